@@ -1,0 +1,476 @@
+/* packedfun C ABI: the one contract between the runtime, extension libraries and language bindings. */
+/*
+ * ABI version rules
+ * -----------------
+ * PACKEDFUN_ABI_VERSION_MAJOR changes only when an existing struct layout, type index, symbol or
+ * documented ownership rule changes; a library built against major N refuses to run on major M != N.
+ * PACKEDFUN_ABI_VERSION_MINOR changes when something is *added*: new entry points, new type indices
+ * inside the reserved ranges, new flag bits. A library built against minor m runs on any runtime with
+ * minor >= m. Nothing in this file is ever removed or re-purposed within one major version.
+ *
+ * Ownership vocabulary used on every declaration
+ * ----------------------------------------------
+ *  borrowed   the callee only reads; the caller keeps its reference and the value must stay valid
+ *             for the duration of the call.
+ *  new ref    the callee hands the caller one reference that the caller must release
+ *             (PFObjectDecRef for PFObject*, PFAnyRelease for PFAny).
+ *  stolen     the callee takes over the caller's reference.
+ *
+ * Error convention
+ * ----------------
+ * Every entry point returning `int` returns 0 on success and non-zero on failure. On failure an error
+ * object has been stored in the calling thread's error slot (see PFErrorMoveFromRaised); output
+ * parameters are then left untouched. Entry points never throw C++ exceptions and never longjmp.
+ *
+ * This header compiles as C11 and as C++17 and includes nothing but <stdint.h>, <stddef.h> and DLPack.
+ */
+#ifndef PACKEDFUN_C_API_H_
+#define PACKEDFUN_C_API_H_
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PACKEDFUN_ABI_VERSION_MAJOR 1
+#define PACKEDFUN_ABI_VERSION_MINOR 0
+
+#if defined(_WIN32)
+#define PACKEDFUN_EXPORT __declspec(dllexport)
+#else
+#define PACKEDFUN_EXPORT __attribute__((visibility("default")))
+#endif
+
+#ifdef PACKEDFUN_BUILDING_RUNTIME
+#define PACKEDFUN_API PACKEDFUN_EXPORT
+#else
+#define PACKEDFUN_API
+#endif
+
+/* Symbols a shared library exports so that PFModuleLoadFromFile finds functions without any
+ * registry: `int __packedfun_<name>(void* self, const PFAny* args, int32_t n, PFAny* result)`
+ * (a PFSafeCall; it is called with self == NULL) and, optionally, a NUL-terminated docstring
+ * `const char* __packedfun_doc__<name>`. The entry function of a module is named by the
+ * NUL-terminated string symbol `__packedfun_main__`. */
+#define PACKEDFUN_SYMBOL_PREFIX "__packedfun_"
+#define PACKEDFUN_DOC_SYMBOL_PREFIX "__packedfun_doc__"
+#define PACKEDFUN_MAIN_SYMBOL "__packedfun_main__"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------------
+ * Type indices
+ * ------------------------------------------------------------------------------------------------ */
+
+/*! The type-index space. [0, 64): values stored inline in a PFAny (no object). [64, 128): built-in
+ *  object types, fixed forever. [128, ...): object types allocated at run time by type key. */
+typedef enum {
+  kPFTypeAny = -1,          /*!< only as a "static type" in reflection: any value accepted */
+  kPFTypeNone = 0,          /*!< None / null; payload is zero */
+  kPFTypeInt = 1,           /*!< v_int64 */
+  kPFTypeBool = 2,          /*!< v_int64, 0 or 1 */
+  kPFTypeFloat = 3,         /*!< v_float64 */
+  kPFTypeOpaquePtr = 4,     /*!< v_ptr, an untyped address (never dereferenced by the runtime) */
+  kPFTypeDataType = 5,      /*!< v_dtype */
+  kPFTypeDevice = 6,        /*!< v_device */
+  kPFTypeDLTensorPtr = 7,   /*!< v_ptr: borrowed DLTensor*, valid for the duration of the call */
+  kPFTypeRawStr = 8,        /*!< v_c_str: borrowed NUL-terminated UTF-8 string */
+  kPFTypeStrView = 9,       /*!< v_ptr: borrowed const PFByteArray* holding UTF-8 (NULs allowed) */
+  kPFTypeBytesView = 10,    /*!< v_ptr: borrowed const PFByteArray* holding raw bytes */
+  kPFTypeSmallStr = 11,     /*!< v_bytes[0, small_len): UTF-8 of at most 7 bytes, NUL-terminated */
+  kPFTypeSmallBytes = 12,   /*!< v_bytes[0, small_len): at most 7 bytes, NUL-terminated */
+  kPFTypeStaticObjectBegin = 64,
+  kPFTypeObject = 64,       /*!< root of all object types */
+  kPFTypeString = 65,       /*!< PFBytesObject holding UTF-8 */
+  kPFTypeBytes = 66,        /*!< PFBytesObject holding raw bytes */
+  kPFTypeError = 67,        /*!< PFErrorObject */
+  kPFTypeFunction = 68,     /*!< PFFunctionObject */
+  kPFTypeOpaque = 69,       /*!< PFOpaqueObject: a foreign handle (e.g. a Python object) */
+  kPFTypeShape = 70,        /*!< PFShapeObject */
+  kPFTypeTensor = 71,       /*!< PFTensorObject */
+  kPFTypeArray = 72,        /*!< PFSeqObject, immutable */
+  kPFTypeMap = 73,          /*!< immutable hash map; accessed through the PFMap* entry points */
+  kPFTypeList = 74,         /*!< PFSeqObject, mutable */
+  kPFTypeDict = 75,         /*!< mutable hash map; accessed through the PFMap* entry points */
+  kPFTypeModule = 76,       /*!< a loaded shared library; accessed through PFModule* */
+  kPFTypeStaticObjectEnd = 128,
+  kPFTypeDynamicBegin = 128 /*!< first index handed out by PFTypeRegister */
+} PFTypeIndex;
+
+/* ------------------------------------------------------------------------------------------------
+ * Values
+ * ------------------------------------------------------------------------------------------------ */
+
+struct PFObject;
+
+/*! A borrowed run of bytes. Never owns `data`. */
+typedef struct PFByteArray {
+  const char* data; /*!< first byte; may be NULL when size == 0 */
+  size_t size;      /*!< number of bytes, not counting any terminating NUL */
+} PFByteArray;
+
+/*! The 16-byte tagged value every argument and result travels as.
+ *  For type_index >= kPFTypeStaticObjectBegin, v_obj points to an object; whether the PFAny owns a
+ *  reference is stated by whoever hands it over (arguments: borrowed; results: new ref). */
+typedef struct PFAny {
+  int32_t type_index; /*!< a PFTypeIndex or a run-time allocated type index */
+  union {
+    uint32_t small_len;    /*!< byte count, for kPFTypeSmallStr / kPFTypeSmallBytes */
+    uint32_t zero_padding; /*!< must be zero for every other type */
+  };
+  union {
+    int64_t v_int64;         /*!< kPFTypeInt, kPFTypeBool */
+    double v_float64;        /*!< kPFTypeFloat */
+    void* v_ptr;             /*!< kPFTypeOpaquePtr, kPFTypeDLTensorPtr, kPFTypeStrView/BytesView */
+    const char* v_c_str;     /*!< kPFTypeRawStr */
+    struct PFObject* v_obj;  /*!< object types */
+    DLDataType v_dtype;      /*!< kPFTypeDataType */
+    DLDevice v_device;       /*!< kPFTypeDevice */
+    char v_bytes[8];         /*!< kPFTypeSmallStr, kPFTypeSmallBytes */
+  };
+} PFAny;
+
+/*! The packed calling convention. `args` are borrowed for the duration of the call; `*result` is
+ *  pre-set to None by the caller and, on success, holds a new ref that the caller owns. On failure
+ *  (non-zero return) the error is in the thread's error slot and `*result` is still None. */
+typedef int (*PFSafeCall)(void* self, const PFAny* args, int32_t num_args, PFAny* result);
+
+/* ------------------------------------------------------------------------------------------------
+ * Objects
+ * ------------------------------------------------------------------------------------------------ */
+
+/*! Header at the start of every object. */
+typedef struct PFObject {
+  uint64_t ref_count;  /*!< strong references; only touched atomically (PFObjectIncRef/DecRef) */
+  int32_t type_index;  /*!< the object's most derived type */
+  uint32_t flags;      /*!< reserved, zero */
+  void (*deleter)(struct PFObject* self); /*!< destroys and frees the object at ref_count 0 */
+} PFObject;
+
+/*! kPFTypeString and kPFTypeBytes: the bytes follow the object and are always NUL-terminated. */
+typedef struct PFBytesObject {
+  PFObject header;   /*!< object header */
+  PFByteArray bytes; /*!< contents, owned by the object */
+} PFBytesObject;
+
+/*! kPFTypeFunction. Call as `f->safe_call(f->self, args, n, result)`; that is exactly what
+ *  PFFunctionCall does, so bindings may inline it on their hot path. */
+typedef struct PFFunctionObject {
+  PFObject header;      /*!< object header */
+  PFSafeCall safe_call; /*!< the body */
+  void* self;           /*!< first argument of safe_call; owned by the function object */
+} PFFunctionObject;
+
+/*! kPFTypeError. Kind and message are UTF-8; the backtrace is read with PFErrorGetBacktrace. */
+typedef struct PFErrorObject {
+  PFObject header;      /*!< object header */
+  PFByteArray kind;     /*!< e.g. "ValueError"; owned by the object */
+  PFByteArray message;  /*!< owned by the object */
+  PFObject* cause;      /*!< owned; optional foreign payload (NULL or an object such as a
+                             PFOpaqueObject holding the original Python exception) */
+} PFErrorObject;
+
+/*! kPFTypeOpaque: an object owning a foreign handle. */
+typedef struct PFOpaqueObject {
+  PFObject header;                  /*!< object header */
+  void* handle;                     /*!< the foreign handle (e.g. PyObject*) */
+  void (*free_handle)(void* handle); /*!< releases handle when the object dies; may be NULL */
+} PFOpaqueObject;
+
+/*! kPFTypeShape: an immutable run of int64. */
+typedef struct PFShapeObject {
+  PFObject header;     /*!< object header */
+  const int64_t* data; /*!< owned by the object */
+  int64_t size;        /*!< number of dimensions */
+} PFShapeObject;
+
+/*! kPFTypeArray (immutable) and kPFTypeList (mutable). Elements are owned PFAny values that never
+ *  hold borrowed kinds (no RawStr/StrView/BytesView/DLTensorPtr). For a List, `data` may move on
+ *  mutation: re-read it after any call that can mutate. */
+typedef struct PFSeqObject {
+  PFObject header;  /*!< object header */
+  PFAny* data;      /*!< owned elements */
+  int64_t size;     /*!< number of elements */
+  int64_t capacity; /*!< allocated slots */
+} PFSeqObject;
+
+/*! kPFTypeTensor: the DLTensor is embedded so C kernels read `t->tensor.ndim` directly. */
+typedef struct PFTensorObject {
+  PFObject header;  /*!< object header */
+  DLTensor tensor;  /*!< shape and strides always non-NULL for ndim > 0; strides always filled */
+} PFTensorObject;
+
+/*! Increments the reference count of `obj` (borrowed; NULL is ignored). */
+PACKEDFUN_API void PFObjectIncRef(PFObject* obj);
+
+/*! Decrements the reference count of `obj` (stolen reference; NULL is ignored); runs the deleter
+ *  when it reaches zero. Never fails. */
+PACKEDFUN_API void PFObjectDecRef(PFObject* obj);
+
+/*! Creates a kPFTypeOpaque object owning `handle`. `free_handle(handle)` runs when the object
+ *  dies (on whatever thread drops the last reference). `*out` receives a new ref. */
+PACKEDFUN_API int PFOpaqueObjectCreate(void* handle, void (*free_handle)(void* handle),
+                                       PFObject** out);
+
+/* ------------------------------------------------------------------------------------------------
+ * Any helpers
+ * ------------------------------------------------------------------------------------------------ */
+
+/*! Makes an owned copy of `*view` (borrowed) in `*out` (new ref): objects gain a reference,
+ *  RawStr/StrView become strings, BytesView becomes bytes (small or object form), POD is copied.
+ *  kPFTypeDLTensorPtr becomes a Tensor object that copies the DLTensor metadata but borrows the
+ *  data (the caller guarantees the data outlives it) - fails with a ValueError when not allowed. */
+PACKEDFUN_API int PFAnyViewToOwned(const PFAny* view, PFAny* out);
+
+/*! Releases an owned PFAny (decref if it holds an object) and resets it to None. */
+PACKEDFUN_API void PFAnyRelease(PFAny* value);
+
+/* ------------------------------------------------------------------------------------------------
+ * Types and reflection
+ * ------------------------------------------------------------------------------------------------ */
+
+/*! Field flags. */
+#define PACKEDFUN_FIELD_READONLY 1
+/*! Method flags. */
+#define PACKEDFUN_METHOD_STATIC 1
+
+/*! Reads a field: `field` points at the field inside the object; `*result` receives a new ref. */
+typedef int (*PFFieldGetter)(void* field, PFAny* result);
+/*! Writes a field from a borrowed value; fails with TypeError when the value does not fit. */
+typedef int (*PFFieldSetter)(void* field, const PFAny* value);
+
+/*! One reflected field. All byte arrays are owned by the type table (static storage). */
+typedef struct PFFieldInfo {
+  PFByteArray name;          /*!< field name */
+  PFByteArray doc;           /*!< docstring, may be empty */
+  int64_t offset;            /*!< byte offset of the field from the start of the object */
+  int32_t flags;             /*!< PACKEDFUN_FIELD_* bits */
+  int32_t static_type_index; /*!< declared type of the field, or kPFTypeAny */
+  PFFieldGetter getter;      /*!< never NULL */
+  PFFieldSetter setter;      /*!< NULL for read-only fields */
+} PFFieldInfo;
+
+/*! One reflected method. A static method named "__create__" is the type's constructor. */
+typedef struct PFMethodInfo {
+  PFByteArray name;  /*!< method name */
+  PFByteArray doc;   /*!< docstring, may be empty */
+  PFObject* method;  /*!< a Function owned by the type table; instance methods take self first */
+  int32_t flags;     /*!< PACKEDFUN_METHOD_* bits */
+  int32_t reserved;  /*!< zero */
+} PFMethodInfo;
+
+/*! Everything the runtime knows of one type. Owned by the type table; the pointer stays valid for
+ *  the life of the process, but `fields`/`methods` may move when members are registered on this
+ *  type, so re-read them after registering. IsInstance(t, base) is
+ *  `info(t)->depth >= info(base)->depth && info(t)->ancestors[info(base)->depth] == base`. */
+typedef struct PFTypeInfo {
+  int32_t type_index;       /*!< this type */
+  int32_t depth;            /*!< 0 for Object, 1 for its direct children, ... */
+  PFByteArray type_key;     /*!< e.g. "mylib.Point" */
+  const int32_t* ancestors; /*!< depth + 1 entries: ancestors[d] is the ancestor at depth d and
+                                 ancestors[depth] is type_index itself */
+  int32_t num_fields;       /*!< entries in `fields` */
+  int32_t num_methods;      /*!< entries in `methods` */
+  const PFFieldInfo* fields;   /*!< the type's own fields (not its parents') */
+  const PFMethodInfo* methods; /*!< the type's own methods (not its parents') */
+  PFByteArray doc;          /*!< docstring, may be empty */
+} PFTypeInfo;
+
+/*! Looks up the index of `type_key` (borrowed). Fails with KeyError when it is unknown. */
+PACKEDFUN_API int PFTypeKeyToIndex(const PFByteArray* type_key, int32_t* out);
+
+/*! Gets the (borrowed, process-lifetime) info of `type_index`. Fails with IndexError when unknown.
+ *  POD type indices have infos too (depth 0, no ancestors beyond themselves). */
+PACKEDFUN_API int PFTypeGetInfo(int32_t type_index, const PFTypeInfo** out);
+
+/*! Registers an object type `type_key` (borrowed) deriving from `parent_index`, or returns the
+ *  existing index when the key is already registered with the same parent (fails with TypeError
+ *  when registered with a different one). Thread-safe. */
+PACKEDFUN_API int PFTypeRegister(const PFByteArray* type_key, int32_t parent_index, int32_t* out);
+
+/*! Adds a field (copied; its strings must be of static storage duration) to `type_index`. Fails
+ *  with ValueError when the type already has a field of that name. */
+PACKEDFUN_API int PFTypeRegisterField(int32_t type_index, const PFFieldInfo* info);
+
+/*! Adds a method (copied; `info->method` is borrowed and gains a reference; strings static). */
+PACKEDFUN_API int PFTypeRegisterMethod(int32_t type_index, const PFMethodInfo* info);
+
+/*! Sets the docstring of a type (static storage). */
+PACKEDFUN_API int PFTypeSetDoc(int32_t type_index, const PFByteArray* doc);
+
+/* ------------------------------------------------------------------------------------------------
+ * Functions and the global registry
+ * ------------------------------------------------------------------------------------------------ */
+
+/*! Creates a Function that calls `safe_call(self, ...)`. The function owns `self`: `deleter(self)`
+ *  runs when the function dies (deleter may be NULL). `*out` receives a new ref. */
+PACKEDFUN_API int PFFunctionCreate(void* self, PFSafeCall safe_call, void (*deleter)(void* self),
+                                   PFObject** out);
+
+/*! Calls `func` (borrowed Function) with borrowed `args`; `*result` must be None on entry and
+ *  receives a new ref. Identical to `func->safe_call(func->self, args, num_args, result)`. */
+PACKEDFUN_API int PFFunctionCall(PFObject* func, const PFAny* args, int32_t num_args,
+                                 PFAny* result);
+
+/*! Registers `func` (borrowed; the registry takes its own reference) under `name` (borrowed).
+ *  With override == 0 an existing name fails with a ValueError naming the function. `doc`
+ *  (borrowed, may be NULL) is copied. Thread-safe. */
+PACKEDFUN_API int PFFunctionSetGlobal(const PFByteArray* name, PFObject* func, int override,
+                                      const PFByteArray* doc);
+
+/*! Looks up `name` (borrowed). `*out` receives a new ref, or NULL when no such function exists
+ *  (that is not an error). */
+PACKEDFUN_API int PFFunctionGetGlobal(const PFByteArray* name, PFObject** out);
+
+/*! Gets the docstring registered with `name` into `*out`: a new ref to a String, or None. */
+PACKEDFUN_API int PFFunctionGetGlobalDoc(const PFByteArray* name, PFAny* out);
+
+/*! `*out` receives a new ref to an Array of Strings: every registered name, sorted. */
+PACKEDFUN_API int PFFunctionListGlobalNames(PFAny* out);
+
+/*! Removes `name` (borrowed). `*removed` is set to 1 when it existed, else 0. */
+PACKEDFUN_API int PFFunctionRemoveGlobal(const PFByteArray* name, int* removed);
+
+/* ------------------------------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------------------------------ */
+
+/*! Creates an Error. `kind` and `message` are borrowed and copied. `backtrace` (borrowed, may be
+ *  NULL) is the producer's text; NULL captures the current native stack (symbolized lazily).
+ *  `cause` (borrowed, may be NULL) gains a reference. `*out` receives a new ref. */
+PACKEDFUN_API int PFErrorCreate(const PFByteArray* kind, const PFByteArray* message,
+                                const PFByteArray* backtrace, PFObject* cause, PFObject** out);
+
+/*! Stores `error` (borrowed; the slot takes its own reference) in the calling thread's error slot,
+ *  replacing (and releasing) anything already there. */
+PACKEDFUN_API void PFErrorSetRaised(PFObject* error);
+
+/*! Convenience for C producers: creates an Error of `kind` with `message` (both NUL-terminated,
+ *  borrowed), capturing the native stack, and stores it in the error slot. Always returns -1 so
+ *  that a C function can `return PFErrorSetRaisedFromCStr(...)`. */
+PACKEDFUN_API int PFErrorSetRaisedFromCStr(const char* kind, const char* message);
+
+/*! Moves the calling thread's pending error into `*out` (new ref; NULL when none) and clears the
+ *  slot. */
+PACKEDFUN_API void PFErrorMoveFromRaised(PFObject** out);
+
+/*! Gets the backtrace text of `error` (borrowed): symbolized on the first request and cached in
+ *  the error; `*out` stays valid while the error lives. Frames are "\n"-separated, innermost
+ *  first. */
+PACKEDFUN_API int PFErrorGetBacktrace(PFObject* error, PFByteArray* out);
+
+/*! Appends `frames` (borrowed text) to the backtrace of `error`; used by bindings to record the
+ *  frames of their own language as an error passes through them. */
+PACKEDFUN_API int PFErrorAppendBacktrace(PFObject* error, const PFByteArray* frames);
+
+/* ------------------------------------------------------------------------------------------------
+ * Strings, bytes and sequences
+ * ------------------------------------------------------------------------------------------------ */
+
+/*! Copies `bytes` (borrowed; need not be NUL-terminated; must be UTF-8, which is not checked) into
+ *  a string: `*out` receives kPFTypeSmallStr for up to 7 bytes, else a new ref to a String. */
+PACKEDFUN_API int PFStringCreate(const PFByteArray* bytes, PFAny* out);
+
+/*! As PFStringCreate, producing kPFTypeSmallBytes or a Bytes object. */
+PACKEDFUN_API int PFBytesCreate(const PFByteArray* bytes, PFAny* out);
+
+/*! Creates an Array holding owned copies (PFAnyViewToOwned) of `items` (borrowed).
+ *  `*out` receives a new ref. */
+PACKEDFUN_API int PFArrayCreate(const PFAny* items, int64_t num_items, PFAny* out);
+
+/*! Creates a Shape copying `dims` (borrowed). `*out` receives a new ref. */
+PACKEDFUN_API int PFShapeCreate(const int64_t* dims, int64_t ndim, PFObject** out);
+
+/* ------------------------------------------------------------------------------------------------
+ * Maps (kPFTypeMap and kPFTypeDict)
+ * ------------------------------------------------------------------------------------------------ */
+
+/*! Creates a Map (kPFTypeMap) from `num_items` key/value pairs laid out as
+ *  [k0, v0, k1, v1, ...] (borrowed, copied as owned). Later duplicates win. Keys hash by value for
+ *  strings, bytes, ints, bools, floats and by identity for other objects. */
+PACKEDFUN_API int PFMapCreate(const PFAny* kv, int64_t num_items, PFAny* out);
+
+/*! Number of entries of a Map or Dict (borrowed). */
+PACKEDFUN_API int PFMapSize(PFObject* map, int64_t* out);
+
+/*! Looks `key` (borrowed) up. `*found` is set to 0 or 1; when found `*out` receives a new ref. */
+PACKEDFUN_API int PFMapGetItem(PFObject* map, const PFAny* key, PFAny* out, int* found);
+
+/*! `*out` receives a new ref to an Array laid out as [k0, v0, k1, v1, ...] in iteration order. */
+PACKEDFUN_API int PFMapItems(PFObject* map, PFAny* out);
+
+/* ------------------------------------------------------------------------------------------------
+ * Tensors (DLPack)
+ * ------------------------------------------------------------------------------------------------ */
+
+/*! Wraps a legacy DLPack tensor. Takes ownership of `managed` (stolen) on success and on failure
+ *  alike: its deleter runs exactly once, when the Tensor dies or before this call fails. Strides
+ *  are computed when the producer gave none. `*out` receives a new ref. */
+PACKEDFUN_API int PFTensorFromDLPack(DLManagedTensor* managed, PFObject** out);
+
+/*! As PFTensorFromDLPack for a versioned (DLPack >= 1.0) tensor. Fails with BufferError when the
+ *  major version is not 1 (the deleter still runs). The read-only flag is kept on the Tensor. */
+PACKEDFUN_API int PFTensorFromDLPackVersioned(DLManagedTensorVersioned* managed, PFObject** out);
+
+/*! Exports `tensor` (borrowed) as a legacy DLPack tensor that holds a reference to it.
+ *  `*out` is owned by the caller, who calls its deleter. */
+PACKEDFUN_API int PFTensorToDLPack(PFObject* tensor, DLManagedTensor** out);
+
+/*! Exports `tensor` (borrowed) as a versioned DLPack tensor (version 1.x, read-only flag kept). */
+PACKEDFUN_API int PFTensorToDLPackVersioned(PFObject* tensor, DLManagedTensorVersioned** out);
+
+/*! Allocates a contiguous tensor (CPU memory aligned to 64 bytes; CUDA when the runtime was built
+ *  with CUDA). `shape` is borrowed. `*out` receives a new ref. */
+PACKEDFUN_API int PFTensorEmpty(const int64_t* shape, int32_t ndim, DLDataType dtype,
+                                DLDevice device, PFObject** out);
+
+/*! Whether the tensor was exported read-only by its producer (`*out` 0 or 1). */
+PACKEDFUN_API int PFTensorIsReadOnly(PFObject* tensor, int* out);
+
+/*! Parses "float32", "int8x4", "bfloat16", "bool", "float8_e4m3fn", ... into `*out`. */
+PACKEDFUN_API int PFDataTypeFromString(const PFByteArray* text, DLDataType* out);
+
+/*! Prints `dtype` into `*out` (a new ref to a string). */
+PACKEDFUN_API int PFDataTypeToString(DLDataType dtype, PFAny* out);
+
+/* ------------------------------------------------------------------------------------------------
+ * Modules
+ * ------------------------------------------------------------------------------------------------ */
+
+/*! Loads the shared library at `path` (borrowed), running its static initializers (and so its
+ *  global registrations). Fails with OSError carrying the loader's message and the path.
+ *  `*out` receives a new ref to a Module. */
+PACKEDFUN_API int PFModuleLoadFromFile(const PFByteArray* path, PFObject** out);
+
+/*! A Module over the running program and everything loaded with it (the "system library").
+ *  `*out` receives a new ref. */
+PACKEDFUN_API int PFModuleGetSystemLib(PFObject** out);
+
+/*! Looks `name` (borrowed) up in `module` (borrowed) and, with query_imports != 0, in its imports.
+ *  `*out` receives a new ref to a Function that keeps the module loaded, or NULL when missing. */
+PACKEDFUN_API int PFModuleGetFunction(PFObject* module, const PFByteArray* name, int query_imports,
+                                      PFObject** out);
+
+/*! Makes `module` (borrowed) import `dependency` (borrowed; gains a reference). */
+PACKEDFUN_API int PFModuleImport(PFObject* module, PFObject* dependency);
+
+/*! `*out` receives a new ref to an Array of the modules `module` imports. */
+PACKEDFUN_API int PFModuleGetImports(PFObject* module, PFAny* out);
+
+/*! `*out` receives a new ref to a string: the library path ("" for the system library). */
+PACKEDFUN_API int PFModuleGetPath(PFObject* module, PFAny* out);
+
+/* ------------------------------------------------------------------------------------------------
+ * Version
+ * ------------------------------------------------------------------------------------------------ */
+
+/*! The runtime's ABI version, (PACKEDFUN_ABI_VERSION_MAJOR << 16) | PACKEDFUN_ABI_VERSION_MINOR of
+ *  the runtime that is actually loaded (compare with the macros you compiled against). */
+PACKEDFUN_API uint32_t PFGetABIVersion(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PACKEDFUN_C_API_H_ */
