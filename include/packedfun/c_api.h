@@ -461,6 +461,22 @@ PACKEDFUN_API int PFModuleGetImports(PFObject* module, PFAny* out);
 /*! `*out` receives a new ref to a string: the library path ("" for the system library). */
 PACKEDFUN_API int PFModuleGetPath(PFObject* module, PFAny* out);
 
+/* Added in ABI 1.0 by the module loader (appended; nothing above changed). */
+
+/*! Gets the docstring of the function `name` (borrowed) of `module` (borrowed), searched exactly
+ *  as PFModuleGetFunction searches (imports too with query_imports != 0). The docstring is the
+ *  `const char*` variable PACKEDFUN_DOC_SYMBOL_PREFIX + name exported by the library where the
+ *  function was found. `*out` receives a new ref to a string, or None when the function or its
+ *  docstring is missing (that is not an error). Costs one or two symbol lookups; no registry. */
+PACKEDFUN_API int PFModuleGetFunctionDoc(PFObject* module, const PFByteArray* name,
+                                         int query_imports, PFAny* out);
+
+/*! Gets the name of the entry function of `module` (borrowed): the text of the `const char*`
+ *  variable PACKEDFUN_MAIN_SYMBOL exported by the library (`const char* __packedfun_main__ =
+ *  "add_one";`), to be looked up with PFModuleGetFunction. `*out` receives a new ref to a string,
+ *  or None when the library names no entry function (not an error). Imports are not searched. */
+PACKEDFUN_API int PFModuleGetEntryName(PFObject* module, PFAny* out);
+
 /* ------------------------------------------------------------------------------------------------
  * Version
  * ------------------------------------------------------------------------------------------------ */

@@ -1,0 +1,74 @@
+# Formats benchmark results as a markdown table: ns/call, ratio to the floor, target and verdict.
+from __future__ import annotations
+
+import importlib.metadata
+
+from harness import FLOOR, PEER_ORDER, Result
+
+_DISTRIBUTIONS = {
+    "packedfun": "packedfun",
+    "tvm-ffi": "apache-tvm-ffi",
+    "nanobind": "nanobind",
+}
+
+
+def peer_versions(peers) -> str:
+    """Return 'name version' for every loaded peer that is a Python distribution."""
+    parts = []
+    for name, dist in _DISTRIBUTIONS.items():
+        if name in peers.loaded:
+            try:
+                parts.append(f"{name} {importlib.metadata.version(dist)}")
+            except importlib.metadata.PackageNotFoundError:
+                parts.append(f"{name} (in-tree)")
+    return ", ".join(parts) or "-"
+
+
+def packedfun_backend(peers) -> str:
+    """Return the backend the packedfun column measured ("_core" or "_ctypes_backend")."""
+    peer = peers.loaded.get("packedfun")
+    return getattr(peer.raw, "BACKEND", "?") if peer is not None else "-"
+
+
+def _cell(result: Result, peer: str) -> str:
+    ns = result.ns.get(peer)
+    if ns is None:
+        return "—"
+    floor = result.ns.get(FLOOR)
+    value = f"{ns / 1000:.2f} µs" if result.case.show_us else f"{ns:.0f} ns"
+    if floor and peer != FLOOR:
+        value += f" ({ns / floor:.2f}×)"
+    return value
+
+
+def _verdict(result: Result) -> str:
+    if result.case.target is None:
+        return ""
+    ok = result.case.target.check(result.ns)
+    return {True: "yes", False: "**no**", None: "n/a"}[ok]
+
+
+def _columns(results: list) -> list:
+    seen = {peer for r in results for peer in r.ns}
+    return [p for p in PEER_ORDER if p in seen] + sorted(seen - set(PEER_ORDER))
+
+
+def render(results: list, peers, header: dict) -> str:
+    """Return the whole report: a header, the table, and the peers that could not be measured."""
+    columns = _columns(results)
+    lines = ["# packedfun benchmark", ""]
+    lines += [f"- {key}: {value}" for key, value in header.items()]
+    lines += [
+        "- times: median per call, minus an empty loop of the same shape; (×) = ratio to floor",
+        "",
+        "| case | " + " | ".join(columns) + " | target (packedfun) | met |",
+        "|---|" + "---:|" * len(columns) + "---|---|",
+    ]
+    for r in results:
+        cells = [_cell(r, peer) for peer in columns]
+        target = r.case.target.text if r.case.target else ""
+        lines.append(f"| {r.case.name} | " + " | ".join(cells) + f" | {target} | {_verdict(r)} |")
+    if peers.missing:
+        lines.append("")
+        lines += [f"- not measured: {name} ({why})" for name, why in sorted(peers.missing.items())]
+    return "\n".join(lines)

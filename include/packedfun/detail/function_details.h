@@ -1,0 +1,233 @@
+// Internal: the safe-call trampolines behind packed and typed Functions, and argument conversion.
+#ifndef PACKEDFUN_DETAIL_FUNCTION_DETAILS_H_
+#define PACKEDFUN_DETAIL_FUNCTION_DETAILS_H_
+
+#include <packedfun/any.h>
+#include <packedfun/c_api.h>
+#include <packedfun/detail/type_traits.h>
+#include <packedfun/error.h>
+
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace packedfun {
+
+/*!
+ * The arguments of a packed call: `args.size()`, `args[i]` (an AnyView). Borrowed: valid for
+ * the duration of the call only; copy what you keep into Any.
+ */
+class PackedArgs {
+ public:
+  PackedArgs(const PFAny* data, int32_t size) noexcept : data_(data), size_(size) {}
+  int32_t size() const noexcept { return size_; }
+  const PFAny* data() const noexcept { return data_; }
+  /*! Argument i; throws IndexError when i is out of range. */
+  AnyView operator[](int32_t i) const {
+    if (static_cast<uint32_t>(i) >= static_cast<uint32_t>(size_)) ThrowIndexError(i);
+    return AnyView::FromPFAny(data_[i]);
+  }
+  /*! The arguments from `begin` on. */
+  PackedArgs Slice(int32_t begin) const noexcept {
+    if (begin > size_) begin = size_;
+    return PackedArgs(data_ + begin, size_ - begin);
+  }
+
+ private:
+  [[noreturn]] __attribute__((noinline, cold)) void ThrowIndexError(int32_t i) const {
+    throw Error("IndexError", "argument index " + std::to_string(i) + " out of range for " +
+                                  std::to_string(size_) + " argument" + (size_ == 1 ? "" : "s"));
+  }
+  const PFAny* data_;
+  int32_t size_;
+};
+
+namespace detail {
+
+/*! First member of the `self` record of every Function made by this header, so that two
+ *  Functions made by the same trampoline can be compared by the body they wrap. */
+struct FunctionRecordHeader {
+  const void* body_id;  // the wrapped function pointer, or NULL for a class-type callable
+};
+
+template <typename F>
+struct PackedRecord {
+  FunctionRecordHeader header;
+  F f;
+};
+
+template <typename F>
+struct TypedRecord {
+  FunctionRecordHeader header;
+  std::string name;
+  F f;
+};
+
+template <typename F>
+const void* BodyId(const F& f) noexcept {
+  if constexpr (std::is_pointer<F>::value) {
+    return reinterpret_cast<const void*>(f);
+  } else {
+    (void)f;
+    return nullptr;
+  }
+}
+
+template <typename Record>
+void DeleteRecord(void* self) noexcept {
+  delete static_cast<Record*>(self);
+}
+
+/*! The signature of a callable: function pointers, lambdas, functors (a single operator()). */
+template <typename F>
+struct FunctionSignature : FunctionSignature<decltype(&F::operator())> {};
+template <typename R, typename... A>
+struct FunctionSignature<R (*)(A...)> {
+  using Result = R;
+  static constexpr int32_t kNumArgs = sizeof...(A);
+  template <typename Fn>
+  static void Invoke(const Fn& f, const char* name, const PFAny* argv, PFAny* result);
+};
+template <typename R, typename... A>
+struct FunctionSignature<R (*)(A...) noexcept> : FunctionSignature<R (*)(A...)> {};
+template <typename C, typename R, typename... A>
+struct FunctionSignature<R (C::*)(A...)> : FunctionSignature<R (*)(A...)> {};
+template <typename C, typename R, typename... A>
+struct FunctionSignature<R (C::*)(A...) const> : FunctionSignature<R (*)(A...)> {};
+template <typename C, typename R, typename... A>
+struct FunctionSignature<R (C::*)(A...) noexcept> : FunctionSignature<R (*)(A...)> {};
+template <typename C, typename R, typename... A>
+struct FunctionSignature<R (C::*)(A...) const noexcept> : FunctionSignature<R (*)(A...)> {};
+
+/*! "<name>: expected N arguments, got M" as a TypeError. */
+[[noreturn]] __attribute__((noinline, cold)) inline void ThrowArityError(const char* name,
+                                                                         int32_t expected,
+                                                                         int32_t got) {
+  throw Error("TypeError", std::string(name) + ": expected " + std::to_string(expected) +
+                               (expected == 1 ? " argument, got " : " arguments, got ") +
+                               std::to_string(got));
+}
+
+/*! "<name>: argument i: expected T, got X" as a TypeError (or an OverflowError for ints). */
+[[noreturn]] __attribute__((noinline, cold)) inline void ThrowArgumentError(
+    const char* name, size_t index, std::string (*expected)(), const char* range_name,
+    const PFAny& value) {
+  ThrowConversionError(std::string(name) + ": argument " + std::to_string(index) + ": ",
+                       expected(), range_name, value);
+}
+
+/*! Converts argument i to T or throws the argument error. */
+template <typename T>
+T ConvertArgument(const PFAny* argv, size_t i, const char* name) {
+  static_assert(HasTryFrom<T>::value,
+                "a typed Function parameter must be a type that can be received (int64_t, "
+                "double, bool, String, std::string, Bytes, Function, ObjectRef, Any, AnyView, "
+                "std::optional<...>, ...): `const char*` cannot, use String");
+  std::optional<T> v = TypeTraits<T>::TryFrom(argv + i);
+  if (!v) ThrowArgumentError(name, i, &TypeTraits<T>::TypeName, IntRangeName<T>(), argv[i]);
+  return std::move(*v);
+}
+
+/*! Calls f with already converted arguments. It is a constructor so that the conversions in its
+ *  braced argument list run left to right: the first bad argument is the one reported. */
+template <typename R>
+struct OrderedCall {
+  template <typename Fn, typename... T>
+  OrderedCall(PFAny* result, const Fn& f, T&&... args) {
+    if constexpr (std::is_void<R>::value) {
+      f(std::forward<T>(args)...);
+    } else {
+      using Key = TraitsKey<R>;
+      static_assert(HasTypeTraits<Key>::value, "the result type of a typed Function has no TypeTraits");
+      TypeTraits<Key>::ToOwned(f(std::forward<T>(args)...), result);
+    }
+  }
+};
+
+template <typename R, typename... A, typename Fn, size_t... I>
+void InvokeWithIndices(const Fn& f, const char* name, const PFAny* argv, PFAny* result,
+                       std::index_sequence<I...>) {
+  (void)argv;
+  (void)name;
+  OrderedCall<R>{result, f, ConvertArgument<TraitsKey<A>>(argv, I, name)...};
+}
+
+template <typename R, typename... A>
+template <typename Fn>
+void FunctionSignature<R (*)(A...)>::Invoke(const Fn& f, const char* name, const PFAny* argv,
+                                             PFAny* result) {
+  InvokeWithIndices<R, A...>(f, name, argv, result, std::index_sequence_for<A...>());
+}
+
+/*! The whole typed call: arity check, conversions, the call, the result; errors to the slot. */
+template <typename F>
+int SafeCallTyped(const F& f, const char* name, const PFAny* args, int32_t num_args,
+                  PFAny* result) noexcept {
+  using Sig = FunctionSignature<std::decay_t<F>>;
+  try {
+    if (num_args != Sig::kNumArgs) ThrowArityError(name, Sig::kNumArgs, num_args);
+    Sig::Invoke(f, name, args, result);
+    return 0;
+  } catch (...) {
+    return SetRaisedFromCurrentException();
+  }
+}
+
+/*! The whole packed call: f(PackedArgs, Any*); errors to the slot. */
+template <typename F>
+int SafeCallPacked(const F& f, const PFAny* args, int32_t num_args, PFAny* result) noexcept {
+  try {
+    Any rv;
+    f(PackedArgs(args, num_args), &rv);
+    AnyUnsafe::MoveToPFAny(std::move(rv), result);
+    return 0;
+  } catch (...) {
+    return SetRaisedFromCurrentException();
+  }
+}
+
+template <typename F>
+int TypedTrampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) noexcept {
+  const TypedRecord<F>* rec = static_cast<const TypedRecord<F>*>(self);
+  return SafeCallTyped(rec->f, rec->name.c_str(), args, num_args, result);
+}
+
+template <typename F>
+int PackedTrampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) noexcept {
+  return SafeCallPacked(static_cast<const PackedRecord<F>*>(self)->f, args, num_args, result);
+}
+
+/*! Wraps `self` (freed by `deleter`, also when creation fails) as a new Function object. */
+inline PFObject* CreateFunctionObject(void* self, PFSafeCall call, void (*deleter)(void*)) {
+  PFObject* out = nullptr;
+  if (PFFunctionCreate(self, call, deleter, &out) != 0) {
+    deleter(self);
+    ThrowRaised();
+  }
+  return out;
+}
+
+/*! Calls `func` with borrowed `args`, returning the owned result or throwing the error. */
+inline Any CallFunctionObject(PFObject* func, const PFAny* args, int32_t num_args) {
+  if (func == nullptr) throw Error("ValueError", "cannot call a null Function");
+  const PFFunctionObject* f = reinterpret_cast<const PFFunctionObject*>(func);
+  PFAny rv;
+  SetPod(&rv, kPFTypeNone);
+  if (f->safe_call(f->self, args, num_args, &rv) != 0) ThrowRaised();
+  return AnyUnsafe::MoveFromPFAny(&rv);
+}
+
+/*! Whether two Functions made by the same trampoline wrap the same body. */
+inline bool SameFunctionBody(PFObject* a, PFObject* b) noexcept {
+  const PFFunctionObject* fa = reinterpret_cast<const PFFunctionObject*>(a);
+  const PFFunctionObject* fb = reinterpret_cast<const PFFunctionObject*>(b);
+  if (fa->safe_call != fb->safe_call) return false;
+  return static_cast<const FunctionRecordHeader*>(fa->self)->body_id ==
+         static_cast<const FunctionRecordHeader*>(fb->self)->body_id;
+}
+
+}  // namespace detail
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_DETAIL_FUNCTION_DETAILS_H_

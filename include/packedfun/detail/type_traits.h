@@ -1,0 +1,281 @@
+// Internal: TypeTraits<T>, how each C++ type travels in a PFAny (POD kinds, objects, optionals).
+#ifndef PACKEDFUN_DETAIL_TYPE_TRAITS_H_
+#define PACKEDFUN_DETAIL_TYPE_TRAITS_H_
+
+#include <packedfun/c_api.h>
+#include <packedfun/detail/type_name.h>
+#include <packedfun/error.h>
+#include <packedfun/object.h>
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace packedfun {
+
+/*!
+ * How a C++ type T converts to and from a PFAny. A specialization provides:
+ *   static void ToView(const T& v, PFAny* out, PFByteArray* scratch)
+ *       the borrowed form used for call arguments; `scratch` lives as long as `*out` and may back
+ *       a StrView/BytesView. Never throws for POD.
+ *   static void ToOwned(T v, PFAny* out)
+ *       the owned form (a new ref) used for results and Any; may throw Error.
+ *   static std::optional<T> TryFrom(const PFAny* v)
+ *       converts a borrowed value, nullopt when its kind does not fit (optional member: types
+ *       without it can be passed but not received).
+ *   static std::string TypeName()
+ *       the name printed in messages ("int", "str", "Function").
+ * Adding a type (Tensor, Array, ...) is adding a specialization in that type's header.
+ */
+template <typename T, typename = void>
+struct TypeTraits {};
+
+namespace detail {
+
+/*! The key type TypeTraits is looked up with: decayed, with char* read as const char*. */
+template <typename T>
+using TraitsKey = std::conditional_t<std::is_same<std::decay_t<T>, char*>::value, const char*,
+                                     std::decay_t<T>>;
+
+template <typename T, typename = void>
+struct HasTypeTraits : std::false_type {};
+template <typename T>
+struct HasTypeTraits<T, std::void_t<decltype(TypeTraits<T>::TypeName())>> : std::true_type {};
+
+template <typename T, typename = void>
+struct HasTryFrom : std::false_type {};
+template <typename T>
+struct HasTryFrom<T, std::void_t<decltype(TypeTraits<T>::TryFrom(nullptr))>> : std::true_type {};
+
+inline void SetPod(PFAny* out, int32_t type_index) noexcept {
+  out->type_index = type_index;
+  out->zero_padding = 0;
+  out->v_int64 = 0;
+}
+inline void SetInt(PFAny* out, int32_t type_index, int64_t v) noexcept {
+  SetPod(out, type_index);
+  out->v_int64 = v;
+}
+inline void SetObject(PFAny* out, PFObject* obj) noexcept {
+  if (obj == nullptr) return SetPod(out, kPFTypeNone);
+  out->type_index = obj->type_index;
+  out->zero_padding = 0;
+  out->v_obj = obj;
+}
+
+/*! For narrow integer types, the name used in overflow messages ("int32"); NULL otherwise. */
+template <typename T>
+constexpr const char* IntRangeName() noexcept {
+  if constexpr (!std::is_integral<T>::value || std::is_same<T, bool>::value ||
+                (std::is_signed<T>::value && sizeof(T) == 8)) {
+    return nullptr;
+  } else if constexpr (std::is_signed<T>::value) {
+    return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : "int32";
+  } else {
+    return sizeof(T) == 1 ? "uint8" : sizeof(T) == 2 ? "uint16" : sizeof(T) == 4 ? "uint32"
+                                                                                : "uint64";
+  }
+}
+
+/*! Throws the error for a value that did not convert: an OverflowError when an int is out of
+ *  `range_name`'s range, else a TypeError "<prefix>expected <expected>, got <actual>". */
+[[noreturn]] __attribute__((noinline, cold)) inline void ThrowConversionError(
+    const std::string& prefix, const std::string& expected, const char* range_name,
+    const PFAny& value) {
+  if (range_name != nullptr && value.type_index == kPFTypeInt) {
+    throw Error("OverflowError", prefix + "value " + std::to_string(value.v_int64) +
+                                     " does not fit in " + range_name);
+  }
+  throw Error("TypeError", prefix + "expected " + expected + ", got " + AnyTypeName(value));
+}
+
+}  // namespace detail
+
+/*! Integers (not bool): kPFTypeInt; received from Int or Bool, range-checked. */
+template <typename T>
+struct TypeTraits<T, std::enable_if_t<std::is_integral<T>::value && !std::is_same<T, bool>::value>> {
+  static void ToView(const T& v, PFAny* out, PFByteArray*) { ToOwned(v, out); }
+  static void ToOwned(T v, PFAny* out) {
+    if constexpr (std::is_unsigned<T>::value && sizeof(T) == 8) {
+      if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        throw Error("OverflowError", std::to_string(v) + " does not fit in int64");
+      }
+    }
+    detail::SetInt(out, kPFTypeInt, static_cast<int64_t>(v));
+  }
+  static std::optional<T> TryFrom(const PFAny* v) noexcept {
+    if (v->type_index != kPFTypeInt && v->type_index != kPFTypeBool) return std::nullopt;
+    int64_t x = v->v_int64;
+    if constexpr (!(std::is_signed<T>::value && sizeof(T) == 8)) {
+      if constexpr (std::is_signed<T>::value) {
+        if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max()) {
+          return std::nullopt;
+        }
+      } else {
+        if (x < 0 || static_cast<uint64_t>(x) > std::numeric_limits<T>::max()) return std::nullopt;
+      }
+    }
+    return static_cast<T>(x);
+  }
+  static std::string TypeName() { return "int"; }
+};
+
+/*! bool: kPFTypeBool; received from Bool or Int. */
+template <>
+struct TypeTraits<bool> {
+  static void ToView(const bool& v, PFAny* out, PFByteArray*) { ToOwned(v, out); }
+  static void ToOwned(bool v, PFAny* out) { detail::SetInt(out, kPFTypeBool, v ? 1 : 0); }
+  static std::optional<bool> TryFrom(const PFAny* v) noexcept {
+    if (v->type_index != kPFTypeBool && v->type_index != kPFTypeInt) return std::nullopt;
+    return v->v_int64 != 0;
+  }
+  static std::string TypeName() { return "bool"; }
+};
+
+/*! float and double: kPFTypeFloat; received from Float, Int or Bool. */
+template <typename T>
+struct TypeTraits<T, std::enable_if_t<std::is_floating_point<T>::value>> {
+  static void ToView(const T& v, PFAny* out, PFByteArray*) { ToOwned(v, out); }
+  static void ToOwned(T v, PFAny* out) {
+    detail::SetPod(out, kPFTypeFloat);
+    out->v_float64 = static_cast<double>(v);
+  }
+  static std::optional<T> TryFrom(const PFAny* v) noexcept {
+    if (v->type_index == kPFTypeFloat) return static_cast<T>(v->v_float64);
+    if (v->type_index == kPFTypeInt || v->type_index == kPFTypeBool) {
+      return static_cast<T>(v->v_int64);
+    }
+    return std::nullopt;
+  }
+  static std::string TypeName() { return "float"; }
+};
+
+/*! nullptr: None. */
+template <>
+struct TypeTraits<std::nullptr_t> {
+  static void ToView(const std::nullptr_t&, PFAny* out, PFByteArray*) { ToOwned(nullptr, out); }
+  static void ToOwned(std::nullptr_t, PFAny* out) { detail::SetPod(out, kPFTypeNone); }
+  static std::optional<std::nullptr_t> TryFrom(const PFAny* v) noexcept {
+    if (v->type_index != kPFTypeNone) return std::nullopt;
+    return nullptr;
+  }
+  static std::string TypeName() { return "None"; }
+};
+
+/*! void*: kPFTypeOpaquePtr; received from OpaquePtr or None (NULL). */
+template <>
+struct TypeTraits<void*> {
+  static void ToView(void* const& v, PFAny* out, PFByteArray*) { ToOwned(v, out); }
+  static void ToOwned(void* v, PFAny* out) {
+    detail::SetPod(out, kPFTypeOpaquePtr);
+    out->v_ptr = v;
+  }
+  static std::optional<void*> TryFrom(const PFAny* v) noexcept {
+    if (v->type_index == kPFTypeOpaquePtr) return v->v_ptr;
+    if (v->type_index == kPFTypeNone) return static_cast<void*>(nullptr);
+    return std::nullopt;
+  }
+  static std::string TypeName() { return "ptr"; }
+};
+
+/*! DLDataType: kPFTypeDataType; also parsed from a string ("float32"). */
+template <>
+struct TypeTraits<DLDataType> {
+  static void ToView(const DLDataType& v, PFAny* out, PFByteArray*) { ToOwned(v, out); }
+  static void ToOwned(DLDataType v, PFAny* out) {
+    detail::SetPod(out, kPFTypeDataType);
+    out->v_dtype = v;
+  }
+  static std::optional<DLDataType> TryFrom(const PFAny* v) {
+    if (v->type_index == kPFTypeDataType) return v->v_dtype;
+    if (!detail::AnyIsStr(*v)) return std::nullopt;
+    PFByteArray text = detail::AnyBytes(*v);
+    DLDataType out;
+    detail::CheckCallResult(PFDataTypeFromString(&text, &out));
+    return out;
+  }
+  static std::string TypeName() { return "dtype"; }
+};
+
+/*! DLDevice: kPFTypeDevice. */
+template <>
+struct TypeTraits<DLDevice> {
+  static void ToView(const DLDevice& v, PFAny* out, PFByteArray*) { ToOwned(v, out); }
+  static void ToOwned(DLDevice v, PFAny* out) {
+    detail::SetPod(out, kPFTypeDevice);
+    out->v_device = v;
+  }
+  static std::optional<DLDevice> TryFrom(const PFAny* v) noexcept {
+    if (v->type_index != kPFTypeDevice) return std::nullopt;
+    return v->v_device;
+  }
+  static std::string TypeName() { return "Device"; }
+};
+
+/*! DLTensor*: passed as a borrowed kPFTypeDLTensorPtr; received from that or a Tensor object. */
+template <>
+struct TypeTraits<DLTensor*> {
+  static void ToView(DLTensor* const& v, PFAny* out, PFByteArray*) {
+    detail::SetPod(out, kPFTypeDLTensorPtr);
+    out->v_ptr = v;
+  }
+  /*! A Tensor object borrowing the data (PFAnyViewToOwned): the data must outlive it. */
+  static void ToOwned(DLTensor* v, PFAny* out) {
+    PFAny view;
+    ToView(v, &view, nullptr);
+    detail::CheckCallResult(PFAnyViewToOwned(&view, out));
+  }
+  static std::optional<DLTensor*> TryFrom(const PFAny* v) noexcept {
+    if (v->type_index == kPFTypeDLTensorPtr) return static_cast<DLTensor*>(v->v_ptr);
+    if (v->type_index == kPFTypeTensor) {
+      return &reinterpret_cast<PFTensorObject*>(v->v_obj)->tensor;
+    }
+    return std::nullopt;
+  }
+  static std::string TypeName() { return "Tensor"; }
+};
+
+/*! ObjectRef and every typed reference, through the reference's _type_* hooks. */
+template <typename T>
+struct TypeTraits<T, std::enable_if_t<std::is_base_of<ObjectRef, T>::value>> {
+  static void ToView(const T& v, PFAny* out, PFByteArray*) { detail::SetObject(out, v.get()); }
+  static void ToOwned(T v, PFAny* out) {
+    detail::SetObject(out, detail::ObjectUnsafe::MoveToPFObject(std::move(v)));
+  }
+  static std::optional<T> TryFrom(const PFAny* v) noexcept {
+    if (v->type_index == kPFTypeNone) {
+      if (T::_type_is_nullable) return T();
+      return std::nullopt;
+    }
+    if (!T::_type_accepts(v->type_index)) return std::nullopt;
+    return detail::ObjectUnsafe::FromBorrowed<T>(v->v_obj);
+  }
+  static std::string TypeName() { return T::_type_name(); }
+};
+
+/*! std::optional<T>: None or a T. */
+template <typename T>
+struct TypeTraits<std::optional<T>, std::enable_if_t<detail::HasTypeTraits<T>::value>> {
+  static void ToView(const std::optional<T>& v, PFAny* out, PFByteArray* scratch) {
+    if (v) return TypeTraits<T>::ToView(*v, out, scratch);
+    detail::SetPod(out, kPFTypeNone);
+  }
+  static void ToOwned(std::optional<T> v, PFAny* out) {
+    if (v) return TypeTraits<T>::ToOwned(std::move(*v), out);
+    detail::SetPod(out, kPFTypeNone);
+  }
+  static std::optional<std::optional<T>> TryFrom(const PFAny* v) {
+    if (v->type_index == kPFTypeNone) return std::optional<T>();
+    std::optional<T> inner = TypeTraits<T>::TryFrom(v);
+    if (!inner) return std::nullopt;
+    return inner;
+  }
+  static std::string TypeName() { return "Optional[" + TypeTraits<T>::TypeName() + "]"; }
+};
+
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_DETAIL_TYPE_TRAITS_H_

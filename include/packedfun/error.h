@@ -1,0 +1,176 @@
+// Errors in C++: packedfun::Error over a PFErrorObject, the throw/check macros, exception mapping.
+#ifndef PACKEDFUN_ERROR_H_
+#define PACKEDFUN_ERROR_H_
+
+#include <packedfun/c_api.h>
+#include <packedfun/detail/error_builder.h>
+#include <packedfun/object.h>
+
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace packedfun {
+
+/*!
+ * An error with a kind ("ValueError", ...), a message, a backtrace and an optional cause. It
+ * wraps a PFErrorObject, so an error that crosses the C ABI and comes back is the same object,
+ * with its kind, message, cause and backtrace intact. The native backtrace is captured when the
+ * Error is created and symbolized only when backtrace() is asked for.
+ */
+class Error : public std::exception {
+ public:
+  /*! A new error capturing the current native stack. */
+  Error(const std::string& kind, const std::string& message) { Init(kind, message, nullptr); }
+  /*! A new error with a backtrace text given by its producer. */
+  Error(const std::string& kind, const std::string& message, const std::string& backtrace) {
+    PFByteArray bt{backtrace.data(), backtrace.size()};
+    Init(kind, message, &bt);
+  }
+  /*! Wraps an existing error object (a PFErrorObject), sharing it. */
+  static Error FromObject(ObjectPtr<PFObject> error) {
+    Error e;
+    e.obj_ = std::move(error);
+    const PFErrorObject* raw = reinterpret_cast<const PFErrorObject*>(e.obj_.get());
+    e.SetText(std::string(raw->kind.data, raw->kind.size),
+              std::string(raw->message.data, raw->message.size));
+    return e;
+  }
+
+  std::string kind() const { return what_.substr(0, kind_size_); }
+  std::string message() const { return what_.substr(kind_size_ + 2); }
+  /*! "Kind: message". */
+  const char* what() const noexcept override { return what_.c_str(); }
+  /*! The backtrace text, innermost frame first (symbolized on first request). */
+  std::string backtrace() const {
+    PFByteArray bt{nullptr, 0};
+    if (!obj_ || PFErrorGetBacktrace(obj_.get(), &bt) != 0) return std::string();
+    return std::string(bt.data, bt.size);
+  }
+  /*! The error's cause (e.g. an Opaque holding the original Python exception), or null. */
+  ObjectRef cause() const {
+    if (!obj_) return ObjectRef();
+    PFObject* c = reinterpret_cast<const PFErrorObject*>(obj_.get())->cause;
+    return ObjectRef(ObjectPtr<PFObject>::FromBorrowed(c));
+  }
+  /*! The underlying error object (borrowed); NULL only if it could not be allocated. */
+  PFObject* get() const noexcept { return obj_.get(); }
+
+  /*! Stores this error in the calling thread's error slot (for returning -1 from a PFSafeCall). */
+  void SetRaised() const noexcept {
+    if (obj_) {
+      PFErrorSetRaised(obj_.get());
+    } else {
+      std::string k = what_.substr(0, kind_size_), m = what_.substr(kind_size_ + 2);
+      PFErrorSetRaisedFromCStr(k.c_str(), m.c_str());
+    }
+  }
+
+ private:
+  Error() = default;
+  void SetText(const std::string& kind, const std::string& message) {
+    kind_size_ = kind.size();
+    what_ = kind + ": " + message;
+  }
+  void Init(const std::string& kind, const std::string& message, const PFByteArray* backtrace) {
+    SetText(kind, message);
+    PFByteArray k{kind.data(), kind.size()}, m{message.data(), message.size()};
+    PFObject* out = nullptr;
+    if (PFErrorCreate(&k, &m, backtrace, nullptr, &out) == 0) {
+      obj_ = ObjectPtr<PFObject>::FromOwned(out);
+    } else {
+      PFErrorMoveFromRaised(&out);  // only allocation can fail: keep the text, drop the rest
+      PFObjectDecRef(out);
+    }
+  }
+
+  ObjectPtr<PFObject> obj_;
+  std::string what_;
+  size_t kind_size_ = 0;
+};
+
+namespace detail {
+
+[[noreturn]] inline void ErrorBuilder::Throw() { throw Error(kind_, text_); }
+
+/*! Throws the calling thread's pending error (after a failed ABI call) as packedfun::Error. */
+[[noreturn]] __attribute__((noinline, cold)) inline void ThrowRaised() {
+  PFObject* err = nullptr;
+  PFErrorMoveFromRaised(&err);
+  if (err == nullptr) throw Error("InternalError", "a call failed without setting an error");
+  throw Error::FromObject(ObjectPtr<PFObject>::FromOwned(err));
+}
+
+/*! Checks the return code of an ABI entry point, throwing the pending error on failure. */
+inline void CheckCallResult(int rc) {
+  if (rc != 0) ThrowRaised();
+}
+
+/*! Inside a catch block: stores the in-flight exception in the error slot and returns -1. Errors
+ *  keep their kind; standard exceptions map to the closest Python kind. */
+__attribute__((noinline, cold)) inline int SetRaisedFromCurrentException() noexcept {
+  try {
+    throw;
+  } catch (const Error& e) {
+    e.SetRaised();
+  } catch (const std::bad_alloc& e) {
+    PFErrorSetRaisedFromCStr("MemoryError", e.what());
+  } catch (const std::invalid_argument& e) {
+    PFErrorSetRaisedFromCStr("ValueError", e.what());
+  } catch (const std::domain_error& e) {
+    PFErrorSetRaisedFromCStr("ValueError", e.what());
+  } catch (const std::out_of_range& e) {
+    PFErrorSetRaisedFromCStr("IndexError", e.what());
+  } catch (const std::overflow_error& e) {
+    PFErrorSetRaisedFromCStr("OverflowError", e.what());
+  } catch (const std::exception& e) {
+    PFErrorSetRaisedFromCStr("RuntimeError", e.what());
+  } catch (...) {
+    PFErrorSetRaisedFromCStr("RuntimeError", "unknown C++ exception");
+  }
+  return -1;
+}
+
+}  // namespace detail
+}  // namespace packedfun
+
+/*! `PACKEDFUN_THROW(ValueError) << "bad value " << x;` throws packedfun::Error("ValueError", ...). */
+#define PACKEDFUN_THROW(Kind) \
+  ::packedfun::detail::ErrorThrower() & ::packedfun::detail::ErrorBuilder(#Kind).self()
+
+#define PACKEDFUN_CHECK_IMPL_(kind, cond)                                       \
+  if (cond) {                                                                   \
+  } else /* NOLINT */                                                           \
+    ::packedfun::detail::ErrorThrower() &                                       \
+        ::packedfun::detail::ErrorBuilder(kind, "Check failed: (" #cond ") is false").self()
+
+#define PACKEDFUN_CHECK_OP_IMPL_(kind, Op, op, a, b)                                           \
+  if (::packedfun::detail::CheckOpResult pf_check_result_ =                                    \
+          ::packedfun::detail::CheckBinary<::packedfun::detail::Op>((a), (b));                 \
+      pf_check_result_.ok) {                                                                   \
+  } else /* NOLINT */                                                                          \
+    ::packedfun::detail::ErrorThrower() &                                                      \
+        ::packedfun::detail::ErrorBuilder(                                                     \
+            kind, "Check failed: " #a " " #op " " #b " (" + pf_check_result_.values + ")") \
+            .self()
+
+/*! `PACKEDFUN_CHECK(x > 0) << "x must be positive";` throws a RuntimeError naming the condition. */
+#define PACKEDFUN_CHECK(cond) PACKEDFUN_CHECK_IMPL_("RuntimeError", cond)
+#define PACKEDFUN_CHECK_EQ(a, b) PACKEDFUN_CHECK_OP_IMPL_("RuntimeError", CheckOpEq, ==, a, b)
+#define PACKEDFUN_CHECK_NE(a, b) PACKEDFUN_CHECK_OP_IMPL_("RuntimeError", CheckOpNe, !=, a, b)
+#define PACKEDFUN_CHECK_LT(a, b) PACKEDFUN_CHECK_OP_IMPL_("RuntimeError", CheckOpLt, <, a, b)
+#define PACKEDFUN_CHECK_LE(a, b) PACKEDFUN_CHECK_OP_IMPL_("RuntimeError", CheckOpLe, <=, a, b)
+#define PACKEDFUN_CHECK_GT(a, b) PACKEDFUN_CHECK_OP_IMPL_("RuntimeError", CheckOpGt, >, a, b)
+#define PACKEDFUN_CHECK_GE(a, b) PACKEDFUN_CHECK_OP_IMPL_("RuntimeError", CheckOpGe, >=, a, b)
+
+/*! Internal invariants: as PACKEDFUN_CHECK*, with kind InternalError. */
+#define PACKEDFUN_ICHECK(cond) PACKEDFUN_CHECK_IMPL_("InternalError", cond)
+#define PACKEDFUN_ICHECK_EQ(a, b) PACKEDFUN_CHECK_OP_IMPL_("InternalError", CheckOpEq, ==, a, b)
+#define PACKEDFUN_ICHECK_NE(a, b) PACKEDFUN_CHECK_OP_IMPL_("InternalError", CheckOpNe, !=, a, b)
+#define PACKEDFUN_ICHECK_LT(a, b) PACKEDFUN_CHECK_OP_IMPL_("InternalError", CheckOpLt, <, a, b)
+#define PACKEDFUN_ICHECK_LE(a, b) PACKEDFUN_CHECK_OP_IMPL_("InternalError", CheckOpLe, <=, a, b)
+#define PACKEDFUN_ICHECK_GT(a, b) PACKEDFUN_CHECK_OP_IMPL_("InternalError", CheckOpGt, >, a, b)
+#define PACKEDFUN_ICHECK_GE(a, b) PACKEDFUN_CHECK_OP_IMPL_("InternalError", CheckOpGe, >=, a, b)
+
+#endif  // PACKEDFUN_ERROR_H_

@@ -1,0 +1,133 @@
+// Function: a reference to a packed function, made from any C++ callable and callable from C++.
+#ifndef PACKEDFUN_FUNCTION_H_
+#define PACKEDFUN_FUNCTION_H_
+
+#include <packedfun/any.h>
+#include <packedfun/c_api.h>
+#include <packedfun/detail/function_details.h>
+#include <packedfun/error.h>
+#include <packedfun/object.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace packedfun {
+
+/*!
+ * A reference to a Function object (kPFTypeFunction): anything callable through the packed
+ * convention, whichever language it was written in.
+ *
+ *   Function add = Function::FromTyped([](int64_t a, int64_t b) { return a + b; }, "mylib.add");
+ *   int64_t three = add(1, 2);                      // C++ arguments convert on the way in
+ *   Function echo = Function::FromPacked([](PackedArgs args, Any* rv) { *rv = args[0]; });
+ */
+class Function : public ObjectRef {
+ public:
+  Function() noexcept = default;
+
+  /*! Wraps `f(PackedArgs args, Any* rv)`: it reads `args[i]` / `args.size()` and sets `*rv`. */
+  template <typename F>
+  static Function FromPacked(F f) {
+    using Record = detail::PackedRecord<F>;
+    const void* id = detail::BodyId(f);
+    Record* rec = new Record{{id}, std::move(f)};
+    return detail::ObjectUnsafe::FromOwned<Function>(detail::CreateFunctionObject(
+        rec, &detail::PackedTrampoline<F>, &detail::DeleteRecord<Record>));
+  }
+
+  /*! Wraps a callable with a fixed signature (function pointer, lambda, functor). Arguments and
+   *  the result convert automatically; a wrong arity or argument type raises a TypeError whose
+   *  message starts with `name` (e.g. "mylib.add: argument 1: expected int, got str"). */
+  template <typename F>
+  static Function FromTyped(F f, std::string name = "<anonymous>") {
+    using Record = detail::TypedRecord<F>;
+    const void* id = detail::BodyId(f);
+    Record* rec = new Record{{id}, std::move(name), std::move(f)};
+    return detail::ObjectUnsafe::FromOwned<Function>(detail::CreateFunctionObject(
+        rec, &detail::TypedTrampoline<F>, &detail::DeleteRecord<Record>));
+  }
+
+  /*! Calls the function with plain C++ arguments: `f(1, "x", 2.5)`. Throws Error on failure. */
+  template <typename... Args>
+  Any operator()(Args&&... args) const {
+    constexpr size_t kNum = sizeof...(Args);
+    PFAny packed[kNum == 0 ? 1 : kNum];
+    PFByteArray scratch[kNum == 0 ? 1 : kNum];
+    size_t i = 0;
+    (void)i;
+    ((PackOne<detail::TraitsKey<Args>>(args, packed + i, scratch + i), ++i), ...);
+    return detail::CallFunctionObject(get(), packed, static_cast<int32_t>(kNum));
+  }
+
+  /*! Calls the function with already packed (borrowed) arguments. */
+  Any CallPacked(PackedArgs args) const {
+    return detail::CallFunctionObject(get(), args.data(), args.size());
+  }
+
+  /*! The global function `name`, or nullopt when none is registered. */
+  static std::optional<Function> GetGlobal(std::string_view name) {
+    PFByteArray n{name.data(), name.size()};
+    PFObject* out = nullptr;
+    detail::CheckCallResult(PFFunctionGetGlobal(&n, &out));
+    if (out == nullptr) return std::nullopt;
+    return detail::ObjectUnsafe::FromOwned<Function>(out);
+  }
+  /*! The global function `name`; throws ValueError naming it when none is registered. */
+  static Function GetGlobalRequired(std::string_view name) {
+    std::optional<Function> f = GetGlobal(name);
+    if (!f) {
+      throw Error("ValueError", "global function '" + std::string(name) + "' is not registered");
+    }
+    return std::move(*f);
+  }
+  /*! Registers `f` as `name`. Without `override` an existing name raises ValueError. */
+  static void SetGlobal(std::string_view name, const Function& f, bool override = false,
+                        const char* doc = nullptr) {
+    PFByteArray n{name.data(), name.size()};
+    PFByteArray d{doc, doc ? std::char_traits<char>::length(doc) : 0};
+    detail::CheckCallResult(PFFunctionSetGlobal(&n, f.get(), override ? 1 : 0, doc ? &d : nullptr));
+  }
+  /*! Removes `name` from the registry; whether it was there. */
+  static bool RemoveGlobal(std::string_view name) {
+    PFByteArray n{name.data(), name.size()};
+    int removed = 0;
+    detail::CheckCallResult(PFFunctionRemoveGlobal(&n, &removed));
+    return removed != 0;
+  }
+  /*! Every registered global name, sorted. */
+  static std::vector<std::string> ListGlobalNames() {
+    PFAny arr;
+    detail::SetPod(&arr, kPFTypeNone);
+    detail::CheckCallResult(PFFunctionListGlobalNames(&arr));
+    Any owner = detail::AnyUnsafe::MoveFromPFAny(&arr);
+    std::vector<std::string> names;
+    if (owner.type_index() != kPFTypeArray) return names;
+    const PFSeqObject* seq = reinterpret_cast<const PFSeqObject*>(owner.raw().v_obj);
+    names.reserve(static_cast<size_t>(seq->size));
+    for (int64_t i = 0; i < seq->size; ++i) {
+      PFByteArray bytes = detail::AnyBytes(seq->data[i]);
+      names.emplace_back(bytes.data, bytes.size);
+    }
+    return names;
+  }
+
+  static constexpr bool _type_is_nullable = false;
+  static bool _type_accepts(int32_t type_index) noexcept { return type_index == kPFTypeFunction; }
+  static const char* _type_name() noexcept { return "Function"; }
+
+ private:
+  template <typename Key, typename T>
+  static void PackOne(const T& value, PFAny* out, PFByteArray* scratch) {
+    static_assert(detail::HasTypeTraits<Key>::value,
+                  "this argument type cannot be passed to a Function (wrap callables with "
+                  "Function::FromTyped / FromPacked)");
+    TypeTraits<Key>::ToView(value, out, scratch);
+  }
+};
+
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_FUNCTION_H_

@@ -1,0 +1,122 @@
+// String: an immutable, reference-counted UTF-8 string (inline up to 7 bytes, else an object).
+#ifndef PACKEDFUN_STRING_H_
+#define PACKEDFUN_STRING_H_
+
+#include <packedfun/c_api.h>
+#include <packedfun/detail/bytes_holder.h>
+#include <packedfun/detail/type_traits.h>
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace packedfun {
+
+/*!
+ * An immutable UTF-8 string (embedded NULs allowed), held exactly as the C ABI hands strings
+ * over: up to 7 bytes inline (kPFTypeSmallStr), longer ones as a shared String object. Copying
+ * never copies the bytes. data() is always NUL-terminated. UTF-8 validity is not checked.
+ */
+class String : public detail::BytesHolder<kPFTypeSmallStr, kPFTypeString> {
+  using Base = detail::BytesHolder<kPFTypeSmallStr, kPFTypeString>;
+
+ public:
+  String() noexcept = default;
+  String(const char* s) : Base(s, std::strlen(s), &PFStringCreate) {}  // NOLINT
+  String(const char* s, size_t size) : Base(s, size, &PFStringCreate) {}
+  String(const std::string& s) : Base(s.data(), s.size(), &PFStringCreate) {}  // NOLINT
+  explicit String(std::string_view s) : Base(s.data(), s.size(), &PFStringCreate) {}
+
+  const char* c_str() const noexcept { return data(); }
+  operator std::string() const { return str(); }  // NOLINT
+
+  /*! A String from a borrowed value of any string kind (RawStr, StrView, SmallStr, String);
+   *  nullopt for other kinds. Views are copied; the small form and objects are shared. */
+  static std::optional<String> TryFrom(const PFAny& v) {
+    if (v.type_index == kPFTypeSmallStr || v.type_index == kPFTypeString) {
+      String s;
+      s.CopyFrom(v);
+      return s;
+    }
+    if (v.type_index == kPFTypeRawStr || v.type_index == kPFTypeStrView) {
+      PFByteArray bytes = detail::AnyBytes(v);
+      return String(bytes.data, bytes.size);
+    }
+    return std::nullopt;
+  }
+};
+
+inline bool operator==(const String& a, const String& b) noexcept { return a.view() == b.view(); }
+inline bool operator!=(const String& a, const String& b) noexcept { return !(a == b); }
+inline bool operator<(const String& a, const String& b) noexcept { return a.view() < b.view(); }
+inline bool operator==(const String& a, const char* b) noexcept { return a.view() == b; }
+inline bool operator!=(const String& a, const char* b) noexcept { return !(a == b); }
+inline bool operator==(const char* a, const String& b) noexcept { return b == a; }
+inline bool operator!=(const char* a, const String& b) noexcept { return !(b == a); }
+inline bool operator==(const String& a, const std::string& b) noexcept { return a.view() == b; }
+inline bool operator!=(const String& a, const std::string& b) noexcept { return !(a == b); }
+inline bool operator==(const std::string& a, const String& b) noexcept { return b == a; }
+inline bool operator!=(const std::string& a, const String& b) noexcept { return !(b == a); }
+
+namespace detail {
+/*! Lets String be streamed into error messages. */
+inline ErrorBuilder& operator<<(ErrorBuilder& b, const String& s) { return b << s.view(); }
+}  // namespace detail
+
+namespace detail {
+
+/*! Shared by the std::string / const char* / String traits: creates an owned string value. */
+inline void MakeOwnedString(const char* data, size_t size, PFAny* out) {
+  PFByteArray bytes{data, size};
+  SetPod(out, kPFTypeNone);
+  CheckCallResult(PFStringCreate(&bytes, out));
+}
+
+}  // namespace detail
+
+template <>
+struct TypeTraits<String> {
+  static void ToView(const String& v, PFAny* out, PFByteArray*) { *out = v.raw(); }
+  static void ToOwned(const String& v, PFAny* out) {
+    *out = v.raw();
+    if (out->type_index == kPFTypeString) detail::ObjectRetain(out->v_obj);
+  }
+  static std::optional<String> TryFrom(const PFAny* v) { return String::TryFrom(*v); }
+  static std::string TypeName() { return "str"; }
+};
+
+template <>
+struct TypeTraits<std::string> {
+  static void ToView(const std::string& v, PFAny* out, PFByteArray* scratch) {
+    *scratch = PFByteArray{v.data(), v.size()};
+    detail::SetPod(out, kPFTypeStrView);
+    out->v_ptr = scratch;
+  }
+  static void ToOwned(const std::string& v, PFAny* out) {
+    detail::MakeOwnedString(v.data(), v.size(), out);
+  }
+  static std::optional<std::string> TryFrom(const PFAny* v) {
+    if (!detail::AnyIsStr(*v)) return std::nullopt;
+    PFByteArray bytes = detail::AnyBytes(*v);
+    return std::string(bytes.data, bytes.size);
+  }
+  static std::string TypeName() { return "str"; }
+};
+
+/*! const char*: passed as a borrowed kPFTypeRawStr; can be sent but not received. */
+template <>
+struct TypeTraits<const char*> {
+  static void ToView(const char* const& v, PFAny* out, PFByteArray*) {
+    detail::SetPod(out, kPFTypeRawStr);
+    out->v_c_str = v;
+  }
+  static void ToOwned(const char* v, PFAny* out) {
+    detail::MakeOwnedString(v, std::strlen(v), out);
+  }
+  static std::string TypeName() { return "str"; }
+};
+
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_STRING_H_

@@ -1,0 +1,72 @@
+# packedfun: a packed-function FFI for Python and C++ (public Python API).
+"""packedfun: call any function of any language through one packed calling convention.
+
+The essentials::
+
+    import packedfun
+    f = packedfun.get_global_func("testing.echo")
+    f("hello")                                   # -> "hello"
+
+    @packedfun.register_global_func("demo.twice")
+    def twice(x):
+        return 2 * x
+"""
+
+from __future__ import annotations
+
+from ._backend import BACKEND, core
+from .error import Error, InternalError, register_error
+from .module import Module, load_module
+from .registry import (
+    get_global_func,
+    init_ffi_api,
+    list_global_func_names,
+    register_func,
+    register_global_func,
+    remove_global_func,
+)
+
+__version__ = "0.1.0"
+
+#: Base class of every wrapper of a native object.
+Object = core.Object
+#: A packed function: callable with positional arguments.
+Function = core.Function
+
+
+def convert(value):
+    """The FFI form of ``value``.
+
+    Callables become :class:`Function`; ``None``, ``bool``, ``int``, ``float``, ``str``,
+    ``bytes`` and :class:`Object` keep their kind; any other object comes back as itself.
+
+    Parameters
+    ----------
+    value : object
+        Any Python value.
+
+    Returns
+    -------
+    object
+    """
+    return core.convert(value)
+
+
+__all__ = [
+    "BACKEND",
+    "Error",
+    "Function",
+    "InternalError",
+    "Module",
+    "Object",
+    "__version__",
+    "convert",
+    "get_global_func",
+    "init_ffi_api",
+    "list_global_func_names",
+    "load_module",
+    "register_error",
+    "register_func",
+    "register_global_func",
+    "remove_global_func",
+]

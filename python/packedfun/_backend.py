@@ -1,0 +1,38 @@
+# Chooses the one backend (compiled _core or ctypes) the rest of the package talks to.
+"""Backend selection.
+
+``PACKEDFUN_BACKEND=ctypes`` selects the pure-Python ctypes backend; ``PACKEDFUN_BACKEND=core``
+insists on the compiled one; by default the compiled ``packedfun._core`` is used and, when it
+cannot be imported, the ctypes backend with a warning. Everything else in the package does
+``from ._backend import core``; see ``docs/internals/python-backends.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+__all__ = ["core", "BACKEND"]
+
+_choice = os.environ.get("PACKEDFUN_BACKEND", "").strip().lower()
+
+if _choice == "ctypes":
+    from . import _ctypes_backend as core
+elif _choice in ("", "core", "_core"):
+    try:
+        from . import _core as core
+    except ImportError as _err:
+        if _choice:
+            raise
+        warnings.warn(
+            f"packedfun: the compiled backend could not be imported ({_err}); "
+            "using the slower ctypes backend",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        from . import _ctypes_backend as core
+else:
+    raise ImportError(f"PACKEDFUN_BACKEND={_choice!r}: expected 'core' or 'ctypes'")
+
+#: Name of the backend in use: "_core" or "_ctypes_backend".
+BACKEND: str = core.__name__.rsplit(".", 1)[-1]

@@ -1,0 +1,165 @@
+# The pure-Python (ctypes) backend of packedfun: the same names as packedfun._core over the C ABI.
+"""A backend over :mod:`ctypes` and the C ABI alone (``include/packedfun/c_api.h``).
+
+Selected with ``PACKEDFUN_BACKEND=ctypes`` (or when the compiled ``_core`` cannot be imported);
+see ``docs/internals/python-backends.md`` for the interface both backends implement. Only
+``packedfun._backend`` imports this module.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from ctypes import byref, c_int, c_int32, c_void_p
+
+from . import _ctypes_abi as abi
+from ._ctypes_abi import LIB, PFAny, PFByteArray
+from ._ctypes_errors import error_get_backtrace, raise_last_error, set_error_factory
+from ._ctypes_values import (
+    Function,
+    Object,
+    borrow_any,
+    make_function,
+    set_object_factory,
+    take_any,
+    to_function,
+    wrap,
+)
+from ._ctypes_values import pack_value as _pack_value
+
+__all__ = [
+    "ABI_VERSION",
+    "LIB_PATH",
+    "Object",
+    "Function",
+    "get_global_func",
+    "set_global_func",
+    "list_global_func_names",
+    "get_global_func_doc",
+    "remove_global_func",
+    "to_function",
+    "convert",
+    "set_error_factory",
+    "error_get_backtrace",
+    "set_object_factory",
+    "module_load",
+    "module_get_function",
+]
+
+#: PFGetABIVersion() of the loaded runtime: (major << 16) | minor.
+ABI_VERSION: int = LIB.PFGetABIVersion()
+#: Path of the loaded libpackedfun shared library.
+LIB_PATH: str = abi.LIB_PATH
+
+_ABI_MAJOR = 1
+if ABI_VERSION >> 16 != _ABI_MAJOR:
+    raise ImportError(
+        f"packedfun._ctypes_backend was written for ABI {_ABI_MAJOR}.x but the runtime is "
+        f"{ABI_VERSION >> 16}.{ABI_VERSION & 0xFFFF}"
+    )
+
+
+def _name_view(name, what: str = "name") -> PFByteArray:
+    """A PFByteArray over the UTF-8 of ``name`` (which must be a str)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{what} must be a str, got {type(name).__name__}")
+    data = name.encode("utf-8")
+    return PFByteArray(data, len(data))
+
+
+def _check(rc: int, fname=None) -> None:
+    if rc:
+        raise_last_error(fname)
+
+
+# ---- the global registry ------------------------------------------------------------------------
+def get_global_func(name: str):
+    """The global Function registered as ``name``, or None."""
+    view = _name_view(name)
+    out = c_void_p()
+    _check(LIB.PFFunctionGetGlobal(byref(view), byref(out)), name)
+    return make_function(out.value, name) if out.value else None
+
+
+def set_global_func(name: str, func, override: bool = False, doc=None) -> None:
+    """Registers ``func`` (a Function or any callable) globally as ``name``."""
+    view = _name_view(name)
+    doc_view = None if doc is None else byref(_name_view(doc, "doc"))
+    if not isinstance(func, Function) and not callable(func):
+        raise TypeError(f"expected a callable, got {type(func).__name__}")
+    func = to_function(func)
+    rc = LIB.PFFunctionSetGlobal(byref(view), func._pf_handle, 1 if override else 0, doc_view)
+    _check(rc, name)
+
+
+def list_global_func_names() -> list:
+    """Every registered global name, sorted."""
+    out = PFAny()
+    _check(LIB.PFFunctionListGlobalNames(byref(out)))
+    if out.type_index not in (abi.kPFTypeArray, abi.kPFTypeList):
+        LIB.PFAnyRelease(byref(out))
+        raise RuntimeError("PFFunctionListGlobalNames returned no array")
+    try:
+        seq = abi.PFSeqObject.from_address(out.v_obj)
+        base = ctypes.cast(seq.data, c_void_p).value
+        return [borrow_any(base + 16 * i) for i in range(seq.size)]
+    finally:
+        LIB.PFAnyRelease(byref(out))
+
+
+def get_global_func_doc(name: str):
+    """The docstring registered with ``name``, or None."""
+    view = _name_view(name)
+    out = PFAny()
+    _check(LIB.PFFunctionGetGlobalDoc(byref(view), byref(out)), name)
+    return take_any(out)
+
+
+def remove_global_func(name: str) -> bool:
+    """Removes ``name``; returns whether it existed."""
+    view = _name_view(name)
+    removed = c_int(0)
+    _check(LIB.PFFunctionRemoveGlobal(byref(view), byref(removed)), name)
+    return bool(removed.value)
+
+
+# ---- conversion ---------------------------------------------------------------------------------
+def convert(value):
+    """The FFI form of ``value``: callables become Functions, str/int/float/bytes/Objects come
+    back unchanged in kind, other objects come back as themselves."""
+    temps: list = []
+    packed = _pack_value(value, temps)
+    owned = PFAny()
+    _check(LIB.PFAnyViewToOwned(packed, byref(owned)))
+    del temps
+    return take_any(owned)
+
+
+# ---- modules ------------------------------------------------------------------------------------
+def module_load(path):
+    """Loads a shared library (running its static registrations) and returns its Module object."""
+    path = os.fsdecode(path)
+    view = _name_view(path, "path")
+    out = c_void_p()
+    _check(LIB.PFModuleLoadFromFile(byref(view), byref(out)), path)
+    return wrap(out.value, c_int32.from_address(out.value + 8).value)
+
+
+def module_get_function(module, name, query_imports=False):
+    """The Function ``name`` of ``module``, or None when it has none."""
+    if not isinstance(module, Object):
+        raise TypeError(
+            f"module_get_function() argument 1 must be packedfun.Object, "
+            f"not {type(module).__name__}"
+        )
+    if not isinstance(name, str):
+        raise TypeError(f"module_get_function() argument 2 must be str, not {type(name).__name__}")
+    handle = module._pf_handle
+    if not handle or module._pf_tindex != abi.kPFTypeModule:
+        raise TypeError("module_get_function expects a Module object")
+    view = _name_view(name)
+    out = c_void_p()
+    _check(
+        LIB.PFModuleGetFunction(handle, byref(view), 1 if query_imports else 0, byref(out)), name
+    )
+    return make_function(out.value, name) if out.value else None

@@ -1,0 +1,118 @@
+# Errors crossing the ctypes backend's boundary: native Error objects <-> Python exceptions.
+"""Error translation of :mod:`packedfun._ctypes_backend`, following the "Errors" section of
+docs/internals/python-backends.md: a native error whose cause is an Opaque made by this backend
+re-raises the very Python exception a callback raised; any other error goes through the factory
+installed with ``set_error_factory``. A Python exception escaping a callback becomes an Error of
+kind ``type(exc).__name__`` (or ``exc.kind``), message ``str(exc)``, cause ``Opaque(exc)``.
+"""
+
+from __future__ import annotations
+
+from ctypes import byref, c_int32, c_void_p
+
+from . import _ctypes_abi as abi
+from ._ctypes_abi import LIB, PFByteArray
+from ._ctypes_values import Object, _DecRef, _free_handle_c, _handles, hold, opaque_payload, wrap
+
+# ---- errors -------------------------------------------------------------------------------------
+_error_factory = None
+
+
+def set_error_factory(factory) -> None:
+    """Installs ``factory(kind, message, error) -> exception``, used to raise native errors."""
+    global _error_factory
+    if factory is not None and not callable(factory):
+        raise TypeError("error factory must be callable or None")
+    _error_factory = factory
+
+
+def raise_last_error(fname=None):
+    """Raises the calling thread's pending native error as a Python exception."""
+    out = c_void_p()
+    LIB.PFErrorMoveFromRaised(byref(out))
+    exc = exception_from_error(out.value, fname)
+    try:
+        raise exc
+    finally:
+        exc = None
+
+
+def exception_from_error(handle, fname=None) -> BaseException:
+    """The exception for the Error at ``handle`` (its reference is consumed)."""
+    if not handle:
+        return RuntimeError(f"{fname}: native call failed without an error")
+    if c_int32.from_address(handle + 8).value != abi.kPFTypeError:
+        _DecRef(handle)
+        return RuntimeError(f"{fname}: native call raised a non-Error object")
+    err = abi.PFErrorObject.from_address(handle)
+    if err.cause:
+        ours, payload = opaque_payload(err.cause)
+        if ours and isinstance(payload, BaseException):  # the very exception a callback raised
+            _DecRef(handle)
+            return payload
+    kind = abi.read_bytes(err.kind).decode("utf-8", "replace")
+    message = abi.read_bytes(err.message).decode("utf-8", "replace")
+    factory = _error_factory
+    if factory is None:
+        _DecRef(handle)
+        return RuntimeError(f"{kind}: {message}")
+    exc = factory(kind, message, wrap(handle, abi.kPFTypeError))
+    if not isinstance(exc, BaseException):
+        return TypeError(f"packedfun error factory returned {type(exc).__name__}, not an exception")
+    return exc
+
+
+def error_get_backtrace(error) -> str:
+    """The native backtrace of an Error object (symbolized on first use), innermost first."""
+    handle = error._pf_handle if isinstance(error, Object) else 0
+    if not handle or c_int32.from_address(handle + 8).value != abi.kPFTypeError:
+        raise TypeError("error_get_backtrace expects an Error object")
+    text = PFByteArray()
+    if LIB.PFErrorGetBacktrace(handle, byref(text)):
+        raise_last_error()
+    return abi.read_bytes(text).decode("utf-8", "replace")
+
+
+def _exception_kind(exc: BaseException) -> bytes:
+    kind = getattr(exc, "__dict__", {}).get("kind")
+    if not isinstance(kind, str):
+        kind = type(exc).__name__
+    return kind.encode("utf-8", "replace")
+
+
+def _exception_message(exc: BaseException) -> bytes:
+    try:
+        message = str(exc)
+    except BaseException:  # noqa: B036 - a broken __str__ must not lose the error
+        message = "<exception str() failed>"
+    try:
+        return message.encode("utf-8")
+    except UnicodeEncodeError:
+        return b"<unencodable message>"
+
+
+_NO_BACKTRACE = PFByteArray(b"", 0)
+
+
+def raise_into_native(exc: BaseException) -> int:
+    """Stores ``exc`` as the thread's pending Error (kind = type name, cause = Opaque(exc))."""
+    kind = _exception_kind(exc)
+    message = _exception_message(exc)
+    cause = c_void_p()
+    key = hold(exc)
+    if LIB.PFOpaqueObjectCreate(key, _free_handle_c, byref(cause)):
+        _handles.pop(key, None)  # the runtime raised its own error (e.g. MemoryError); keep it
+        return -1
+    err = c_void_p()
+    rc = LIB.PFErrorCreate(
+        byref(PFByteArray(kind, len(kind))),
+        byref(PFByteArray(message, len(message))),
+        byref(_NO_BACKTRACE),
+        cause,
+        byref(err),
+    )
+    if rc == 0:
+        LIB.PFErrorSetRaised(err)
+        _DecRef(err)
+    _DecRef(cause)
+    return -1

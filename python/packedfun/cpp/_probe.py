@@ -1,0 +1,135 @@
+# Persisted probes for packedfun.cpp (compiler versions, GPU archs), so warm hits spawn nothing.
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+
+from ._build import Tool, parse_arch_list
+
+__all__ = ["tool_identity", "gpu_archs"]
+
+# Process-wide memo: (path, args, mtime_ns, size) -> identity text.
+_tool_memo: dict[tuple, str] = {}
+_gpu_memo: dict[str, list[str]] = {}
+
+
+def _read_json(path: str) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _write_json(path: str, value: dict) -> None:
+    """Writes atomically (temp file + rename) so a concurrent reader never sees half a file."""
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".probe-", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(value, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs a repeated probe
+
+
+def _probe_version(tool: Tool) -> str:
+    try:
+        proc = subprocess.run(
+            [*tool.argv(), "--version"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"<version probe failed: {err}>"
+    return proc.stdout.decode("utf-8", errors="replace").strip()
+
+
+def tool_identity(tool: Tool, probe_dir: str) -> str:
+    """Path, arguments and ``--version`` text of `tool`.
+
+    The version is probed once per executable state (path, mtime, size): memoized in the process
+    and persisted under `probe_dir`, so a warm cache hit never starts a process.
+    """
+    st = os.stat(tool.path)
+    memo_key = (tool.path, tool.args, st.st_mtime_ns, st.st_size)
+    identity = _tool_memo.get(memo_key)
+    if identity is not None:
+        return identity
+    digest = hashlib.sha256(repr(memo_key).encode()).hexdigest()[:24]
+    record_path = os.path.join(probe_dir, f"tool-{digest}.json")
+    key = [tool.path, list(tool.args), st.st_mtime_ns, st.st_size]
+    record = _read_json(record_path)
+    if record is not None and record.get("key") == key:
+        version = str(record.get("version", ""))
+    else:
+        version = _probe_version(tool)
+        _write_json(record_path, {"key": key, "version": version})
+    identity = f"{tool.path} {' '.join(tool.args)}\n{version}"
+    _tool_memo[memo_key] = identity
+    return identity
+
+
+def _gpu_fingerprint() -> str | None:
+    """Which NVIDIA GPUs the driver shows, read from /proc without spawning anything."""
+    root = "/proc/driver/nvidia/gpus"
+    try:
+        buses = sorted(os.listdir(root))
+    except OSError:
+        return None
+    parts = []
+    for bus in buses:
+        try:
+            with open(os.path.join(root, bus, "information"), encoding="utf-8") as f:
+                parts.append(bus + "\n" + f.read())
+        except OSError:
+            parts.append(bus)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest() if parts else None
+
+
+def _query_compute_caps() -> list[str]:
+    try:
+        proc = subprocess.run(
+            ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if proc.returncode != 0:
+        return []
+    try:
+        return parse_arch_list(proc.stdout.decode())
+    except ValueError:
+        return []
+
+
+def gpu_archs(probe_dir: str) -> list[str]:
+    """CUDA architectures to build for: ``$PACKEDFUN_CUDA_ARCH``, else the present GPUs' (probed
+    with nvidia-smi once per GPU set and persisted), else [] meaning the default."""
+    env = os.environ.get("PACKEDFUN_CUDA_ARCH", "").strip()
+    if env:
+        return parse_arch_list(env)
+    fingerprint = _gpu_fingerprint()
+    if fingerprint is None:
+        return []
+    if fingerprint in _gpu_memo:
+        return _gpu_memo[fingerprint]
+    record_path = os.path.join(probe_dir, f"gpu-{fingerprint[:24]}.json")
+    record = _read_json(record_path)
+    if record is not None and isinstance(record.get("archs"), list):
+        archs = [str(a) for a in record["archs"]]
+    else:
+        archs = _query_compute_caps()
+        _write_json(record_path, {"archs": archs})
+    _gpu_memo[fingerprint] = archs
+    return archs

@@ -1,0 +1,157 @@
+# Errors crossing languages: the kind -> exception class registry and the backend's error factory.
+"""Exceptions raised by native code.
+
+A native error carries a *kind* (a string such as ``"ValueError"``), a message and a native
+backtrace. Arriving in Python it becomes an instance of the class registered for its kind
+(:func:`register_error`); built-in Python exception names map to the built-in classes, and
+unknown kinds raise :class:`Error` with ``kind`` set. Every such exception has a ``kind``
+attribute, and its native backtrace is attached as a note that is only symbolized when the
+traceback is printed.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from ._backend import core
+
+__all__ = ["Error", "InternalError", "register_error"]
+
+
+class Error(RuntimeError):
+    """An error raised by native code whose kind has no registered Python class.
+
+    Parameters
+    ----------
+    message : str
+        The error message.
+    kind : str, optional
+        The native error kind; defaults to the class name.
+    """
+
+    def __init__(self, message: str = "", kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind if kind is not None else type(self).__name__
+
+
+class InternalError(Error):
+    """A broken invariant inside packedfun or a native library (kind ``"InternalError"``)."""
+
+
+_BUILTIN_KINDS = (
+    ValueError,
+    TypeError,
+    IndexError,
+    KeyError,
+    AttributeError,
+    RuntimeError,
+    NotImplementedError,
+    OverflowError,
+    MemoryError,
+    OSError,
+    BufferError,
+    ZeroDivisionError,
+    ImportError,
+    AssertionError,
+    StopIteration,
+    TimeoutError,
+)
+
+_KINDS: dict[str, type] = {cls.__name__: cls for cls in _BUILTIN_KINDS}
+_KINDS["Error"] = Error
+_KINDS["InternalError"] = InternalError
+
+
+def register_error(kind_or_cls=None, cls=None):
+    """Maps a native error kind to a Python exception class.
+
+    Usable as ``register_error("MyKind", MyError)``, as a class decorator
+    ``@register_error("MyKind")``, or bare ``@register_error`` (the kind is the class name).
+
+    Parameters
+    ----------
+    kind_or_cls : str or type
+        The error kind, or the class itself (then its ``__name__`` is the kind).
+    cls : type, optional
+        The exception class, constructed with the message as its only argument.
+
+    Returns
+    -------
+    type or callable
+        The class, or a decorator when no class was given.
+    """
+    if isinstance(kind_or_cls, type):
+        cls, kind = kind_or_cls, kind_or_cls.__name__
+    else:
+        kind = kind_or_cls
+
+    def register(klass):
+        if not (isinstance(klass, type) and issubclass(klass, BaseException)):
+            raise TypeError(f"register_error expects an exception class, got {klass!r}")
+        name = kind if kind is not None else klass.__name__
+        if not isinstance(name, str):
+            raise TypeError(f"error kind must be a str, got {type(name).__name__}")
+        _KINDS[name] = klass
+        return klass
+
+    return register(cls) if cls is not None else register
+
+
+def _class_for(kind: str):
+    """The class for ``kind``: registered, else a built-in exception of that name, else None."""
+    cls = _KINDS.get(kind)
+    if cls is None:
+        candidate = getattr(builtins, kind, None)
+        if isinstance(candidate, type) and issubclass(candidate, Exception):
+            cls = _KINDS[kind] = candidate
+    return cls
+
+
+class NativeBacktrace(str):
+    """A note holding a native error whose ``str()`` is the backtrace, symbolized on demand.
+
+    Python's traceback printing calls ``str()`` on every note, so nothing is symbolized unless the
+    exception is printed. It is a ``str`` (with placeholder contents) so that code joining notes
+    as strings, such as ``pytest.raises(match=...)``, keeps working.
+    """
+
+    def __new__(cls, error):
+        self = super().__new__(cls, "Native backtrace: (symbolized when printed)")
+        self._error = error
+        return self
+
+    def __str__(self) -> str:
+        try:
+            text = core.error_get_backtrace(self._error)
+        except Exception as err:  # printing must never fail
+            return f"Native backtrace unavailable: {err}"
+        frames = [line for line in text.split("\n") if line.strip()]
+        if not frames:
+            return "Native backtrace: (none)"
+        return "Native backtrace (most recent call first):\n" + "\n".join(
+            "  " + frame for frame in frames
+        )
+
+    def __repr__(self) -> str:
+        return "<packedfun native backtrace>"
+
+    def __reduce__(self):
+        return (str, (str(self),))
+
+
+def _make_exception(kind: str, message: str, error) -> BaseException:
+    """The error factory installed into the backend: a native error as a Python exception."""
+    cls = _KINDS.get(kind) or _class_for(kind)
+    if cls is None:
+        exc = Error(message, kind)
+    else:
+        try:
+            exc = cls(message)
+        except Exception:  # a class that cannot take a bare message
+            exc = Error(message, kind)
+    exc.kind = kind
+    exc.__notes__ = [NativeBacktrace(error)]
+    return exc
+
+
+core.set_error_factory(_make_exception)

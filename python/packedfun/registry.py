@@ -1,0 +1,122 @@
+# The global function registry: look up, register, list and remove named Functions.
+"""The process-wide registry of named Functions, shared by every language and library."""
+
+from __future__ import annotations
+
+import sys
+
+from ._backend import core
+
+__all__ = [
+    "get_global_func",
+    "register_global_func",
+    "register_func",
+    "list_global_func_names",
+    "remove_global_func",
+    "init_ffi_api",
+]
+
+
+def get_global_func(name: str, allow_missing: bool = False):
+    """Looks up a global Function.
+
+    Parameters
+    ----------
+    name : str
+        The registered name, e.g. ``"testing.echo"``.
+    allow_missing : bool
+        Return None instead of raising when ``name`` is not registered.
+
+    Returns
+    -------
+    Function or None
+
+    Raises
+    ------
+    ValueError
+        When ``name`` is not registered and ``allow_missing`` is false.
+    """
+    func = core.get_global_func(name)
+    if func is None and not allow_missing:
+        raise ValueError(f"Cannot find global function {name!r}")
+    return func
+
+
+def register_global_func(func_name, f=None, override: bool = False):
+    """Registers a Python callable (or a Function) as a global Function.
+
+    Usable as ``register_global_func("name", f)``, as ``@register_global_func("name")`` and as a
+    bare ``@register_global_func`` (the name is the function's ``__name__``).
+
+    Parameters
+    ----------
+    func_name : str or callable
+        The global name, or the function itself when used as a bare decorator.
+    f : callable, optional
+        The function to register; omitted when used as a decorator.
+    override : bool
+        Replace an existing registration instead of raising ``ValueError``.
+
+    Returns
+    -------
+    callable
+        ``f`` itself, or a decorator that registers and returns its argument.
+    """
+    if callable(func_name) and f is None:
+        f, func_name = func_name, func_name.__name__
+    if not isinstance(func_name, str):
+        raise TypeError(f"register_global_func: name must be a str, got {type(func_name).__name__}")
+
+    def register(fn):
+        if not callable(fn):
+            raise TypeError(f"register_global_func({func_name!r}): {fn!r} is not callable")
+        doc = None if isinstance(fn, core.Function) else getattr(fn, "__doc__", None)
+        core.set_global_func(func_name, fn, bool(override), doc)
+        return fn
+
+    return register(f) if f is not None else register
+
+
+#: The seeds' name for :func:`register_global_func`.
+register_func = register_global_func
+
+
+def list_global_func_names() -> list:
+    """Every registered global name, sorted."""
+    return core.list_global_func_names()
+
+
+def remove_global_func(name: str) -> bool:
+    """Removes a global Function; returns whether ``name`` was registered."""
+    return core.remove_global_func(name)
+
+
+def init_ffi_api(prefix: str, module_name: str) -> None:
+    """Fills a Python module with the global Functions registered under ``prefix``.
+
+    Every name ``"<prefix>.<fname>"`` without further dots becomes attribute ``fname`` of
+    ``sys.modules[module_name]``, with ``__name__`` and ``__doc__`` set (the seeds' ``_init_api``).
+
+    Parameters
+    ----------
+    prefix : str
+        The registry prefix, e.g. ``"testing"``.
+    module_name : str
+        The name of an imported module, usually ``__name__``.
+    """
+    module = sys.modules[module_name]
+    head = prefix + "."
+    for name in core.list_global_func_names():
+        if not name.startswith(head):
+            continue
+        fname = name[len(head) :]
+        if not fname or "." in fname:
+            continue
+        func = core.get_global_func(name)
+        if func is None:  # removed concurrently
+            continue
+        func.__name__ = fname
+        func.__qualname__ = fname
+        func.__module__ = module_name
+        func.__doc__ = core.get_global_func_doc(name) or f"packedfun Function {name}."
+        setattr(module, fname, func)

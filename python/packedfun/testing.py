@@ -1,0 +1,27 @@
+# packedfun.testing: the C++ test functions of libpackedfun_testing, exposed as module attributes.
+"""Functions for tests and demonstrations, implemented in C++ (``src/testing/``).
+
+Importing this module loads ``lib/libpackedfun_testing.so`` (its static initializers register
+``testing.*`` globally) and exposes every ``testing.<name>`` Function as an attribute, e.g.
+``echo``, ``apply``, ``nop``, ``test_raise_error``, ``add_int``, ``call_global``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ._backend import core
+from .registry import init_ffi_api
+
+_LIB_NAME = "libpackedfun_testing.so"
+
+
+def library_path() -> str:
+    """The path of the testing library inside the package."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", _LIB_NAME)
+
+
+#: The loaded testing library (kept so that it stays loaded).
+_MODULE = core.module_load(library_path())
+
+init_ffi_api("testing", __name__)

@@ -1,0 +1,39 @@
+// Private runtime helpers for hash-map objects (kPFTypeMap and kPFTypeDict).
+#ifndef PACKEDFUN_SRC_INTERNAL_MAP_H_
+#define PACKEDFUN_SRC_INTERNAL_MAP_H_
+
+#include <packedfun/c_api.h>
+
+#include <cstdint>
+
+namespace packedfun {
+namespace detail {
+
+/*! A new empty map of `type_index` (kPFTypeMap or kPFTypeDict), ref_count 1. Throws bad_alloc. */
+PFObject* NewMap(int32_t type_index);
+
+/*! Whether `obj` is a Map or a Dict. */
+bool IsMapObject(const PFObject* obj) noexcept;
+
+/*! Inserts or replaces `key` -> `value` (both borrowed, stored as owned copies). Throws. */
+void MapSet(PFObject* map, const PFAny& key, const PFAny& value);
+
+/*! The stored value for `key` (borrowed view into the map), or NULL when absent. */
+const PFAny* MapFind(PFObject* map, const PFAny& key) noexcept;
+
+/*! Removes `key`; returns whether it was present. */
+bool MapErase(PFObject* map, const PFAny& key) noexcept;
+
+/*! Removes every entry. */
+void MapClear(PFObject* map) noexcept;
+
+/*! Number of live entries. */
+int64_t MapCount(PFObject* map) noexcept;
+
+/*! A new Array [k0, v0, k1, v1, ...] in insertion order. Throws bad_alloc. */
+PFObject* MapItemsArray(PFObject* map);
+
+}  // namespace detail
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_SRC_INTERNAL_MAP_H_

@@ -1,0 +1,27 @@
+// Private runtime helpers for sequence objects (Array, List) and shapes.
+#ifndef PACKEDFUN_SRC_INTERNAL_SEQ_H_
+#define PACKEDFUN_SRC_INTERNAL_SEQ_H_
+
+#include <packedfun/c_api.h>
+
+namespace packedfun {
+namespace detail {
+
+/*! A new empty sequence (kPFTypeArray or kPFTypeList) with room for `capacity` elements stored in
+ *  the same allocation; fill `data[size++]` with owned values. ref_count 1. Throws bad_alloc. */
+PFSeqObject* NewSeq(int32_t type_index, int64_t capacity);
+
+/*! Grows the element storage of `seq` to at least `capacity` (moving `data`). Throws bad_alloc. */
+void SeqReserve(PFSeqObject* seq, int64_t capacity);
+
+/*! Appends `value` (stolen, owned) to `seq`, growing it when full. Throws bad_alloc (and then
+ *  releases `value`). */
+void SeqPush(PFSeqObject* seq, PFAny value);
+
+/*! A new Shape copying `dims`. Throws bad_alloc. */
+PFObject* NewShape(const int64_t* dims, int64_t ndim);
+
+}  // namespace detail
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_SRC_INTERNAL_SEQ_H_

@@ -1,0 +1,284 @@
+// Map and Dict: an insertion-ordered hash map keyed by value (strings, bytes, numbers) or identity.
+#include <cmath>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "internal/error.h"
+#include "internal/map.h"
+#include "internal/object.h"
+#include "internal/seq.h"
+#include "internal/string.h"
+
+namespace packedfun {
+namespace detail {
+namespace {
+
+/*! A key reduced to what equality looks at: Python-like, so 1 == 1.0 == True and "a" != b"a". */
+struct KeyView {
+  enum Kind : uint8_t { kNone, kStr, kBytes, kInt, kFloat, kBits, kObj } kind = kNone;
+  int32_t type_index = 0;
+  std::string_view text;
+  uint64_t bits = 0;  // int64 value, float bits, POD payload or object address
+};
+
+KeyView ViewKey(const PFAny& k) noexcept {
+  KeyView v;
+  if (AnyToStringView(k, false, &v.text)) {
+    v.kind = KeyView::kStr;
+  } else if (AnyToStringView(k, true, &v.text)) {
+    v.kind = KeyView::kBytes;
+  } else if (k.type_index == kPFTypeNone) {
+    v.kind = KeyView::kNone;
+  } else if (k.type_index == kPFTypeInt || k.type_index == kPFTypeBool) {
+    v.kind = KeyView::kInt;
+    v.bits = static_cast<uint64_t>(k.v_int64);
+  } else if (k.type_index == kPFTypeFloat) {
+    double f = k.v_float64;
+    if (f == std::trunc(f) && f >= -9223372036854775808.0 && f < 9223372036854775808.0) {
+      v.kind = KeyView::kInt;
+      v.bits = static_cast<uint64_t>(static_cast<int64_t>(f));
+    } else {
+      v.kind = KeyView::kFloat;
+      std::memcpy(&v.bits, &f, sizeof(f));
+    }
+  } else if (IsObjectIndex(k.type_index)) {
+    v.kind = KeyView::kObj;
+    v.bits = reinterpret_cast<uintptr_t>(k.v_obj);
+  } else {
+    v.kind = KeyView::kBits;
+    v.type_index = k.type_index;
+    if (k.type_index == kPFTypeDataType) {
+      std::memcpy(&v.bits, &k.v_dtype, sizeof(k.v_dtype));
+    } else {
+      v.bits = static_cast<uint64_t>(k.v_int64);
+    }
+  }
+  return v;
+}
+
+uint64_t Mix(uint64_t x) noexcept {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+
+uint64_t HashKey(const KeyView& k) noexcept {
+  if (k.kind == KeyView::kStr || k.kind == KeyView::kBytes) {
+    uint64_t h = 1469598103934665603ULL;  // FNV-1a
+    for (char c : k.text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    return Mix(h + k.kind);
+  }
+  return Mix(k.bits ^ (static_cast<uint64_t>(k.kind) << 56) ^ static_cast<uint32_t>(k.type_index));
+}
+
+bool KeyEqual(const KeyView& a, const KeyView& b) noexcept {
+  if (a.kind != b.kind) return false;
+  if (a.kind == KeyView::kStr || a.kind == KeyView::kBytes) return a.text == b.text;
+  return a.bits == b.bits && a.type_index == b.type_index;
+}
+
+constexpr int64_t kEmpty = -1;
+constexpr int64_t kTombstone = -2;
+
+struct Entry {
+  PFAny key;
+  PFAny value;
+  uint64_t hash;
+  bool live;
+};
+
+struct MapImpl {
+  PFObject header;
+  std::vector<Entry> entries;  // insertion order; erased entries stay until the next rehash
+  std::vector<int64_t> table;  // open addressing: entry index, kEmpty or kTombstone
+  int64_t live = 0;
+  int64_t used = 0;  // table slots not kEmpty
+
+  ~MapImpl() { Clear(); }
+
+  void Clear() noexcept {
+    for (Entry& e : entries) {
+      if (!e.live) continue;
+      ReleaseAny(&e.key);
+      ReleaseAny(&e.value);
+    }
+    entries.clear();
+    table.clear();
+    live = used = 0;
+  }
+
+  /*! The table slot holding `key`, or -1. */
+  int64_t FindSlot(const KeyView& key, uint64_t hash) const noexcept {
+    if (table.empty()) return -1;
+    size_t mask = table.size() - 1;
+    for (size_t i = hash & mask;; i = (i + 1) & mask) {
+      int64_t idx = table[i];
+      if (idx == kEmpty) return -1;
+      if (idx == kTombstone) continue;
+      const Entry& e = entries[static_cast<size_t>(idx)];
+      if (e.hash == hash && KeyEqual(ViewKey(e.key), key)) return static_cast<int64_t>(i);
+    }
+  }
+
+  void PlaceIndex(uint64_t hash, int64_t idx) noexcept {
+    size_t mask = table.size() - 1;
+    size_t i = hash & mask;
+    while (table[i] >= 0) i = (i + 1) & mask;
+    if (table[i] == kEmpty) ++used;
+    table[i] = idx;
+  }
+
+  /*! Drops erased entries and rebuilds the table with room for `want` live entries. */
+  void Rehash(int64_t want) {
+    size_t cap = 8;
+    while (cap * 3 < static_cast<size_t>(want) * 4 + 4) cap *= 2;
+    std::vector<int64_t> fresh(cap, kEmpty);
+    std::vector<Entry> kept;
+    kept.reserve(static_cast<size_t>(want));
+    for (const Entry& e : entries) {
+      if (e.live) kept.push_back(e);
+    }
+    table.swap(fresh);
+    entries.swap(kept);
+    used = 0;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      PlaceIndex(entries[i].hash, static_cast<int64_t>(i));
+    }
+  }
+};
+
+MapImpl* CheckMap(PFObject* obj) {
+  if (!IsMapObject(obj)) Throw("TypeError", "expected a packedfun.Map or packedfun.Dict object");
+  return As<MapImpl>(obj);
+}
+
+}  // namespace
+
+PFObject* NewMap(int32_t type_index) { return Header(AllocObject<MapImpl>(type_index)); }
+
+bool IsMapObject(const PFObject* obj) noexcept {
+  return obj != nullptr && (obj->type_index == kPFTypeMap || obj->type_index == kPFTypeDict);
+}
+
+void MapSet(PFObject* map, const PFAny& key, const PFAny& value) {
+  MapImpl* m = As<MapImpl>(map);
+  KeyView kv = ViewKey(key);
+  uint64_t hash = HashKey(kv);
+  PFAny owned_value;
+  ViewToOwned(value, &owned_value);
+  int64_t slot = m->FindSlot(kv, hash);
+  if (slot >= 0) {
+    Entry& e = m->entries[static_cast<size_t>(m->table[static_cast<size_t>(slot)])];
+    ReleaseAny(&e.value);
+    e.value = owned_value;
+    return;
+  }
+  PFAny owned_key = NoneAny();
+  try {
+    ViewToOwned(key, &owned_key);
+    if (static_cast<size_t>(m->used + 1) * 4 > m->table.size() * 3 ||
+        m->entries.size() == m->entries.capacity()) {
+      m->Rehash(m->live + 1 > m->live * 2 ? m->live + 1 : m->live * 2);
+    }
+    m->entries.push_back(Entry{owned_key, owned_value, hash, true});
+  } catch (...) {
+    ReleaseAny(&owned_key);
+    ReleaseAny(&owned_value);
+    throw;
+  }
+  m->PlaceIndex(hash, static_cast<int64_t>(m->entries.size() - 1));
+  ++m->live;
+}
+
+const PFAny* MapFind(PFObject* map, const PFAny& key) noexcept {
+  MapImpl* m = As<MapImpl>(map);
+  KeyView kv = ViewKey(key);
+  int64_t slot = m->FindSlot(kv, HashKey(kv));
+  if (slot < 0) return nullptr;
+  return &m->entries[static_cast<size_t>(m->table[static_cast<size_t>(slot)])].value;
+}
+
+bool MapErase(PFObject* map, const PFAny& key) noexcept {
+  MapImpl* m = As<MapImpl>(map);
+  KeyView kv = ViewKey(key);
+  int64_t slot = m->FindSlot(kv, HashKey(kv));
+  if (slot < 0) return false;
+  Entry& e = m->entries[static_cast<size_t>(m->table[static_cast<size_t>(slot)])];
+  PFAny old_key = e.key, old_value = e.value;
+  e.live = false;
+  e.key = e.value = NoneAny();
+  m->table[static_cast<size_t>(slot)] = kTombstone;
+  --m->live;
+  // Release last: a deleter may re-enter this map.
+  ReleaseAny(&old_key);
+  ReleaseAny(&old_value);
+  return true;
+}
+
+void MapClear(PFObject* map) noexcept { As<MapImpl>(map)->Clear(); }
+
+int64_t MapCount(PFObject* map) noexcept { return As<MapImpl>(map)->live; }
+
+PFObject* MapItemsArray(PFObject* map) {
+  MapImpl* m = As<MapImpl>(map);
+  PFSeqObject* arr = NewSeq(kPFTypeArray, m->live * 2);
+  for (const Entry& e : m->entries) {
+    if (!e.live) continue;
+    // Stored keys and values are owned and never borrowed kinds: copying cannot fail.
+    ViewToOwned(e.key, &arr->data[arr->size++]);
+    ViewToOwned(e.value, &arr->data[arr->size++]);
+  }
+  return Header(arr);
+}
+
+}  // namespace detail
+}  // namespace packedfun
+
+using namespace packedfun::detail;
+
+extern "C" {
+
+PACKEDFUN_API int PFMapCreate(const PFAny* kv, int64_t num_items, PFAny* out) {
+  return Guard([&] {
+    if (num_items < 0) return RaiseError("ValueError", "PFMapCreate: negative num_items");
+    PFAny result = ObjectAny(NewMap(kPFTypeMap));
+    try {
+      for (int64_t i = 0; i < num_items; ++i) MapSet(result.v_obj, kv[2 * i], kv[2 * i + 1]);
+    } catch (...) {
+      ReleaseAny(&result);
+      throw;
+    }
+    *out = result;
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFMapSize(PFObject* map, int64_t* out) {
+  return Guard([&] {
+    *out = CheckMap(map)->live;
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFMapGetItem(PFObject* map, const PFAny* key, PFAny* out, int* found) {
+  return Guard([&] {
+    CheckMap(map);
+    const PFAny* value = MapFind(map, *key);
+    if (value != nullptr) ViewToOwned(*value, out);
+    *found = value != nullptr ? 1 : 0;
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFMapItems(PFObject* map, PFAny* out) {
+  return Guard([&] {
+    CheckMap(map);
+    *out = ObjectAny(MapItemsArray(map));
+    return 0;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,88 @@
+/* Python callables as native Functions, and Python objects as native Opaque objects. */
+#include "core.h"
+
+/* Whether Python can still run code (the last native reference may die after finalization, e.g.
+ * in the registry's static destructor; the object is then leaked on purpose). */
+static int python_alive(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
+void pfpy_opaque_free(void* handle) {
+  if (!python_alive()) return;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  Py_DECREF((PyObject*)handle);
+  PyGILState_Release(gil);
+}
+
+int pfpy_opaque_new(PyObject* o, PFObject** out) {
+  Py_INCREF(o);
+  if (PFOpaqueObjectCreate(o, &pfpy_opaque_free, out) != 0) {
+    Py_DECREF(o);
+    pfpy_raise_native(NULL);
+    return -1;
+  }
+  return 0;
+}
+
+int pfpy_callable_to_function(PyObject* callable, PFObject** out) {
+  Py_INCREF(callable);
+  if (PFFunctionCreate(callable, &pfpy_callback_call, &pfpy_opaque_free, out) != 0) {
+    Py_DECREF(callable);
+    pfpy_raise_native(NULL);
+    return -1;
+  }
+  return 0;
+}
+
+/* Converts the borrowed native arguments into `pyargs` (new references). */
+static int convert_args(const PFAny* args, int32_t n, PyObject** pyargs) {
+  for (int32_t i = 0; i < n; ++i) {
+    pyargs[i] = pfpy_any_view_to_py(&args[i]);
+    if (pyargs[i] == NULL) {
+      for (int32_t j = 0; j < i; ++j) Py_DECREF(pyargs[j]);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Calls `callable` with the converted arguments; a new reference or NULL with an exception.
+ * Slot 0 of the argument array is left free for PY_VECTORCALL_ARGUMENTS_OFFSET. */
+static PyObject* call_python(PyObject* callable, const PFAny* args, int32_t n) {
+  PyObject* small[PFPY_STACK_ARGS + 1];
+  PyObject** pyargs = small;
+  if (n > PFPY_STACK_ARGS) {
+    pyargs = (PyObject**)PyMem_Malloc(sizeof(PyObject*) * ((size_t)n + 1));
+    if (pyargs == NULL) return PyErr_NoMemory();
+  }
+  PyObject* result = NULL;
+  if (convert_args(args, n, pyargs + 1) == 0) {
+    result = PyObject_Vectorcall(callable, pyargs + 1,
+                                 (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    for (int32_t i = 1; i <= n; ++i) Py_DECREF(pyargs[i]);
+  }
+  if (pyargs != small) PyMem_Free(pyargs);
+  return result;
+}
+
+int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  int rc = 0;
+  PyObject* r = call_python((PyObject*)self, args, num_args);
+  if (PFPY_UNLIKELY(r == NULL)) {
+    rc = pfpy_raise_python_as_native();
+  } else {
+    if (r == Py_None) {
+      PFPY_SET_POD(result, kPFTypeNone, v_int64, 0);
+    } else if (pfpy_any_from_py(r, result) != 0) {
+      rc = pfpy_raise_python_as_native();
+    }
+    Py_DECREF(r);
+  }
+  PyGILState_Release(gil);
+  return rc;
+}

@@ -1,0 +1,296 @@
+/* Conversion between Python objects and PFAny values, in both directions. */
+#include "core.h"
+
+/* ---- Python -> PFAny ---------------------------------------------------------------------------- */
+
+static PyObject* ctypes_void_p = NULL; /* owned; looked up once ctypes is imported */
+
+PyObject* pfpy_ctypes_void_p(void) {
+  if (ctypes_void_p != NULL) return ctypes_void_p;
+  PyObject* modules = PyImport_GetModuleDict();
+  PyObject* ctypes = PyDict_GetItemString(modules, "ctypes"); /* borrowed; no import */
+  if (ctypes == NULL) return NULL;
+  ctypes_void_p = PyObject_GetAttrString(ctypes, "c_void_p");
+  if (ctypes_void_p == NULL) PyErr_Clear();
+  return ctypes_void_p;
+}
+
+PFPY_NOINLINE void pfpy_arg_error(PyObject* exc_type, PyObject* fname, Py_ssize_t pos,
+                                  const char* what) {
+  if (pos < 0) {
+    PyErr_Format(exc_type, "%S: return value: %s", fname ? fname : (PyObject*)Py_None, what);
+  } else if (fname != NULL) {
+    PyErr_Format(exc_type, "%U: argument %zd: %s", fname, pos, what);
+  } else {
+    PyErr_Format(exc_type, "packedfun.Function argument %zd: %s", pos, what);
+  }
+}
+
+/* Adds "while converting argument N of F" to the exception being raised (3.11+ notes). */
+static PFPY_NOINLINE void add_arg_note(PyObject* fname, Py_ssize_t pos) {
+#if PY_VERSION_HEX >= 0x030B0000
+  PyObject* exc = pfpy_fetch_exception();
+  if (exc == NULL) return;
+  PyObject* note = pos < 0 ? PyUnicode_FromString("while converting a return value")
+                           : PyUnicode_FromFormat("while converting argument %zd of %S", pos,
+                                                  fname ? fname : (PyObject*)Py_None);
+  if (note != NULL) {
+    PyObject* r = PyObject_CallMethod(exc, "add_note", "O", note);
+    Py_XDECREF(r);
+    Py_DECREF(note);
+    PyErr_Clear();
+  }
+  pfpy_restore_exception(exc);
+#else
+  (void)fname;
+  (void)pos;
+#endif
+}
+
+static int push_temp(PFPyArgs* pack, PFObject* obj, PFAny* out) {
+  pack->temps[pack->num_temps++] = obj;
+  out->type_index = obj->type_index;
+  out->zero_padding = 0;
+  out->v_obj = obj;
+  return 0;
+}
+
+static int arg_from_int(PyObject* o, PFAny* out, Py_ssize_t pos, PyObject* fname) {
+  int overflow;
+  long long value = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (value == -1 && PyErr_Occurred()) return -1;
+  if (overflow != 0) {
+    pfpy_arg_error(PyExc_OverflowError, fname, pos,
+                   overflow > 0 ? "int too large for int64" : "int too small for int64");
+    return -1;
+  }
+  PFPY_SET_POD(out, kPFTypeInt, v_int64, (int64_t)value);
+  return 0;
+}
+
+static int arg_from_void_p(PyObject* o, PFAny* out) {
+  PyObject* value = PyObject_GetAttrString(o, "value");
+  if (value == NULL) return -1;
+  void* ptr = NULL;
+  if (value != Py_None) {
+    ptr = PyLong_AsVoidPtr(value);
+    if (ptr == NULL && PyErr_Occurred()) {
+      Py_DECREF(value);
+      return -1;
+    }
+  }
+  Py_DECREF(value);
+  PFPY_SET_POD(out, kPFTypeOpaquePtr, v_ptr, ptr);
+  return 0;
+}
+
+static int arg_from_object(PyObject* o, PFAny* out) {
+  PFObject* h = ((PFPyObject*)o)->handle;
+  if (h == NULL) {
+    PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
+  } else {
+    out->type_index = h->type_index;
+    out->zero_padding = 0;
+    out->v_obj = h;
+  }
+  return 0;
+}
+
+static int arg_from_bytes_like(PyObject* o, PFPyArgs* pack, PFAny* out, Py_ssize_t slot) {
+  PFByteArray* view = &pack->views[slot];
+  if (PyBytes_Check(o)) {
+    view->data = PyBytes_AS_STRING(o);
+    view->size = (size_t)PyBytes_GET_SIZE(o);
+  } else {
+    view->data = PyByteArray_AS_STRING(o);
+    view->size = (size_t)PyByteArray_GET_SIZE(o);
+  }
+  PFPY_SET_POD(out, kPFTypeBytesView, v_ptr, view);
+  return 0;
+}
+
+int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  Py_ssize_t slot = pos < 0 ? 0 : pos;
+  PFAny* out = &pack->args[slot];
+  if (PyUnicode_Check(o)) {
+    PFByteArray* view = &pack->views[slot];
+    if (pfpy_str_view(o, view) != 0) {
+      add_arg_note(fname, pos);
+      return -1;
+    }
+    PFPY_SET_POD(out, kPFTypeStrView, v_ptr, view);
+    return 0;
+  }
+  if (PyBool_Check(o)) {
+    PFPY_SET_POD(out, kPFTypeBool, v_int64, o == Py_True);
+    return 0;
+  }
+  if (PyLong_Check(o)) return arg_from_int(o, out, pos, fname);
+  if (PyFloat_Check(o)) {
+    PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
+    return 0;
+  }
+  if (PyObject_TypeCheck(o, &PFPyObject_Type)) return arg_from_object(o, out);
+  if (PyBytes_Check(o) || PyByteArray_Check(o)) return arg_from_bytes_like(o, pack, out, slot);
+  PyObject* void_p = pfpy_ctypes_void_p();
+  if (void_p != NULL && PyObject_TypeCheck(o, (PyTypeObject*)void_p)) {
+    return arg_from_void_p(o, out);
+  }
+  PFObject* obj = NULL;
+  if (PyCallable_Check(o)) {
+    if (pfpy_callable_to_function(o, &obj) != 0) return -1;
+  } else if (pfpy_opaque_new(o, &obj) != 0) {
+    return -1;
+  }
+  return push_temp(pack, obj, out);
+}
+
+void pfpy_args_release(PFPyArgs* pack) {
+  for (int i = 0; i < pack->num_temps; ++i) PFObjectDecRef(pack->temps[i]);
+  pack->num_temps = 0;
+}
+
+int pfpy_any_from_py(PyObject* o, PFAny* out) {
+  PFAny arg;
+  PFByteArray view;
+  PFObject* temp = NULL;
+  PFPyArgs pack = {&arg, &view, &temp, 0};
+  if (pfpy_arg_from_py(o, &pack, -1, NULL) != 0) return -1;
+  if (pack.num_temps != 0) { /* the temporary's reference moves into *out */
+    *out = arg;
+    return 0;
+  }
+  int rc = 0;
+  if (arg.type_index == kPFTypeStrView) {
+    rc = PFStringCreate(&view, out);
+  } else if (arg.type_index == kPFTypeBytesView) {
+    rc = PFBytesCreate(&view, out);
+  } else {
+    if (arg.type_index >= kPFTypeStaticObjectBegin) PFObjectIncRef(arg.v_obj);
+    *out = arg;
+  }
+  if (rc != 0) {
+    pfpy_raise_native(NULL);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- PFAny -> Python ---------------------------------------------------------------------------- */
+
+static PyObject* void_p_from(void* ptr) {
+  if (ptr == NULL) Py_RETURN_NONE;
+  PyObject* void_p = pfpy_ctypes_void_p();
+  if (void_p == NULL) {
+    PyObject* ctypes = PyImport_ImportModule("ctypes");
+    if (ctypes == NULL) return NULL;
+    Py_DECREF(ctypes);
+    void_p = pfpy_ctypes_void_p();
+    if (void_p == NULL) return PyErr_Format(PyExc_ImportError, "ctypes.c_void_p not found");
+  }
+  PyObject* addr = PyLong_FromVoidPtr(ptr);
+  if (addr == NULL) return NULL;
+  PyObject* result = PyObject_CallOneArg(void_p, addr);
+  Py_DECREF(addr);
+  return result;
+}
+
+static PyObject* pod_to_py(const PFAny* v) {
+  switch (v->type_index) {
+    case kPFTypeNone:
+      Py_RETURN_NONE;
+    case kPFTypeInt:
+      return PyLong_FromLongLong(v->v_int64);
+    case kPFTypeBool:
+      return PyBool_FromLong((long)v->v_int64);
+    case kPFTypeFloat:
+      return PyFloat_FromDouble(v->v_float64);
+    case kPFTypeOpaquePtr:
+      return void_p_from(v->v_ptr);
+    case kPFTypeDataType:
+      return Py_BuildValue("(iii)", (int)v->v_dtype.code, (int)v->v_dtype.bits,
+                           (int)v->v_dtype.lanes);
+    case kPFTypeDevice:
+      return Py_BuildValue("(ii)", (int)v->v_device.device_type, (int)v->v_device.device_id);
+    case kPFTypeSmallStr:
+      return PyUnicode_DecodeUTF8(v->v_bytes, (Py_ssize_t)v->small_len, NULL);
+    case kPFTypeSmallBytes:
+      return PyBytes_FromStringAndSize(v->v_bytes, (Py_ssize_t)v->small_len);
+    case kPFTypeRawStr:
+      return PyUnicode_DecodeUTF8(v->v_c_str, (Py_ssize_t)strlen(v->v_c_str), NULL);
+    case kPFTypeStrView: {
+      const PFByteArray* b = (const PFByteArray*)v->v_ptr;
+      return PyUnicode_DecodeUTF8(b->data, (Py_ssize_t)b->size, NULL);
+    }
+    case kPFTypeBytesView: {
+      const PFByteArray* b = (const PFByteArray*)v->v_ptr;
+      return PyBytes_FromStringAndSize(b->data, (Py_ssize_t)b->size);
+    }
+    default:
+      return NULL;
+  }
+}
+
+static PFPY_NOINLINE PyObject* unknown_kind(const PFAny* v) {
+  if (v->type_index == kPFTypeDLTensorPtr) {
+    PFAny owned = {0};
+    if (PFAnyViewToOwned(v, &owned) != 0) return pfpy_raise_native(NULL);
+    return pfpy_any_steal_to_py(&owned);
+  }
+  return PyErr_Format(PyExc_TypeError, "packedfun: cannot convert a value of type index %d",
+                      (int)v->type_index);
+}
+
+/* Strings and bytes objects become plain str/bytes; `obj` is borrowed. */
+static PyObject* bytes_object_to_py(PFObject* obj) {
+  const PFByteArray* b = &((PFBytesObject*)obj)->bytes;
+  if (obj->type_index == kPFTypeString) {
+    return PyUnicode_DecodeUTF8(b->data, (Py_ssize_t)b->size, NULL);
+  }
+  return PyBytes_FromStringAndSize(b->data, (Py_ssize_t)b->size);
+}
+
+PyObject* pfpy_any_steal_to_py(PFAny* v) {
+  int32_t tindex = v->type_index;
+  if (tindex < kPFTypeStaticObjectBegin) {
+    PyObject* r = pod_to_py(v);
+    if (r == NULL && !PyErr_Occurred()) r = unknown_kind(v);
+    return r; /* POD results own nothing */
+  }
+  PFObject* obj = v->v_obj;
+  v->type_index = kPFTypeNone;
+  v->v_int64 = 0;
+  if (tindex == kPFTypeString || tindex == kPFTypeBytes) {
+    PyObject* r = bytes_object_to_py(obj);
+    PFObjectDecRef(obj);
+    return r;
+  }
+  return pfpy_object_wrap(obj);
+}
+
+PyObject* pfpy_any_view_to_py(const PFAny* v) {
+  int32_t tindex = v->type_index;
+  if (tindex < kPFTypeStaticObjectBegin) {
+    PyObject* r = pod_to_py(v);
+    if (r == NULL && !PyErr_Occurred()) r = unknown_kind(v);
+    return r;
+  }
+  if (tindex == kPFTypeString || tindex == kPFTypeBytes) return bytes_object_to_py(v->v_obj);
+  PFObjectIncRef(v->v_obj);
+  return pfpy_object_wrap(v->v_obj);
+}
+
+/* ---- module functions ----------------------------------------------------------------------------- */
+
+static PyObject* convert_value(PyObject* mod, PyObject* value) {
+  (void)mod;
+  PFAny owned;
+  if (pfpy_any_from_py(value, &owned) != 0) return NULL;
+  return pfpy_any_steal_to_py(&owned);
+}
+
+PyMethodDef pfpy_convert_methods[] = {
+    {"convert", convert_value, METH_O,
+     "convert(value)\n--\n\nThe FFI form of `value`: callables become Functions, str/int/float/"
+     "bytes/Objects come back unchanged in kind, other objects come back as themselves."},
+    {NULL, NULL, 0, NULL}};

@@ -1,0 +1,182 @@
+/* Private header of the packedfun._core extension: its types and the helpers its files share. */
+#ifndef PACKEDFUN_SRC_PYTHON_CORE_H_
+#define PACKEDFUN_SRC_PYTHON_CORE_H_
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <packedfun/c_api.h>
+
+#if defined(__GNUC__)
+#define PFPY_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PFPY_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define PFPY_NOINLINE __attribute__((noinline))
+#else
+#define PFPY_LIKELY(x) (x)
+#define PFPY_UNLIKELY(x) (x)
+#define PFPY_NOINLINE
+#endif
+
+/* Arguments up to this count are converted into stack arrays (no heap allocation). */
+#define PFPY_STACK_ARGS 8
+
+/* ---- types (object.c, function.c) ------------------------------------------------------------ */
+
+/*! packedfun.Object: a Python wrapper owning one reference to a native object. */
+typedef struct {
+  PyObject_HEAD
+  PFObject* handle;   /* owned reference; NULL for an empty wrapper */
+  PyObject* weakrefs; /* weak reference list */
+} PFPyObject;
+
+/*! packedfun.Function: an Object of kPFTypeFunction that is called through vectorcall. */
+typedef struct {
+  PFPyObject base;
+  vectorcallfunc vectorcall; /* always function_vectorcall */
+  PyObject* name;            /* str, or NULL when unknown */
+  PyObject* dict;            /* instance __dict__ (for __doc__, __qualname__, ...) */
+} PFPyFunction;
+
+extern PyTypeObject PFPyObject_Type;
+extern PyTypeObject PFPyFunction_Type;
+
+/*! Wraps `obj` (stolen; must be a Function) as a packedfun.Function named `name` (borrowed, may be
+ *  NULL). Returns a new reference or NULL with an exception set (obj is released then too). */
+PyObject* pfpy_function_new(PFObject* obj, PyObject* name);
+
+/*! Wraps any native object (stolen): Functions as Function, Opaque objects made by this backend as
+ *  the Python object they hold, others through the object factory or as plain Object. */
+PyObject* pfpy_object_wrap(PFObject* obj);
+
+/*! Forgets the object-factory cache (object.c). */
+void pfpy_object_factory_reset(void);
+
+/*! The object factory (borrowed, may be NULL); set by set_object_factory. */
+extern PyObject* pfpy_object_factory;
+
+/* ---- conversion (convert.c) ------------------------------------------------------------------ */
+
+/*! Scratch space for one call's arguments. `temps` collects owned objects made for the call. */
+typedef struct {
+  PFAny* args;
+  PFByteArray* views; /* backing PFByteArray for StrView/BytesView args, one slot per arg */
+  PFObject** temps;   /* objects to release after the call */
+  int num_temps;
+} PFPyArgs;
+
+/*! Converts `o` (borrowed) into the argument `pack->args[pos]` (the cases the inline fast path
+ *  below leaves out). `fname` (borrowed, may be NULL) names the function in error messages; a
+ *  negative `pos` means the value is a return value. Returns 0, or -1 with a Python exception. */
+int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
+
+/*! Stores a POD value in a PFAny (zero padding included). */
+#define PFPY_SET_POD(any, tindex, field, value) \
+  do {                                          \
+    (any)->type_index = (tindex);               \
+    (any)->zero_padding = 0;                    \
+    (any)->field = (value);                     \
+  } while (0)
+
+/*! The argument conversion of the hot path: None, bool, exact int, exact float and exact str are
+ *  handled inline without allocation; everything else goes to pfpy_arg_from_py_slow. */
+static inline int pfpy_arg_from_py(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  PFAny* out = &pack->args[pos < 0 ? 0 : pos];
+  if (o == Py_None) {
+    PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
+    return 0;
+  }
+  if (PyLong_CheckExact(o)) {
+    int overflow;
+    long long value = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (PFPY_UNLIKELY(overflow != 0)) return pfpy_arg_from_py_slow(o, pack, pos, fname);
+    PFPY_SET_POD(out, kPFTypeInt, v_int64, (int64_t)value);
+    return 0;
+  }
+  if (PyFloat_CheckExact(o)) {
+    PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
+    return 0;
+  }
+  if (o == Py_True || o == Py_False) {
+    PFPY_SET_POD(out, kPFTypeBool, v_int64, o == Py_True);
+    return 0;
+  }
+  return pfpy_arg_from_py_slow(o, pack, pos, fname);
+}
+
+/*! Releases the temporaries of a call. */
+void pfpy_args_release(PFPyArgs* pack);
+
+/*! Converts an owned PFAny (stolen: `*v` is released and reset to None) into a new Python object. */
+PyObject* pfpy_any_steal_to_py(PFAny* v);
+
+/*! Converts a borrowed PFAny into a new Python object. */
+PyObject* pfpy_any_view_to_py(const PFAny* v);
+
+/*! Converts `o` (borrowed) into an owned PFAny (`*out` receives a new ref). Returns 0 or -1 with a
+ *  Python exception set. */
+int pfpy_any_from_py(PyObject* o, PFAny* out);
+
+/*! The ctypes.c_void_p type if ctypes is imported, else NULL (borrowed). */
+PyObject* pfpy_ctypes_void_p(void);
+
+/* ---- callbacks and opaque objects (callback.c) ----------------------------------------------- */
+
+/*! Wraps a Python callable (borrowed) as a new Function object (`*out`, new ref). -1 + exception. */
+int pfpy_callable_to_function(PyObject* callable, PFObject** out);
+
+/*! Makes an Opaque object owning a new reference to `o`. -1 with a Python exception on failure. */
+int pfpy_opaque_new(PyObject* o, PFObject** out);
+
+/*! The free_handle of Opaque objects made by this backend (identifies them). */
+void pfpy_opaque_free(void* handle);
+
+/*! Whether `obj` is an Opaque object made by this backend. */
+static inline int pfpy_is_own_opaque(PFObject* obj) {
+  return obj != NULL && obj->type_index == kPFTypeOpaque &&
+         ((PFOpaqueObject*)obj)->free_handle == &pfpy_opaque_free;
+}
+
+/*! The safe_call of Functions wrapping Python callables; `self` is the callable. */
+int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result);
+
+/* ---- errors (error.c) ------------------------------------------------------------------------ */
+
+/*! Raises the pending native error as a Python exception and returns NULL. `fname` (borrowed,
+ *  may be NULL) is the function that failed. */
+PyObject* pfpy_raise_native(PyObject* fname);
+
+/*! Moves the current Python exception into the native error slot; returns -1. */
+int pfpy_raise_python_as_native(void);
+
+/*! The error factory (borrowed, may be NULL). */
+extern PyObject* pfpy_error_factory;
+
+/*! Raises TypeError/ValueError-style exceptions for argument `pos` of `fname`. */
+PFPY_NOINLINE void pfpy_arg_error(PyObject* exc_type, PyObject* fname, Py_ssize_t pos,
+                                  const char* what);
+
+/* ---- strings --------------------------------------------------------------------------------- */
+
+/*! Borrowed UTF-8 view of a str (cached in the str object). -1 with an exception on failure. */
+static inline int pfpy_str_view(PyObject* s, PFByteArray* out) {
+  Py_ssize_t size;
+  const char* data = PyUnicode_AsUTF8AndSize(s, &size);
+  if (data == NULL) return -1;
+  out->data = data;
+  out->size = (size_t)size;
+  return 0;
+}
+
+/* ---- Python-version shims --------------------------------------------------------------------- */
+
+/*! Fetches and clears the current exception as one normalized object with its traceback set. */
+PyObject* pfpy_fetch_exception(void);
+
+/*! Raises `exc` (stolen) as the current exception, keeping its traceback. */
+void pfpy_restore_exception(PyObject* exc);
+
+/*! Module-level method tables of each file, merged by module.c. */
+extern PyMethodDef pfpy_registry_methods[];
+extern PyMethodDef pfpy_error_methods[];
+extern PyMethodDef pfpy_convert_methods[];
+
+#endif /* PACKEDFUN_SRC_PYTHON_CORE_H_ */

@@ -1,0 +1,267 @@
+/* packedfun.Function: calls a native Function through vectorcall (the hot path of the package). */
+#include "core.h"
+
+static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
+                                     PyObject* kwnames);
+
+PyObject* pfpy_function_new(PFObject* obj, PyObject* name) {
+  PFPyFunction* f = PyObject_GC_New(PFPyFunction, &PFPyFunction_Type);
+  if (f == NULL) {
+    PFObjectDecRef(obj);
+    return NULL;
+  }
+  f->base.handle = obj;
+  f->base.weakrefs = NULL;
+  f->vectorcall = function_vectorcall;
+  Py_XINCREF(name);
+  f->name = name;
+  f->dict = NULL;
+  PyObject_GC_Track(f);
+  return (PyObject*)f;
+}
+
+static PFPY_NOINLINE PyObject* kwargs_error(PFPyFunction* f) {
+  if (f->name != NULL) {
+    return PyErr_Format(PyExc_TypeError, "%U() takes no keyword arguments", f->name);
+  }
+  return PyErr_Format(PyExc_TypeError, "packedfun.Function takes no keyword arguments");
+}
+
+/* Whether argument `i` travelled as an Opaque object holding `arg`. */
+static int is_opaque_arg(const PFPyArgs* pack, Py_ssize_t i, PyObject* arg) {
+  const PFAny* a = &pack->args[i];
+  return a->type_index == kPFTypeOpaque && ((PFOpaqueObject*)a->v_obj)->handle == (void*)arg;
+}
+
+/* Appends " (argument i is a Python object of type 'T')" for the Opaque arguments the message
+ * names (all of them when it names none): native code cannot know Python type names. */
+static PyObject* opaque_type_suffix(PyObject* msg, PyObject* const* args, Py_ssize_t n,
+                                    const PFPyArgs* pack) {
+  PyObject* parts = PyList_New(0);
+  for (int pass = 0; parts != NULL && pass < 2 && PyList_GET_SIZE(parts) == 0; ++pass) {
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      if (!is_opaque_arg(pack, i, args[i])) continue;
+      PyObject* needle = PyUnicode_FromFormat("argument %zd", i);
+      int named = needle ? PyUnicode_Find(msg, needle, 0, PY_SSIZE_T_MAX, 1) >= 0 : 0;
+      Py_XDECREF(needle);
+      if (!named && pass == 0) continue;
+      PyObject* part = PyUnicode_FromFormat("argument %zd is a Python object of type '%.200s'",
+                                            i, Py_TYPE(args[i])->tp_name);
+      if (part == NULL || PyList_Append(parts, part) < 0) Py_CLEAR(parts);
+      Py_XDECREF(part);
+    }
+  }
+  if (parts == NULL) return NULL;
+  PyObject* sep = PyUnicode_FromString("; ");
+  PyObject* joined = sep ? PyUnicode_Join(sep, parts) : NULL;
+  Py_XDECREF(sep);
+  Py_DECREF(parts);
+  if (joined == NULL) return NULL;
+  PyObject* result = PyUnicode_FromFormat("%U (%U)", msg, joined);
+  Py_DECREF(joined);
+  return result;
+}
+
+/* Raises the pending native error; a native TypeError about Opaque arguments gets their Python
+ * type names added to its message. */
+static PFPY_NOINLINE PyObject* raise_with_arg_types(PFPyFunction* f, PyObject* const* args,
+                                                    Py_ssize_t n, const PFPyArgs* pack) {
+  pfpy_raise_native(f->name);
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
+  PyObject* exc = pfpy_fetch_exception();
+  PyObject* eargs = exc ? PyObject_GetAttrString(exc, "args") : NULL;
+  PyObject* dict = exc ? ((PyBaseExceptionObject*)exc)->dict : NULL;
+  if (eargs != NULL && dict != NULL && PyDict_GetItemString(dict, "kind") != NULL &&
+      PyTuple_Check(eargs) && PyTuple_GET_SIZE(eargs) == 1 &&
+      PyUnicode_Check(PyTuple_GET_ITEM(eargs, 0))) {
+    PyObject* msg = opaque_type_suffix(PyTuple_GET_ITEM(eargs, 0), args, n, pack);
+    PyObject* new_args = msg ? PyTuple_Pack(1, msg) : NULL;
+    if (new_args == NULL || PyObject_SetAttrString(exc, "args", new_args) < 0) PyErr_Clear();
+    Py_XDECREF(new_args);
+    Py_XDECREF(msg);
+  }
+  PyErr_Clear();
+  Py_XDECREF(eargs);
+  if (exc != NULL) pfpy_restore_exception(exc);
+  return NULL;
+}
+
+/* Converts the arguments into `pack`, calls, releases the temporaries and converts the result. */
+static inline PyObject* call_packed(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
+                                    PFPyArgs* pack) {
+  PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (PFPY_UNLIKELY(pfpy_arg_from_py(args[i], pack, i, f->name) != 0)) {
+      pfpy_args_release(pack);
+      return NULL;
+    }
+  }
+  PFAny rv;
+  PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
+  int rc = fo->safe_call(fo->self, pack->args, (int32_t)n, &rv);
+  if (PFPY_LIKELY(pack->num_temps == 0)) {
+    if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
+  } else {
+    PyObject* failed = rc != 0 ? raise_with_arg_types(f, args, n, pack) : NULL;
+    pfpy_args_release(pack);
+    if (rc != 0) return failed;
+  }
+  if (rv.type_index == kPFTypeNone) Py_RETURN_NONE;
+  return pfpy_any_steal_to_py(&rv);
+}
+
+static PFPY_NOINLINE PyObject* call_many(PFPyFunction* f, PyObject* const* args, Py_ssize_t n) {
+  size_t bytes = (size_t)n * (sizeof(PFAny) + sizeof(PFByteArray) + sizeof(PFObject*));
+  char* block = (char*)PyMem_Malloc(bytes);
+  if (block == NULL) return PyErr_NoMemory();
+  PFPyArgs pack = {(PFAny*)block, (PFByteArray*)(block + (size_t)n * sizeof(PFAny)),
+                   (PFObject**)(block + (size_t)n * (sizeof(PFAny) + sizeof(PFByteArray))), 0};
+  PyObject* result = call_packed(f, args, n, &pack);
+  PyMem_Free(block);
+  return result;
+}
+
+static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
+                                     PyObject* kwnames) {
+  PFPyFunction* f = (PFPyFunction*)self;
+  if (PFPY_UNLIKELY(kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) return kwargs_error(f);
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (PFPY_UNLIKELY(n > PFPY_STACK_ARGS)) return call_many(f, args, n);
+  PFAny stack[PFPY_STACK_ARGS];
+  PFByteArray views[PFPY_STACK_ARGS];
+  PFObject* temps[PFPY_STACK_ARGS];
+  PFPyArgs pack = {stack, views, temps, 0};
+  return call_packed(f, args, n, &pack);
+}
+
+/* ---- the type ---------------------------------------------------------------------------------- */
+
+/* Function(callable): wraps a Python callable (a Function comes back as itself). */
+static PyObject* function_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  (void)type;
+  PyObject* callable;
+  if ((kwds != NULL && PyDict_Size(kwds) != 0) || !PyArg_ParseTuple(args, "O:Function", &callable)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "Function() takes no keywords");
+    return NULL;
+  }
+  if (PyObject_TypeCheck(callable, &PFPyFunction_Type)) {
+    Py_INCREF(callable);
+    return callable;
+  }
+  if (!PyCallable_Check(callable)) {
+    return PyErr_Format(PyExc_TypeError, "Function() expects a callable, got %.200s",
+                        Py_TYPE(callable)->tp_name);
+  }
+  PFObject* obj = NULL;
+  if (pfpy_callable_to_function(callable, &obj) != 0) return NULL;
+  return pfpy_function_new(obj, NULL);
+}
+
+static int function_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(((PFPyFunction*)self)->dict);
+  return 0;
+}
+
+static int function_clear(PyObject* self) {
+  Py_CLEAR(((PFPyFunction*)self)->dict);
+  return 0;
+}
+
+static void function_dealloc(PyObject* self) {
+  PFPyFunction* f = (PFPyFunction*)self;
+  PyObject_GC_UnTrack(self);
+  if (f->base.weakrefs != NULL) PyObject_ClearWeakRefs(self);
+  Py_CLEAR(f->dict);
+  Py_CLEAR(f->name);
+  PFObject* h = f->base.handle;
+  f->base.handle = NULL;
+  PFObjectDecRef(h);
+  PyObject_GC_Del(self);
+}
+
+/* The Python callable wrapped by `f`, if it wraps one (borrowed), else NULL. */
+static PyObject* wrapped_callable(PFPyFunction* f) {
+  PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
+  return fo != NULL && fo->safe_call == &pfpy_callback_call ? (PyObject*)fo->self : NULL;
+}
+
+static PyObject* function_repr(PyObject* self) {
+  PFPyFunction* f = (PFPyFunction*)self;
+  if (f->name != NULL) {
+    return PyUnicode_FromFormat("<packedfun.Function '%U' at %p>", f->name, (void*)f->base.handle);
+  }
+  PyObject* callable = wrapped_callable(f);
+  if (callable != NULL) {
+    return PyUnicode_FromFormat("<packedfun.Function wrapping %R at %p>", callable,
+                                (void*)f->base.handle);
+  }
+  return PyUnicode_FromFormat("<packedfun.Function at %p>", (void*)f->base.handle);
+}
+
+static PyObject* function_get_name(PyObject* self, void* closure) {
+  (void)closure;
+  PFPyFunction* f = (PFPyFunction*)self;
+  if (f->dict != NULL) {
+    PyObject* name = PyDict_GetItemString(f->dict, "__name__");
+    if (name != NULL) {
+      Py_INCREF(name);
+      return name;
+    }
+  }
+  if (f->name != NULL) {
+    Py_INCREF(f->name);
+    return f->name;
+  }
+  PyObject* callable = wrapped_callable(f);
+  if (callable != NULL) return PyObject_GetAttrString(callable, "__name__");
+  return PyUnicode_FromString("Function");
+}
+
+static int function_set_name(PyObject* self, PyObject* value, void* closure) {
+  (void)closure;
+  PFPyFunction* f = (PFPyFunction*)self;
+  if (value != NULL && !PyUnicode_Check(value)) {
+    PyErr_SetString(PyExc_TypeError, "__name__ must be a str");
+    return -1;
+  }
+  if (f->dict == NULL) {
+    f->dict = PyDict_New();
+    if (f->dict == NULL) return -1;
+  }
+  if (value == NULL) return PyDict_DelItemString(f->dict, "__name__");
+  return PyDict_SetItemString(f->dict, "__name__", value);
+}
+
+static PyObject* function_get_registry_name(PyObject* self, void* closure) {
+  (void)closure;
+  PyObject* name = ((PFPyFunction*)self)->name;
+  if (name == NULL) Py_RETURN_NONE;
+  Py_INCREF(name);
+  return name;
+}
+
+static PyGetSetDef function_getset[] = {
+    {"__name__", function_get_name, function_set_name, "Name of the function.", NULL},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {"registry_name", function_get_registry_name, NULL,
+     "The global name this Function was looked up by, or None.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyTypeObject PFPyFunction_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Function",
+    .tp_basicsize = sizeof(PFPyFunction),
+    .tp_dealloc = function_dealloc,
+    .tp_vectorcall_offset = offsetof(PFPyFunction, vectorcall),
+    .tp_repr = function_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Function(callable)\n--\n\nA packed function: a native function of any language "
+              "called with positional arguments. Function(callable) wraps a Python callable.",
+    .tp_traverse = function_traverse,
+    .tp_clear = function_clear,
+    .tp_weaklistoffset = offsetof(PFPyFunction, base.weakrefs),
+    .tp_getset = function_getset,
+    .tp_base = &PFPyObject_Type,
+    .tp_dictoffset = offsetof(PFPyFunction, dict),
+    .tp_new = function_new,
+};

@@ -1,0 +1,193 @@
+/* packedfun.Object: the base Python type of every wrapper of a native object, and object wrapping. */
+#include "core.h"
+
+#include <stdint.h>
+
+PyObject* pfpy_object_factory = NULL;
+
+/* Classes found by the object factory, indexed by type index (owned references). Only positive
+ * answers are cached; set_object_factory clears the cache. */
+#define CLASS_CACHE_SIZE 1024
+static PyObject* class_cache[CLASS_CACHE_SIZE];
+
+void pfpy_object_factory_reset(void) {
+  for (int i = 0; i < CLASS_CACHE_SIZE; ++i) Py_CLEAR(class_cache[i]);
+}
+
+/* The Python class for objects of `tindex` (borrowed), or NULL with an exception. */
+static PyTypeObject* class_for(int32_t tindex) {
+  if (pfpy_object_factory == NULL) return &PFPyObject_Type;
+  if (tindex >= 0 && tindex < CLASS_CACHE_SIZE && class_cache[tindex] != NULL) {
+    return (PyTypeObject*)class_cache[tindex];
+  }
+  PyObject* cls = PyObject_CallFunction(pfpy_object_factory, "i", (int)tindex);
+  if (cls == NULL) return NULL;
+  if (cls == Py_None) {
+    Py_DECREF(cls);
+    return &PFPyObject_Type;
+  }
+  if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject*)cls, &PFPyObject_Type)) {
+    PyErr_Format(PyExc_TypeError, "object factory returned %R for type index %d, "
+                 "expected a subclass of packedfun.Object", cls, (int)tindex);
+    Py_DECREF(cls);
+    return NULL;
+  }
+  if (tindex >= 0 && tindex < CLASS_CACHE_SIZE) {
+    class_cache[tindex] = cls; /* keeps the reference */
+  } else {
+    Py_DECREF(cls); /* still referenced by the factory's own table */
+  }
+  return (PyTypeObject*)cls;
+}
+
+PyObject* pfpy_object_wrap(PFObject* obj) {
+  if (obj == NULL) Py_RETURN_NONE;
+  if (obj->type_index == kPFTypeFunction) return pfpy_function_new(obj, NULL);
+  if (pfpy_is_own_opaque(obj)) {
+    PyObject* o = (PyObject*)((PFOpaqueObject*)obj)->handle;
+    Py_INCREF(o);
+    PFObjectDecRef(obj);
+    return o;
+  }
+  PyTypeObject* cls = class_for(obj->type_index);
+  PFPyObject* self = cls ? (PFPyObject*)cls->tp_alloc(cls, 0) : NULL;
+  if (self == NULL) {
+    PFObjectDecRef(obj);
+    return NULL;
+  }
+  self->handle = obj;
+  return (PyObject*)self;
+}
+
+/* ---- the type ---------------------------------------------------------------------------------- */
+
+static PyObject* object_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  (void)args;
+  (void)kwds;
+  return type->tp_alloc(type, 0); /* empty; subclasses fill it in __init__ */
+}
+
+static void object_dealloc(PyObject* self) {
+  PFPyObject* o = (PFPyObject*)self;
+  if (o->weakrefs != NULL) PyObject_ClearWeakRefs(self);
+  PFObject* h = o->handle;
+  o->handle = NULL;
+  PFObjectDecRef(h);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject* object_get_handle(PyObject* self, void* closure) {
+  (void)closure;
+  return PyLong_FromVoidPtr(((PFPyObject*)self)->handle);
+}
+
+static PyObject* object_get_type_index(PyObject* self, void* closure) {
+  (void)closure;
+  PFObject* h = ((PFPyObject*)self)->handle;
+  return PyLong_FromLong(h ? (long)h->type_index : (long)kPFTypeNone);
+}
+
+/* The type key of `self` as a new str ("None" when empty). */
+static PyObject* object_type_key_str(PFObject* h) {
+  if (h == NULL) return PyUnicode_FromString("None");
+  const PFTypeInfo* info = NULL;
+  if (PFTypeGetInfo(h->type_index, &info) != 0 || info == NULL) {
+    PFObject* err = NULL;
+    PFErrorMoveFromRaised(&err);
+    PFObjectDecRef(err);
+    return PyUnicode_FromFormat("<type %d>", (int)h->type_index);
+  }
+  return PyUnicode_DecodeUTF8(info->type_key.data, (Py_ssize_t)info->type_key.size, "replace");
+}
+
+static PyObject* object_get_type_key(PyObject* self, void* closure) {
+  (void)closure;
+  return object_type_key_str(((PFPyObject*)self)->handle);
+}
+
+static PyObject* object_repr(PyObject* self) {
+  PFObject* h = ((PFPyObject*)self)->handle;
+  PyObject* key = object_type_key_str(h);
+  if (key == NULL) return NULL;
+  PyObject* r = PyUnicode_FromFormat("<%s %U at %p>", Py_TYPE(self)->tp_name, key, (void*)h);
+  Py_DECREF(key);
+  return r;
+}
+
+static Py_hash_t object_hash(PyObject* self) {
+  PFObject* h = ((PFPyObject*)self)->handle;
+  uintptr_t addr = (uintptr_t)(h != NULL ? (void*)h : (void*)self);
+  Py_hash_t x = (Py_hash_t)((addr >> 4) | (addr << (8 * sizeof(uintptr_t) - 4)));
+  return x == -1 ? -2 : x;
+}
+
+static int same_as(PyObject* a, PyObject* b) {
+  if (a == b) return 1;
+  if (!PyObject_TypeCheck(b, &PFPyObject_Type)) return 0;
+  PFObject* ha = ((PFPyObject*)a)->handle;
+  return ha != NULL && ha == ((PFPyObject*)b)->handle;
+}
+
+static PyObject* object_richcompare(PyObject* a, PyObject* b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &PFPyObject_Type)) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  int eq = same_as(a, b);
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static PyObject* object_same_as(PyObject* self, PyObject* other) {
+  return PyBool_FromLong(same_as(self, other));
+}
+
+/* __init_handle_by_constructor__(ctor, *args): self takes the object that ctor(*args) returns. */
+static PyObject* object_init_by_ctor(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 1 || !PyObject_TypeCheck(args[0], &PFPyFunction_Type)) {
+    return PyErr_Format(PyExc_TypeError,
+                        "__init_handle_by_constructor__ expects a packedfun.Function first");
+  }
+  PyObject* result = PyObject_Vectorcall(args[0], args + 1, (size_t)(nargs - 1), NULL);
+  if (result == NULL) return NULL;
+  if (!PyObject_TypeCheck(result, &PFPyObject_Type) || ((PFPyObject*)result)->handle == NULL) {
+    PyErr_Format(PyExc_TypeError, "constructor %R returned %.200s, expected an object",
+                 args[0], Py_TYPE(result)->tp_name);
+    Py_DECREF(result);
+    return NULL;
+  }
+  PFObject* h = ((PFPyObject*)result)->handle;
+  PFObjectIncRef(h);
+  Py_DECREF(result);
+  PFObject* old = ((PFPyObject*)self)->handle;
+  ((PFPyObject*)self)->handle = h;
+  PFObjectDecRef(old);
+  Py_RETURN_NONE;
+}
+
+static PyGetSetDef object_getset[] = {
+    {"handle", object_get_handle, NULL, "Address of the native object (0 when empty).", NULL},
+    {"type_index", object_get_type_index, NULL, "Run-time type index of the native object.",
+     NULL},
+    {"type_key", object_get_type_key, NULL, "Type key of the native object.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef object_methods[] = {
+    {"same_as", object_same_as, METH_O, "Whether `other` wraps the same native object."},
+    {"__init_handle_by_constructor__", (PyCFunction)(void (*)(void))object_init_by_ctor,
+     METH_FASTCALL, "Fills this wrapper with the object returned by ctor(*args)."},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject PFPyObject_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Object",
+    .tp_basicsize = sizeof(PFPyObject),
+    .tp_dealloc = object_dealloc,
+    .tp_repr = object_repr,
+    .tp_hash = object_hash,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Base class of every packedfun object wrapper: owns one reference to a native "
+              "object.",
+    .tp_richcompare = object_richcompare,
+    .tp_weaklistoffset = offsetof(PFPyObject, weakrefs),
+    .tp_methods = object_methods,
+    .tp_getset = object_getset,
+    .tp_new = object_new,
+};

@@ -1,0 +1,110 @@
+// Array, List and Shape: PFArrayCreate, PFShapeCreate and the sequence helpers of the runtime.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "internal/error.h"
+#include "internal/object.h"
+#include "internal/seq.h"
+
+namespace packedfun {
+namespace detail {
+namespace {
+
+PFAny* InlineSlots(PFSeqObject* seq) noexcept { return reinterpret_cast<PFAny*>(seq + 1); }
+
+void DeleteSeq(PFObject* obj) noexcept {
+  auto* seq = As<PFSeqObject>(obj);
+  for (int64_t i = 0; i < seq->size; ++i) ReleaseAny(&seq->data[i]);
+  if (seq->data != InlineSlots(seq)) std::free(seq->data);
+  std::free(seq);
+}
+
+void FreeShape(PFObject* obj) noexcept { std::free(obj); }
+
+}  // namespace
+
+PFSeqObject* NewSeq(int32_t type_index, int64_t capacity) {
+  if (capacity < 0 || static_cast<uint64_t>(capacity) > (SIZE_MAX >> 5)) throw std::bad_alloc();
+  void* mem = std::malloc(sizeof(PFSeqObject) + sizeof(PFAny) * static_cast<size_t>(capacity));
+  if (mem == nullptr) throw std::bad_alloc();
+  auto* seq = static_cast<PFSeqObject*>(mem);
+  InitHeader(&seq->header, type_index, &DeleteSeq);
+  seq->data = InlineSlots(seq);
+  seq->size = 0;
+  seq->capacity = capacity;
+  return seq;
+}
+
+void SeqReserve(PFSeqObject* seq, int64_t capacity) {
+  if (capacity <= seq->capacity) return;
+  if (static_cast<uint64_t>(capacity) > (SIZE_MAX >> 5)) throw std::bad_alloc();
+  auto* data = static_cast<PFAny*>(std::malloc(sizeof(PFAny) * static_cast<size_t>(capacity)));
+  if (data == nullptr) throw std::bad_alloc();
+  if (seq->size > 0) std::memcpy(data, seq->data, sizeof(PFAny) * static_cast<size_t>(seq->size));
+  if (seq->data != InlineSlots(seq)) std::free(seq->data);
+  seq->data = data;
+  seq->capacity = capacity;
+}
+
+void SeqPush(PFSeqObject* seq, PFAny value) {
+  if (seq->size == seq->capacity) {
+    try {
+      SeqReserve(seq, seq->capacity < 4 ? 4 : seq->capacity * 2);
+    } catch (...) {
+      ReleaseAny(&value);
+      throw;
+    }
+  }
+  seq->data[seq->size++] = value;
+}
+
+PFObject* NewShape(const int64_t* dims, int64_t ndim) {
+  if (ndim < 0 || static_cast<uint64_t>(ndim) > (SIZE_MAX >> 4)) throw std::bad_alloc();
+  size_t bytes = sizeof(int64_t) * static_cast<size_t>(ndim);
+  void* mem = std::malloc(sizeof(PFShapeObject) + bytes);
+  if (mem == nullptr) throw std::bad_alloc();
+  auto* shape = static_cast<PFShapeObject*>(mem);
+  InitHeader(&shape->header, kPFTypeShape, &FreeShape);
+  auto* data = reinterpret_cast<int64_t*>(shape + 1);
+  if (bytes != 0) std::memcpy(data, dims, bytes);
+  shape->data = data;
+  shape->size = ndim;
+  return &shape->header;
+}
+
+}  // namespace detail
+}  // namespace packedfun
+
+using namespace packedfun::detail;
+
+extern "C" {
+
+PACKEDFUN_API int PFArrayCreate(const PFAny* items, int64_t num_items, PFAny* out) {
+  return Guard([&] {
+    if (num_items < 0) return RaiseError("ValueError", "PFArrayCreate: negative num_items");
+    PFSeqObject* arr = NewSeq(kPFTypeArray, num_items);
+    PFAny result = ObjectAny(Header(arr));
+    try {
+      for (int64_t i = 0; i < num_items; ++i) {
+        ViewToOwned(items[i], &arr->data[i]);
+        arr->size = i + 1;
+      }
+    } catch (...) {
+      ReleaseAny(&result);
+      throw;
+    }
+    *out = result;
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFShapeCreate(const int64_t* dims, int64_t ndim, PFObject** out) {
+  return Guard([&] {
+    if (ndim < 0) return RaiseError("ValueError", "PFShapeCreate: negative ndim");
+    *out = NewShape(dims, ndim);
+    return 0;
+  });
+}
+
+}  // extern "C"

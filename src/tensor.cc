@@ -1,0 +1,298 @@
+// Tensor entry points of c_api.h: adopting and exporting DLPack tensors, allocating empty ones.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "internal/error.h"
+#include "internal/object.h"
+#include "internal/tensor.h"
+
+namespace packedfun {
+namespace detail {
+namespace {
+
+/*! Who owns the memory behind a Tensor and how to give it back. */
+enum class Owner : uint8_t {
+  kNone = 0,   // not yet adopted: the deleter has nothing to release
+  kLegacy,     // `manager` is a DLManagedTensor*
+  kVersioned,  // `manager` is a DLManagedTensorVersioned*
+  kAligned,    // `manager` is memory from std::aligned_alloc
+};
+
+/*! Shape and strides of tensors up to this rank live inside the object (no second allocation). */
+constexpr int32_t kInlineRank = 4;
+constexpr size_t kCpuAlignment = 64;
+
+struct TensorImpl {
+  PFTensorObject base;
+  Owner owner;
+  bool read_only;
+  void* manager;
+  int64_t* heap_dims;  // shape then strides, 2 * ndim entries, when ndim > kInlineRank
+  int64_t inline_dims[2 * kInlineRank];
+};
+
+void ReleaseProducer(Owner owner, void* manager) noexcept {
+  switch (owner) {
+    case Owner::kLegacy: {
+      auto* m = static_cast<DLManagedTensor*>(manager);
+      if (m->deleter != nullptr) m->deleter(m);
+      break;
+    }
+    case Owner::kVersioned: {
+      auto* m = static_cast<DLManagedTensorVersioned*>(manager);
+      if (m->deleter != nullptr) m->deleter(m);
+      break;
+    }
+    case Owner::kAligned:
+      std::free(manager);
+      break;
+    case Owner::kNone:
+      break;
+  }
+}
+
+void DeleteTensor(PFObject* obj) noexcept {
+  auto* t = As<TensorImpl>(obj);
+  ReleaseProducer(t->owner, t->manager);
+  delete[] t->heap_dims;
+  delete t;
+}
+
+/*! Number of elements; throws ValueError on a negative dimension or overflow. */
+uint64_t CheckedNumel(const int64_t* shape, int32_t ndim, const char* fn) {
+  uint64_t numel = 1;
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (shape[i] < 0) {
+      Throw("ValueError", std::string(fn) + ": negative dimension " + std::to_string(shape[i]) +
+                              " at axis " + std::to_string(i));
+    }
+    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(shape[i]), &numel)) {
+      Throw("ValueError", std::string(fn) + ": the number of elements overflows");
+    }
+  }
+  return numel;
+}
+
+/*! Checks ndim, shape and dtype (not data); returns the number of elements. Throws ValueError. */
+uint64_t ValidateLayout(const DLTensor& src, const char* fn) {
+  if (src.ndim < 0) {
+    Throw("ValueError", std::string(fn) + ": negative ndim " + std::to_string(src.ndim));
+  }
+  if (src.ndim > 0 && src.shape == nullptr) {
+    Throw("ValueError", std::string(fn) + ": shape is NULL for ndim " + std::to_string(src.ndim));
+  }
+  if (src.dtype.bits == 0 || src.dtype.lanes == 0) {
+    Throw("ValueError", std::string(fn) + ": invalid dtype with zero bits or lanes");
+  }
+  return CheckedNumel(src.shape, src.ndim, fn);
+}
+
+/*! Bytes of `numel` compact elements of `dtype`; sub-byte types are packed. */
+uint64_t NumBytes(uint64_t numel, DLDataType dtype, const char* fn) {
+  uint64_t bits = static_cast<uint64_t>(dtype.bits) * dtype.lanes;
+  uint64_t total = 0;
+  if (__builtin_mul_overflow(numel, bits, &total) || total > UINT64_MAX - 7) {
+    Throw("ValueError", std::string(fn) + ": the tensor's size in bytes overflows");
+  }
+  return (total + 7) / 8;
+}
+
+void ValidateTensor(const DLTensor& src, const char* fn) {
+  uint64_t numel = ValidateLayout(src, fn);
+  if (numel != 0 && src.data == nullptr) {
+    Throw("ValueError", std::string(fn) + ": data is NULL for a tensor of " +
+                            std::to_string(numel) + " elements");
+  }
+}
+
+/*! Compact row-major strides; a zero-size axis counts as 1 so strides stay meaningful. */
+void FillCompactStrides(const int64_t* shape, int32_t ndim, int64_t* strides) noexcept {
+  int64_t stride = 1;
+  for (int32_t i = ndim - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= shape[i] > 1 ? shape[i] : 1;
+  }
+}
+
+/*! A Tensor copying the metadata of `src` (validated) with no owner yet. Throws. */
+TensorImpl* NewTensorImpl(const DLTensor& src, const char* fn) {
+  ValidateTensor(src, fn);
+  TensorImpl* t = AllocObject<TensorImpl>(kPFTypeTensor, &DeleteTensor);
+  int64_t* dims = t->inline_dims;
+  if (src.ndim > kInlineRank) {
+    dims = t->heap_dims = new (std::nothrow) int64_t[2 * static_cast<size_t>(src.ndim)];
+    if (dims == nullptr) {
+      delete t;
+      throw std::bad_alloc();
+    }
+  }
+  DLTensor& dst = t->base.tensor;
+  dst = src;
+  dst.shape = dims;
+  dst.strides = dims + src.ndim;
+  if (src.ndim > 0) std::memcpy(dst.shape, src.shape, sizeof(int64_t) * src.ndim);
+  if (src.ndim > 0 && src.strides != nullptr) {
+    std::memcpy(dst.strides, src.strides, sizeof(int64_t) * src.ndim);
+  } else {
+    FillCompactStrides(dst.shape, src.ndim, dst.strides);
+  }
+  return t;
+}
+
+/*! Adopts a producer's tensor; on any failure the producer is released before returning. */
+int Adopt(const DLTensor* src, Owner owner, void* manager, bool read_only, PFObject** out,
+          const char* fn) noexcept {
+  TensorImpl* t = nullptr;
+  try {
+    if (out == nullptr) Throw("ValueError", std::string(fn) + ": out is NULL");
+    t = NewTensorImpl(*src, fn);
+  } catch (...) {
+    ReleaseProducer(owner, manager);
+    return RaiseCurrentException();
+  }
+  t->owner = owner;
+  t->manager = manager;
+  t->read_only = read_only;
+  *out = Header(t);
+  return 0;
+}
+
+__attribute__((noinline, cold)) int RaiseNotATensor(PFObject* obj, const char* fn) {
+  if (obj == nullptr) return RaiseError("TypeError", std::string(fn) + ": the tensor is NULL");
+  return RaiseError("TypeError", std::string(fn) + ": object of type index " +
+                                     std::to_string(obj->type_index) + " is not a Tensor");
+}
+
+void DeleteExportedLegacy(DLManagedTensor* self) {
+  DecRef(static_cast<PFObject*>(self->manager_ctx));
+  delete self;
+}
+
+void DeleteExportedVersioned(DLManagedTensorVersioned* self) {
+  DecRef(static_cast<PFObject*>(self->manager_ctx));
+  delete self;
+}
+
+/*! Allocates `nbytes` of CPU memory aligned to kCpuAlignment (NULL for zero bytes). */
+void* AllocCpu(uint64_t nbytes) {
+  if (nbytes == 0) return nullptr;
+  uint64_t rounded = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
+  if (rounded < nbytes) Throw("MemoryError", "PFTensorEmpty: size overflows");
+  void* data = std::aligned_alloc(kCpuAlignment, rounded);
+  if (data == nullptr) {
+    Throw("MemoryError", "PFTensorEmpty: cannot allocate " + std::to_string(nbytes) + " bytes");
+  }
+  return data;
+}
+
+void* AllocOnDevice(DLDevice device, uint64_t nbytes) {
+  switch (device.device_type) {
+    case kDLCPU:
+      return AllocCpu(nbytes);
+    case kDLCUDA:
+    case kDLCUDAHost:
+    case kDLCUDAManaged:
+      Throw("RuntimeError",
+            "PFTensorEmpty: cannot allocate on a CUDA device: packedfun was built without CUDA "
+            "support");
+    default:
+      Throw("ValueError", "PFTensorEmpty: unsupported device type " +
+                              std::to_string(static_cast<int>(device.device_type)));
+  }
+}
+
+}  // namespace
+
+uint64_t TensorNumBytes(const DLTensor& t) {
+  return NumBytes(ValidateLayout(t, "TensorNumBytes"), t.dtype, "TensorNumBytes");
+}
+
+}  // namespace detail
+}  // namespace packedfun
+
+using namespace packedfun::detail;
+
+extern "C" {
+
+PACKEDFUN_API int PFTensorFromDLPack(DLManagedTensor* managed, PFObject** out) {
+  if (managed == nullptr) return RaiseError("ValueError", "PFTensorFromDLPack: managed is NULL");
+  return Adopt(&managed->dl_tensor, Owner::kLegacy, managed, false, out, "PFTensorFromDLPack");
+}
+
+PACKEDFUN_API int PFTensorFromDLPackVersioned(DLManagedTensorVersioned* managed, PFObject** out) {
+  static const char* fn = "PFTensorFromDLPackVersioned";
+  if (managed == nullptr) return RaiseError("ValueError", std::string(fn) + ": managed is NULL");
+  if (managed->version.major != 1) {
+    // Only the fields up to `flags` are stable across majors; the deleter is one of them.
+    std::string version = std::to_string(managed->version.major) + "." +
+                          std::to_string(managed->version.minor);
+    if (managed->deleter != nullptr) managed->deleter(managed);
+    return RaiseError("BufferError", std::string(fn) + ": unsupported DLPack version " + version +
+                                         " (this runtime reads 1.x)");
+  }
+  bool read_only = (managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  return Adopt(&managed->dl_tensor, Owner::kVersioned, managed, read_only, out, fn);
+}
+
+PACKEDFUN_API int PFTensorToDLPack(PFObject* tensor, DLManagedTensor** out) {
+  if (!IsTensor(tensor)) return RaiseNotATensor(tensor, "PFTensorToDLPack");
+  if (out == nullptr) return RaiseError("ValueError", "PFTensorToDLPack: out is NULL");
+  return Guard([&] {
+    auto* m = new DLManagedTensor();
+    m->dl_tensor = As<PFTensorObject>(tensor)->tensor;
+    m->manager_ctx = tensor;
+    m->deleter = &DeleteExportedLegacy;
+    IncRef(tensor);
+    *out = m;
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFTensorToDLPackVersioned(PFObject* tensor, DLManagedTensorVersioned** out) {
+  if (!IsTensor(tensor)) return RaiseNotATensor(tensor, "PFTensorToDLPackVersioned");
+  if (out == nullptr) return RaiseError("ValueError", "PFTensorToDLPackVersioned: out is NULL");
+  return Guard([&] {
+    auto* m = new DLManagedTensorVersioned();
+    m->version.major = DLPACK_MAJOR_VERSION;
+    m->version.minor = DLPACK_MINOR_VERSION;
+    m->manager_ctx = tensor;
+    m->deleter = &DeleteExportedVersioned;
+    m->flags = As<TensorImpl>(tensor)->read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+    m->dl_tensor = As<PFTensorObject>(tensor)->tensor;
+    IncRef(tensor);
+    *out = m;
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFTensorEmpty(const int64_t* shape, int32_t ndim, DLDataType dtype,
+                                DLDevice device, PFObject** out) {
+  static const char* fn = "PFTensorEmpty";
+  if (out == nullptr) return RaiseError("ValueError", "PFTensorEmpty: out is NULL");
+  return Guard([&] {
+    DLTensor src{nullptr, device, ndim, dtype, const_cast<int64_t*>(shape), nullptr, 0};
+    uint64_t nbytes = NumBytes(ValidateLayout(src, fn), dtype, fn);
+    src.data = AllocOnDevice(device, nbytes);
+    TensorImpl* t = nullptr;
+    try {
+      t = NewTensorImpl(src, fn);
+    } catch (...) {
+      std::free(src.data);
+      throw;
+    }
+    t->owner = Owner::kAligned;
+    t->manager = src.data;
+    *out = Header(t);
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFTensorIsReadOnly(PFObject* tensor, int* out) {
+  if (!IsTensor(tensor)) return RaiseNotATensor(tensor, "PFTensorIsReadOnly");
+  if (out == nullptr) return RaiseError("ValueError", "PFTensorIsReadOnly: out is NULL");
+  *out = As<TensorImpl>(tensor)->read_only ? 1 : 0;
+  return 0;
+}
+
+}  // extern "C"

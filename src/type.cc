@@ -1,0 +1,207 @@
+// The process-wide type table: type keys <-> indices, ancestors for O(1) IsInstance, reflection.
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "internal/error.h"
+#include "internal/object.h"
+
+namespace packedfun {
+namespace detail {
+namespace {
+
+constexpr int32_t kMaxTypes = 8192;
+
+/*! One type; never freed, so the PFTypeInfo address is stable for the life of the process. */
+struct TypeEntry {
+  PFTypeInfo info;
+  std::string key;
+  std::vector<int32_t> ancestors;
+  std::vector<PFFieldInfo> fields;
+  std::vector<PFMethodInfo> methods;
+};
+
+/*! Leaked at exit on purpose: method Functions may be backed by code already gone by then. */
+struct TypeTable {
+  std::mutex mu;  // serializes registration; readers of by_index never lock
+  std::atomic<TypeEntry*> by_index[kMaxTypes] = {};
+  std::unordered_map<std::string, int32_t> by_key;
+  int32_t next_dynamic = kPFTypeDynamicBegin;
+
+  TypeTable();
+  TypeEntry* Add(int32_t index, std::string_view key, const TypeEntry* parent);
+  TypeEntry* Get(int32_t index) const noexcept {
+    if (index < 0 || index >= kMaxTypes) return nullptr;
+    return by_index[index].load(std::memory_order_acquire);
+  }
+};
+
+const char* const kPodKeys[] = {"None",     "int",       "bool",        "float",    "void*",
+                                "DataType", "Device",    "DLTensor*",   "const char*", "StrView",
+                                "BytesView", "SmallStr", "SmallBytes"};
+const char* const kStaticKeys[] = {
+    "packedfun.Object", "packedfun.String", "packedfun.Bytes",  "packedfun.Error",
+    "packedfun.Function", "packedfun.Opaque", "packedfun.Shape", "packedfun.Tensor",
+    "packedfun.Array",  "packedfun.Map",    "packedfun.List",   "packedfun.Dict",
+    "packedfun.Module"};
+
+TypeTable::TypeTable() {
+  for (int32_t i = 0; i <= kPFTypeSmallBytes; ++i) Add(i, kPodKeys[i], nullptr);
+  TypeEntry* object = Add(kPFTypeObject, kStaticKeys[0], nullptr);
+  for (int32_t i = kPFTypeObject + 1; i <= kPFTypeModule; ++i) {
+    Add(i, kStaticKeys[i - kPFTypeObject], object);
+  }
+}
+
+TypeEntry* TypeTable::Add(int32_t index, std::string_view key, const TypeEntry* parent) {
+  auto* e = new TypeEntry();
+  e->key.assign(key);
+  if (parent != nullptr) e->ancestors = parent->ancestors;
+  e->ancestors.push_back(index);
+  e->info.type_index = index;
+  e->info.depth = static_cast<int32_t>(e->ancestors.size() - 1);
+  e->info.type_key = PFByteArray{e->key.c_str(), e->key.size()};
+  e->info.ancestors = e->ancestors.data();
+  e->info.num_fields = e->info.num_methods = 0;
+  e->info.fields = nullptr;
+  e->info.methods = nullptr;
+  e->info.doc = PFByteArray{"", 0};
+  by_key.emplace(e->key, index);
+  by_index[index].store(e, std::memory_order_release);
+  return e;
+}
+
+TypeTable& Table() {
+  static TypeTable* table = new TypeTable();
+  return *table;
+}
+
+std::string_view ViewOf(const PFByteArray* a) {
+  if (a == nullptr || a->size == 0) return {};
+  return std::string_view(a->data, a->size);
+}
+
+TypeEntry* CheckType(int32_t type_index) {
+  TypeEntry* e = Table().Get(type_index);
+  if (e == nullptr) Throw("IndexError", "unknown type index " + std::to_string(type_index));
+  return e;
+}
+
+int32_t ParentOf(const TypeEntry* e) noexcept {
+  return e->info.depth > 0 ? e->ancestors[e->info.depth - 1] : -1;
+}
+
+int32_t Register(std::string_view key, int32_t parent_index) {
+  TypeTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.by_key.find(std::string(key));
+  if (it != t.by_key.end()) {
+    int32_t old_parent = ParentOf(t.Get(it->second));
+    if (old_parent == parent_index) return it->second;
+    Throw("TypeError", "type '" + std::string(key) + "' is already registered with parent index " +
+                           std::to_string(old_parent) + ", not " + std::to_string(parent_index));
+  }
+  TypeEntry* parent = parent_index >= kPFTypeStaticObjectBegin ? t.Get(parent_index) : nullptr;
+  if (parent == nullptr) {
+    Throw("TypeError", "cannot register type '" + std::string(key) + "': parent index " +
+                           std::to_string(parent_index) + " is not an object type");
+  }
+  if (t.next_dynamic >= kMaxTypes) Throw("RuntimeError", "the type table is full");
+  TypeEntry* e = t.Add(t.next_dynamic, key, parent);
+  ++t.next_dynamic;
+  return e->info.type_index;
+}
+
+}  // namespace
+}  // namespace detail
+}  // namespace packedfun
+
+using namespace packedfun::detail;
+
+extern "C" {
+
+PACKEDFUN_API int PFTypeKeyToIndex(const PFByteArray* type_key, int32_t* out) {
+  return Guard([&] {
+    std::string key(ViewOf(type_key));
+    TypeTable& t = Table();
+    std::lock_guard<std::mutex> lock(t.mu);
+    auto it = t.by_key.find(key);
+    if (it == t.by_key.end()) return RaiseError("KeyError", "unknown type key '" + key + "'");
+    *out = it->second;
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFTypeGetInfo(int32_t type_index, const PFTypeInfo** out) {
+  TypeEntry* e = Table().Get(type_index);
+  if (e == nullptr) return RaiseError("IndexError", "unknown type index " + std::to_string(type_index));
+  *out = &e->info;
+  return 0;
+}
+
+PACKEDFUN_API int PFTypeRegister(const PFByteArray* type_key, int32_t parent_index, int32_t* out) {
+  return Guard([&] {
+    std::string_view key = ViewOf(type_key);
+    if (key.empty()) return RaiseError("ValueError", "PFTypeRegister: empty type key");
+    *out = Register(key, parent_index);
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFTypeRegisterField(int32_t type_index, const PFFieldInfo* info) {
+  return Guard([&] {
+    TypeEntry* e = CheckType(type_index);
+    std::string_view name = ViewOf(&info->name);
+    if (info->getter == nullptr) {
+      return RaiseError("ValueError", "field '" + std::string(name) + "' has no getter");
+    }
+    std::lock_guard<std::mutex> lock(Table().mu);
+    for (const PFFieldInfo& f : e->fields) {
+      if (ViewOf(&f.name) == name) {
+        return RaiseError("ValueError", "type '" + e->key + "' already has a field '" +
+                                            std::string(name) + "'");
+      }
+    }
+    e->fields.push_back(*info);
+    e->info.fields = e->fields.data();
+    e->info.num_fields = static_cast<int32_t>(e->fields.size());
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFTypeRegisterMethod(int32_t type_index, const PFMethodInfo* info) {
+  return Guard([&] {
+    TypeEntry* e = CheckType(type_index);
+    std::string_view name = ViewOf(&info->name);
+    if (info->method == nullptr || info->method->type_index != kPFTypeFunction) {
+      return RaiseError("TypeError", "method '" + std::string(name) + "' must be a Function");
+    }
+    std::lock_guard<std::mutex> lock(Table().mu);
+    for (const PFMethodInfo& m : e->methods) {
+      if (ViewOf(&m.name) == name) {
+        return RaiseError("ValueError", "type '" + e->key + "' already has a method '" +
+                                            std::string(name) + "'");
+      }
+    }
+    e->methods.push_back(*info);
+    e->methods.back().reserved = 0;
+    IncRef(info->method);
+    e->info.methods = e->methods.data();
+    e->info.num_methods = static_cast<int32_t>(e->methods.size());
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFTypeSetDoc(int32_t type_index, const PFByteArray* doc) {
+  return Guard([&] {
+    TypeEntry* e = CheckType(type_index);
+    std::lock_guard<std::mutex> lock(Table().mu);
+    e->info.doc = doc != nullptr ? *doc : PFByteArray{"", 0};
+    return 0;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,137 @@
+// Tests of packedfun::Error and the throw/check macros.
+#include <gtest/gtest.h>
+#include <packedfun/packedfun.h>
+
+#include <string>
+
+namespace {
+
+using packedfun::Error;
+
+template <typename F>
+Error Catch(F fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no packedfun::Error was thrown";
+  return Error("None", "none");
+}
+
+TEST(Error, KindMessageWhat) {
+  Error e("ValueError", "bad value");
+  EXPECT_EQ(e.kind(), "ValueError");
+  EXPECT_EQ(e.message(), "bad value");
+  EXPECT_STREQ(e.what(), "ValueError: bad value");
+  ASSERT_NE(e.get(), nullptr);
+  EXPECT_EQ(e.get()->type_index, kPFTypeError);
+  EXPECT_FALSE(e.cause().defined());
+}
+
+TEST(Error, CatchableAsStdException) {
+  try {
+    throw Error("KeyError", "missing");
+  } catch (const std::exception& e) {
+    EXPECT_STREQ(e.what(), "KeyError: missing");
+  }
+}
+
+TEST(Error, ProducerBacktraceIsKept) {
+  Error e("RuntimeError", "m", "frame one\nframe two");
+  EXPECT_NE(e.backtrace().find("frame one"), std::string::npos);
+}
+
+TEST(Error, NativeBacktraceIsCaptured) {
+  Error e("RuntimeError", "m");
+  EXPECT_FALSE(e.backtrace().empty());
+}
+
+TEST(Error, ThrowMacroStreams) {
+  Error e = Catch([] { PACKEDFUN_THROW(ValueError) << "x=" << 3 << ", y=" << 2.5 << ", " << true; });
+  EXPECT_EQ(e.kind(), "ValueError");
+  EXPECT_EQ(e.message(), "x=3, y=2.5, true");
+  Error d = Catch([] {
+    PACKEDFUN_THROW(TypeError) << DLDataType{kDLFloat, 32, 1} << " on " << DLDevice{kDLCUDA, 1};
+  });
+  EXPECT_EQ(d.message(), "float32 on cuda:1");
+  Error s = Catch([] { PACKEDFUN_THROW(KeyError) << packedfun::String("k") << std::string("!"); });
+  EXPECT_EQ(s.message(), "k!");
+}
+
+int Positive(int x) {
+  PACKEDFUN_CHECK(x > 0) << "x must be positive, got " << x;
+  return x;
+}
+
+TEST(Error, CheckNamesTheCondition) {
+  EXPECT_EQ(Positive(3), 3);
+  Error e = Catch([] { Positive(-2); });
+  EXPECT_EQ(e.kind(), "RuntimeError");
+  EXPECT_EQ(e.message(), "Check failed: (x > 0) is false: x must be positive, got -2");
+  Error bare = Catch([] { PACKEDFUN_CHECK(1 == 2); });
+  EXPECT_EQ(bare.message(), "Check failed: (1 == 2) is false");
+}
+
+TEST(Error, BinaryChecksPrintOperands) {
+  int a = 3, b = 4;
+  Error e = Catch([&] { PACKEDFUN_CHECK_EQ(a, b) << "sizes differ"; });
+  EXPECT_EQ(e.message(), "Check failed: a == b (3 vs. 4): sizes differ");
+  EXPECT_EQ(Catch([&] { PACKEDFUN_CHECK_LT(b, a); }).message(), "Check failed: b < a (4 vs. 3)");
+  PACKEDFUN_CHECK_LE(a, b);
+  PACKEDFUN_CHECK_NE(a, b);
+  PACKEDFUN_CHECK_GE(b, a);
+  PACKEDFUN_CHECK_GT(b, a);
+  int calls = 0;
+  auto once = [&calls] { return ++calls; };
+  PACKEDFUN_CHECK_EQ(once(), 1);
+  EXPECT_EQ(calls, 1);  // operands are evaluated once
+}
+
+TEST(Error, InternalChecks) {
+  Error e = Catch([] { PACKEDFUN_ICHECK(false) << "invariant"; });
+  EXPECT_EQ(e.kind(), "InternalError");
+  EXPECT_EQ(e.message(), "Check failed: (false) is false: invariant");
+  Error eq = Catch([] { PACKEDFUN_ICHECK_EQ(1, 2); });
+  EXPECT_EQ(eq.kind(), "InternalError");
+}
+
+TEST(Error, ChecksNestInIfElse) {
+  int taken = 0;
+  if (taken == 0)
+    PACKEDFUN_CHECK(true) << "never";
+  else
+    taken = 2;
+  EXPECT_EQ(taken, 0);
+}
+
+TEST(Error, RaisedErrorsComeBackAsError) {
+  EXPECT_EQ(PFErrorSetRaisedFromCStr("NotImplementedError", "later"), -1);
+  try {
+    packedfun::detail::ThrowRaised();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "NotImplementedError");
+    EXPECT_EQ(e.message(), "later");
+  }
+}
+
+TEST(Error, CauseIsPreserved) {
+  static int freed = 0;
+  PFObject* opaque = nullptr;
+  ASSERT_EQ(PFOpaqueObjectCreate(&freed, [](void* h) { ++*static_cast<int*>(h); }, &opaque), 0);
+  PFByteArray kind{"ValueError", 10}, msg{"wrapped", 7};
+  PFObject* err = nullptr;
+  ASSERT_EQ(PFErrorCreate(&kind, &msg, nullptr, opaque, &err), 0);
+  PFErrorSetRaised(err);
+  PFObjectDecRef(err);
+  try {
+    packedfun::detail::ThrowRaised();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.cause().get(), opaque);
+    EXPECT_EQ(e.cause().type_index(), kPFTypeOpaque);
+  }
+  PFObjectDecRef(opaque);
+  EXPECT_EQ(freed, 1);
+}
+
+}  // namespace

@@ -1,0 +1,129 @@
+// Tests of global registration: the macro, lookups, duplicates, docs and DLL-exported symbols.
+#include <gtest/gtest.h>
+#include <packedfun/packedfun.h>
+
+#include <algorithm>
+#include <string>
+
+namespace {
+
+using packedfun::Any;
+using packedfun::Error;
+using packedfun::Function;
+using packedfun::PackedArgs;
+
+int64_t AddIntegers(int64_t a, int64_t b) { return a + b; }
+int64_t Sub(int64_t a, int64_t b) { return a - b; }
+
+PACKEDFUN_REGISTER_GLOBAL("test_registry.add").set_body_typed(AddIntegers);
+PACKEDFUN_REGISTER_GLOBAL("test_registry.add").set_body_typed(AddIntegers);  // same body: silent
+PACKEDFUN_REGISTER_GLOBAL("test_registry.sub").set_body_typed(Sub).describe("a - b");
+PACKEDFUN_REGISTER_GLOBAL("test_registry.sub").set_body_typed(AddIntegers);  // clash: kept first
+PACKEDFUN_REGISTER_GLOBAL("test_registry.count")
+    .set_body_packed([](PackedArgs args, Any* rv) { *rv = args.size(); });
+PACKEDFUN_REGISTER_GLOBAL("test_registry.body")
+    .set_body(Function::FromTyped([]() { return 1; }, "test_registry.body"));
+
+PACKEDFUN_DLL_EXPORT_TYPED_FUNC(test_add, AddIntegers);
+PACKEDFUN_DLL_EXPORT_DOC(test_add, "Adds two integers.");
+PACKEDFUN_DLL_EXPORT_PACKED_FUNC(test_count, [](PackedArgs args, Any* rv) { *rv = args.size(); });
+
+template <typename F>
+Error Catch(F fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no packedfun::Error was thrown";
+  return Error("None", "none");
+}
+
+TEST(Registry, StaticRegistration) {
+  Function add = Function::GetGlobalRequired("test_registry.add");
+  EXPECT_EQ(add(2, 3).cast<int64_t>(), 5);
+  EXPECT_EQ(Function::GetGlobalRequired("test_registry.count")(1, 2, 3).cast<int>(), 3);
+  EXPECT_EQ(Function::GetGlobalRequired("test_registry.body")().cast<int>(), 1);
+  Error e = Catch([&] { add("a", 1); });
+  EXPECT_EQ(e.message(), "test_registry.add: argument 0: expected int, got str");
+}
+
+TEST(Registry, DuplicateKeepsTheFirst) {
+  EXPECT_EQ(Function::GetGlobalRequired("test_registry.sub")(5, 3).cast<int64_t>(), 2);
+}
+
+TEST(Registry, DuplicateIsReportedOnStderr) {
+  testing::internal::CaptureStderr();
+  packedfun::detail::GlobalRegistration::Make("test_registry.sub").set_body_typed(AddIntegers);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("packedfun: cannot register global function 'test_registry.sub'"),
+            std::string::npos)
+      << err;
+  testing::internal::CaptureStderr();
+  packedfun::detail::GlobalRegistration::Make("test_registry.add").set_body_typed(AddIntegers);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(Registry, Docstrings) {
+  PFByteArray name{"test_registry.sub", 17};
+  PFAny doc{};
+  ASSERT_EQ(PFFunctionGetGlobalDoc(&name, &doc), 0);
+  Any owned = packedfun::detail::AnyUnsafe::MoveFromPFAny(&doc);
+  EXPECT_EQ(owned.cast<std::string>(), "a - b");
+}
+
+TEST(Registry, MissingNames) {
+  EXPECT_FALSE(Function::GetGlobal("test_registry.no_such_function").has_value());
+  Error e = Catch([] { Function::GetGlobalRequired("test_registry.no_such_function"); });
+  EXPECT_EQ(e.kind(), "ValueError");
+  EXPECT_NE(e.message().find("test_registry.no_such_function"), std::string::npos);
+}
+
+TEST(Registry, SetListRemove) {
+  Function f = Function::FromTyped([](int64_t x) { return -x; }, "test_registry.neg");
+  Function::SetGlobal("test_registry.neg", f);
+  EXPECT_EQ(Function::GetGlobalRequired("test_registry.neg")(4).cast<int64_t>(), -4);
+  Error dup = Catch([&] { Function::SetGlobal("test_registry.neg", f); });
+  EXPECT_EQ(dup.kind(), "ValueError");
+  EXPECT_NE(dup.message().find("test_registry.neg"), std::string::npos);
+  Function g = Function::FromTyped([](int64_t x) { return x * x; }, "test_registry.neg");
+  Function::SetGlobal("test_registry.neg", g, /*override=*/true, "squares");
+  EXPECT_EQ(Function::GetGlobalRequired("test_registry.neg")(4).cast<int64_t>(), 16);
+  std::vector<std::string> names = Function::ListGlobalNames();
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_NE(std::find(names.begin(), names.end(), "test_registry.neg"), names.end());
+  EXPECT_TRUE(Function::RemoveGlobal("test_registry.neg"));
+  EXPECT_FALSE(Function::RemoveGlobal("test_registry.neg"));
+  EXPECT_FALSE(Function::GetGlobal("test_registry.neg").has_value());
+}
+
+TEST(Registry, RegistryHoldsAReference) {
+  Function f = Function::FromTyped([]() { return 7; }, "test_registry.ref");
+  EXPECT_EQ(f.use_count(), 1u);
+  Function::SetGlobal("test_registry.ref", f);
+  EXPECT_EQ(f.use_count(), 2u);
+  Function::RemoveGlobal("test_registry.ref");
+  EXPECT_EQ(f.use_count(), 1u);
+}
+
+TEST(Registry, DllExportedSymbols) {
+  PFAny args[2] = {};
+  args[0].type_index = kPFTypeInt;
+  args[0].v_int64 = 4;
+  args[1].type_index = kPFTypeInt;
+  args[1].v_int64 = 5;
+  PFAny result{};
+  ASSERT_EQ(__packedfun_test_add(nullptr, args, 2, &result), 0);
+  EXPECT_EQ(result.v_int64, 9);
+  EXPECT_STREQ(__packedfun_doc__test_add, "Adds two integers.");
+  ASSERT_NE(__packedfun_test_add(nullptr, args, 1, &result), 0);
+  PFObject* err = nullptr;
+  PFErrorMoveFromRaised(&err);
+  Error e = Error::FromObject(packedfun::ObjectPtr<PFObject>::FromOwned(err));
+  EXPECT_EQ(e.message(), "test_add: expected 2 arguments, got 1");
+  PFAny count{};
+  ASSERT_EQ(__packedfun_test_count(nullptr, args, 2, &count), 0);
+  EXPECT_EQ(count.v_int64, 2);
+}
+
+}  // namespace

@@ -1,0 +1,152 @@
+# Tests of Python callables called from C++: arguments, results, nesting, errors, lifetime, threads.
+import gc
+import sys
+import threading
+import traceback
+import weakref
+
+import pytest
+
+import packedfun
+from packedfun import testing
+
+
+def test_apply_calls_python_with_converted_arguments():
+    seen = []
+
+    def cb(*args):
+        seen.append(args)
+        return len(args)
+
+    assert testing.apply(cb, None, True, 7, 2.5, "s\x00t", b"b\x00") == 6
+    assert seen == [(None, True, 7, 2.5, "s\x00t", b"b\x00")]
+    assert [type(x) for x in seen[0]] == [type(None), bool, int, float, str, bytes]
+
+
+def test_callback_receives_functions():
+    assert testing.apply(lambda g: g(21, 21), packedfun.get_global_func("testing.add_int")) == 42
+
+
+def test_callback_results():
+    assert testing.apply(lambda: None) is None
+    assert testing.apply(lambda: "a" * 100) == "a" * 100
+    assert testing.apply(lambda: b"\x00\x01") == b"\x00\x01"
+    f = testing.apply(lambda: (lambda x: x * 3))
+    assert isinstance(f, packedfun.Function) and f(5) == 15
+
+
+def test_many_callback_arguments():
+    assert testing.apply(lambda *a: sum(a), *range(30)) == sum(range(30))
+
+
+def test_nested_python_cpp_python_cpp_python():
+    def inner():
+        return testing.apply(lambda: "deep")
+
+    def middle():
+        return testing.apply(inner)
+
+    assert testing.apply(middle) == "deep"
+    depth = testing.apply(lambda: testing.apply(lambda: testing.apply(lambda: testing.echo(3))))
+    assert depth == 3
+
+
+def test_call_global_calls_python_registered_function():
+    @packedfun.register_global_func("test_callback.add", override=True)
+    def add(a, b):
+        return a + b
+
+    try:
+        assert testing.call_global("test_callback.add", 2, 3) == 5
+        assert testing.call_global("test_callback.add", "x", "y") == "xy"
+    finally:
+        packedfun.remove_global_func("test_callback.add")
+
+
+def test_exception_in_callback_is_the_same_object():
+    err = KeyError("original")
+
+    def cb():
+        raise err
+
+    try:
+        testing.apply(cb)
+    except KeyError as caught:
+        assert caught is err
+        names = [frame.name for frame in traceback.extract_tb(caught.__traceback__)]
+        assert "cb" in names
+    else:
+        pytest.fail("no exception")
+
+
+def test_exception_through_nested_callbacks_is_the_same_object():
+    class Custom(Exception):
+        pass
+
+    err = Custom("deep failure")
+
+    def raiser():
+        raise err
+
+    try:
+        testing.apply(lambda: testing.apply(lambda: testing.apply(raiser)))
+    except Custom as caught:
+        assert caught is err
+        assert "raiser" in [f.name for f in traceback.extract_tb(caught.__traceback__)]
+    else:
+        pytest.fail("no exception")
+
+
+def test_callback_result_overflow():
+    with pytest.raises(OverflowError, match="int too large for int64"):
+        testing.apply(lambda: 2**64)
+
+
+def test_callback_refcounts_balanced():
+    def cb(x):
+        return x
+
+    obj = object()
+    before = (sys.getrefcount(cb), sys.getrefcount(obj))
+    for _ in range(500):
+        testing.apply(cb, obj)
+    assert (sys.getrefcount(cb), sys.getrefcount(obj)) == before
+
+
+def test_failing_callback_releases_everything():
+    class Big:
+        pass
+
+    def run():
+        big = Big()
+        ref = weakref.ref(big)
+
+        def cb(x):
+            raise ValueError("nope")
+
+        try:
+            testing.apply(cb, big)
+        except ValueError:
+            pass
+        return ref
+
+    gc.disable()
+    try:
+        ref = run()
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
+def test_callbacks_from_other_python_threads():
+    results = []
+
+    def worker(i):
+        results.append(testing.apply(lambda x: x * 2, i))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [i * 2 for i in range(8)]

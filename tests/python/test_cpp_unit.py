@@ -1,0 +1,98 @@
+# Runs the C++ unit tests (GoogleTest, tests/cpp) and the ABI layout test through CMake + CTest.
+"""Configure and build the C++ tests in ``build/cpp-tests`` and run them with ``ctest``.
+
+Outside CI a machine without CMake or GoogleTest skips this test; in CI (``CI=true``) their absence
+fails it, so the C++ suite can never silently drop out of the test run.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BUILD_DIR = REPO_ROOT / "build" / "cpp-tests"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+JOBS = "2"
+
+
+def _missing(reason: str) -> None:
+    if IN_CI:
+        pytest.fail(f"{reason} (CI=true: the C++ unit tests must run in CI)")
+    pytest.skip(reason)
+
+
+def _run(cmd: list, timeout: int) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(c) for c in cmd],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
+
+
+def _tail(proc: subprocess.CompletedProcess, limit: int = 8000) -> str:
+    return (proc.stdout + proc.stderr)[-limit:]
+
+
+def _configure(cmake: str) -> subprocess.CompletedProcess:
+    cmd = [
+        cmake, "-S", REPO_ROOT, "-B", BUILD_DIR, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+        "-DPACKEDFUN_BUILD_TESTS=ON", "-DPACKEDFUN_BUILD_PYTHON=OFF",
+        "-DPACKEDFUN_MIRROR_INPLACE=OFF",
+    ]  # fmt: skip
+    if shutil.which("ninja"):
+        cmd += ["-G", "Ninja"]
+    proc = _run(cmd, timeout=600)
+    if proc.returncode != 0 and (BUILD_DIR / "CMakeCache.txt").exists():
+        # A cache from another generator or another checkout: start over once.
+        shutil.rmtree(BUILD_DIR)
+        proc = _run(cmd, timeout=600)
+    return proc
+
+
+def _build_and_test() -> None:
+    cmake = shutil.which("cmake")
+    ctest = shutil.which("ctest")
+    if cmake is None or ctest is None:
+        _missing("cmake/ctest not found on PATH")
+    if not (REPO_ROOT / "CMakeLists.txt").is_file():
+        pytest.skip("not running from a source checkout")
+
+    proc = _configure(cmake)
+    if proc.returncode != 0:
+        if "GTest" in proc.stdout + proc.stderr:
+            _missing("GoogleTest not found by CMake (apt-get install libgtest-dev)")
+        pytest.fail("CMake configure of the C++ tests failed:\n" + _tail(proc))
+
+    proc = _run([cmake, "--build", BUILD_DIR, "-j", JOBS], timeout=1800)
+    if proc.returncode != 0:
+        pytest.fail("Building the C++ tests failed:\n" + _tail(proc))
+
+    proc = _run([ctest, "--test-dir", BUILD_DIR, "--output-on-failure", "-j", JOBS], timeout=1800)
+    output = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        pytest.fail("ctest failed:\n" + _tail(proc))
+    match = re.search(r"tests passed, (\d+) tests failed out of (\d+)", output)
+    assert match is not None, "ctest printed no summary:\n" + output[-4000:]
+    assert int(match.group(1)) == 0
+    assert int(match.group(2)) > 0, "ctest ran no test:\n" + output[-4000:]
+    cpp_tests = re.findall(r"Test +#\d+: cpp\.", output)
+    assert cpp_tests, "no GoogleTest executable (tests/cpp/test_*.cc) was registered:\n" + output
+
+
+@pytest.mark.skipif(
+    os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
+    reason="backend-independent: runs in the default-backend pass",
+)
+def test_cpp_unit_tests_pass():
+    filelock = pytest.importorskip("filelock")
+    BUILD_DIR.parent.mkdir(parents=True, exist_ok=True)
+    # Two pytest processes (e.g. both backends at once) must not build the same tree together.
+    with filelock.FileLock(str(BUILD_DIR.parent / "cpp-tests.lock"), timeout=3600):
+        _build_and_test()

@@ -1,0 +1,300 @@
+# The ctypes backend: selected by PACKEDFUN_BACKEND=ctypes, usable without _core, and the whole suite on it.
+"""Tests of ``packedfun._ctypes_backend``.
+
+Tests specific to the backend (selection, loading without ``_core``, the ABI mirrors against the C
+compiler's layout, lifetimes of what it hands to native code) run in-process against the module
+itself or in small subprocesses. ``test_whole_suite_passes_on_ctypes_backend`` re-runs the entire
+``tests/python`` suite with ``PACKEDFUN_BACKEND=ctypes`` in a subprocess, so the single test command
+of the README covers both backends; the child sets ``PACKEDFUN_CTYPES_SUITE=1`` so it never recurses.
+"""
+
+import gc
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+import weakref
+from pathlib import Path
+
+import packedfun
+import packedfun.testing  # noqa: F401 - loads the testing library (registers testing.*)
+import pytest
+from packedfun import _ctypes_abi as abi
+from packedfun import _ctypes_backend as cb
+from packedfun import _ctypes_errors as errors
+from packedfun import _ctypes_values as values
+
+TESTS_DIR = Path(__file__).resolve().parent
+PACKAGE_PARENT = str(Path(packedfun.__file__).resolve().parents[1])
+IN_SUITE_CHILD = os.environ.get("PACKEDFUN_CTYPES_SUITE") == "1"
+
+
+def _run_python(code: str, **env_updates) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH")]))
+    for key, value in env_updates.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+# ---- selection and loading ----------------------------------------------------------------------
+def test_env_var_selects_the_ctypes_backend():
+    proc = _run_python(
+        """
+        import sys
+        import packedfun, packedfun.testing
+        from packedfun import _backend
+        assert _backend.core.__name__ == "packedfun._ctypes_backend", _backend.core.__name__
+        assert packedfun.BACKEND == "_ctypes_backend"
+        assert "packedfun._core" not in sys.modules
+        assert packedfun.Function is _backend.core.Function
+        print(packedfun.testing.echo("via ctypes"))
+        """,
+        PACKEDFUN_BACKEND="ctypes",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "via ctypes"
+
+
+def test_loads_and_works_without_core():
+    # _core made unimportable: the default selection falls back to ctypes with a warning.
+    proc = _run_python(
+        """
+        import sys, warnings
+        sys.modules["packedfun._core"] = None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import packedfun, packedfun.testing
+        assert packedfun.BACKEND == "_ctypes_backend"
+        assert any("ctypes backend" in str(w.message) for w in caught), caught
+        assert packedfun.testing.apply(lambda a, b: a * b, 6, 7) == 42
+        print("ok")
+        """,
+        PACKEDFUN_BACKEND=None,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+def test_one_runtime_per_process():
+    # Alone, the backend loads lib/ of the package; next to _core it shares _core's runtime.
+    proc = _run_python(
+        """
+        import packedfun
+        from packedfun import _backend
+        print(_backend.core.LIB_PATH)
+        """,
+        PACKEDFUN_BACKEND="ctypes",
+    )
+    assert proc.returncode == 0, proc.stderr
+    lib_dir = Path(packedfun.__file__).resolve().parent / "lib"
+    assert Path(proc.stdout.strip()).resolve().parent == lib_dir
+    assert os.path.samefile(cb.LIB_PATH, packedfun.core.LIB_PATH)
+    assert cb.get_global_func("testing.echo") is not None  # the registry _core's side filled
+    assert cb.ABI_VERSION >> 16 == 1
+    assert cb.ABI_VERSION == abi.LIB.PFGetABIVersion()
+
+
+# ---- the ABI mirrors ----------------------------------------------------------------------------
+_LAYOUT = {
+    "PFAny": ["type_index", "small_len", "v_int64"],
+    "PFByteArray": ["data", "size"],
+    "PFObject": ["ref_count", "type_index", "flags", "deleter"],
+    "PFBytesObject": ["header", "bytes"],
+    "PFFunctionObject": ["header", "safe_call", "self"],
+    "PFErrorObject": ["header", "kind", "message", "cause"],
+    "PFOpaqueObject": ["header", "handle", "free_handle"],
+    "PFShapeObject": ["header", "data", "size"],
+    "PFSeqObject": ["header", "data", "size", "capacity"],
+    "PFFieldInfo": ["name", "doc", "offset", "flags", "static_type_index", "getter", "setter"],
+    "PFMethodInfo": ["name", "doc", "method", "flags", "reserved"],
+    "PFTypeInfo": ["type_index", "depth", "type_key", "ancestors", "num_fields", "num_methods",
+                   "fields", "methods", "doc"],
+    "DLDataType": ["code", "bits", "lanes"],
+    "DLDevice": ["device_type", "device_id"],
+}
+
+
+def test_ctypes_mirrors_match_the_c_layout(tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    include = Path(packedfun.__file__).resolve().parent / "include"
+    lines = ["#include <packedfun/c_api.h>", "#include <stdio.h>", "int main(void) {"]
+    for struct, fields in _LAYOUT.items():
+        lines.append(f'  printf("{struct} %zu\\n", sizeof({struct}));')
+        for field in fields:
+            lines.append(f'  printf("{struct}.{field} %zu\\n", offsetof({struct}, {field}));')
+    lines += ["  return 0;", "}"]
+    (tmp_path / "layout.c").write_text("\n".join(lines))
+    exe = tmp_path / "layout"
+    subprocess.run([cc, "-std=c11", f"-I{include}", str(tmp_path / "layout.c"), "-o", str(exe)],
+                   check=True, timeout=60)
+    expected = dict(line.rsplit(" ", 1) for line in subprocess.check_output([str(exe)], text=True)
+                    .splitlines())
+    for struct, fields in _LAYOUT.items():
+        cls = getattr(abi, struct)
+        assert int(expected[struct]) == abi.ctypes.sizeof(cls), struct
+        for field in fields:
+            assert int(expected[f"{struct}.{field}"]) == getattr(cls, field).offset, (struct, field)
+
+
+# ---- behaviour specific to the ctypes machinery -------------------------------------------------
+def test_functions_and_values_round_trip_in_process():
+    echo = cb.get_global_func("testing.echo")
+    assert isinstance(echo, cb.Function)
+    assert repr(echo).startswith("<packedfun.Function 'testing.echo' at 0x")
+    for value in (None, True, -(2**63), 2**63 - 1, 1.25, "", "héllo\0x", "s" * 40, b"\0\1",
+                  b"b" * 40):
+        assert echo(value) == value and type(echo(value)) is type(value)
+    assert echo(bytearray(b"xy")) == b"xy"
+    sentinel = object()
+    assert echo(sentinel) is sentinel
+    assert echo(abi.ctypes.c_void_p(0x1234)).value == 0x1234
+
+
+def test_overflow_and_unicode_errors_name_the_argument():
+    echo = cb.get_global_func("testing.echo")
+    with pytest.raises(OverflowError, match=r"testing.echo: argument 0: int too large for int64"):
+        echo(2**63)
+    with pytest.raises(OverflowError, match=r"argument 1: int too small for int64"):
+        cb.get_global_func("testing.nop")(0, -(2**63) - 1)
+    with pytest.raises(UnicodeEncodeError) as info:
+        echo("\ud800")
+    if sys.version_info >= (3, 11):
+        assert info.value.__notes__ == ["while converting argument 0 of testing.echo"]
+
+
+def test_python_callable_lives_exactly_as_long_as_its_native_function():
+    class Callback:
+        def __call__(self, x):
+            return x + 1
+
+    callback = Callback()
+    ref = weakref.ref(callback)
+    before = len(values._handles)
+    func = cb.to_function(callback)
+    assert cb.to_function(func) is func
+    del callback
+    assert ref() is not None and func(1) == 2
+    cb.set_global_func("test_ctypes.callback", func, override=True)
+    del func
+    gc.collect()
+    assert ref() is not None  # the registry keeps the native function, hence the callable
+    assert cb.get_global_func("test_ctypes.callback")(41) == 42
+    assert cb.remove_global_func("test_ctypes.callback")
+    gc.collect()
+    assert ref() is None
+    assert len(values._handles) == before
+
+
+def test_opaque_objects_are_released_after_the_call():
+    class Payload:
+        pass
+
+    payload = Payload()
+    ref = weakref.ref(payload)
+    before = len(values._handles)
+    assert cb.get_global_func("testing.echo")(payload) is payload
+    assert len(values._handles) == before
+    del payload
+    assert ref() is None
+
+
+def test_callback_exception_is_the_same_object_and_leaves_no_cycle():
+    apply = cb.get_global_func("testing.apply")
+
+    class Big:
+        pass
+
+    refs = []
+
+    def failing():
+        big = Big()
+        refs.append(weakref.ref(big))
+        raise KeyError("from python")
+
+    gc.disable()
+    try:
+        with pytest.raises(KeyError) as info:
+            apply(failing)
+        assert "failing" in "".join(str(entry.name) for entry in info.traceback)
+        del info
+        assert refs[0]() is None
+    finally:
+        gc.enable()
+
+
+def test_callbacks_from_many_threads():
+    apply = cb.get_global_func("testing.apply")
+    errors = []
+
+    def worker(k):
+        try:
+            for i in range(200):
+                assert apply(lambda a, b: a + b, i, k) == i + k
+        except BaseException as exc:  # noqa: B036
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_error_object_and_backtrace_reach_the_factory():
+    seen = {}
+
+    def factory(kind, message, error):
+        seen.update(kind=kind, message=message, type_key=error.type_key,
+                    backtrace=cb.error_get_backtrace(error))
+        return LookupError(message)
+
+    old = errors._error_factory
+    cb.set_error_factory(factory)
+    try:
+        with pytest.raises(LookupError, match="custom message"):
+            cb.get_global_func("testing.test_raise_error")("CustomKind", "custom message")
+    finally:
+        cb.set_error_factory(old)
+    assert seen["kind"] == "CustomKind" and seen["message"] == "custom message"
+    assert seen["type_key"] == "packedfun.Error"
+    assert isinstance(seen["backtrace"], str)
+    with pytest.raises(TypeError, match="error factory must be callable or None"):
+        cb.set_error_factory(42)
+
+
+# ---- the whole suite on this backend ------------------------------------------------------------
+@pytest.mark.skipif(IN_SUITE_CHILD, reason="already inside the ctypes-backend run")
+@pytest.mark.skipif(os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
+                    reason="this run already uses the ctypes backend")
+def test_whole_suite_passes_on_ctypes_backend():
+    env = dict(os.environ)
+    env["PACKEDFUN_BACKEND"] = "ctypes"
+    env["PACKEDFUN_CTYPES_SUITE"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(TESTS_DIR), "-q", "-p", "no:cacheprovider",
+         "-o", "addopts="],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=TESTS_DIR.parents[1],
+        timeout=1800,
+        check=False,
+    )
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-12000:]

@@ -1,0 +1,153 @@
+# Tests of errors crossing C++ -> Python: kinds, register_error, backtrace notes, no cycles.
+import gc
+import sys
+import traceback
+import weakref
+
+import pytest
+
+import packedfun
+from packedfun import testing
+
+BUILTIN_KINDS = [
+    ValueError,
+    TypeError,
+    IndexError,
+    KeyError,
+    AttributeError,
+    RuntimeError,
+    NotImplementedError,
+    OverflowError,
+    MemoryError,
+]
+
+
+@pytest.mark.parametrize("cls", BUILTIN_KINDS, ids=lambda c: c.__name__)
+def test_builtin_kinds_raise_their_python_type(cls):
+    with pytest.raises(cls) as info:
+        testing.test_raise_error(cls.__name__, "message from C++")
+    assert type(info.value) is cls
+    assert info.value.args[0] == "message from C++"
+    assert info.value.kind == cls.__name__
+
+
+def test_unknown_kind_raises_packedfun_error():
+    with pytest.raises(packedfun.Error) as info:
+        testing.test_raise_error("SomethingOdd", "odd")
+    assert isinstance(info.value, RuntimeError)
+    assert info.value.kind == "SomethingOdd"
+    assert str(info.value) == "odd"
+
+
+def test_register_error_forms():
+    class FirstError(Exception):
+        pass
+
+    assert packedfun.register_error("test_error.First", FirstError) is FirstError
+
+    @packedfun.register_error("test_error.Second")
+    class SecondError(Exception):
+        pass
+
+    @packedfun.register_error
+    class ThirdKindError(Exception):
+        pass
+
+    for kind, cls in [
+        ("test_error.First", FirstError),
+        ("test_error.Second", SecondError),
+        ("ThirdKindError", ThirdKindError),
+    ]:
+        with pytest.raises(cls, match="boom"):
+            testing.test_raise_error(kind, "boom")
+    with pytest.raises(TypeError):
+        packedfun.register_error("x", 42)
+
+
+def test_backtrace_is_a_lazy_note():
+    try:
+        testing.test_raise_error("ValueError", "with backtrace")
+    except ValueError as err:
+        notes = getattr(err, "__notes__", [])
+        assert len(notes) == 1 and type(notes[0]) is not str
+        text = str(notes[0])
+        assert "backtrace" in text.lower()
+        if sys.version_info >= (3, 11):
+            printed = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+            assert text in printed
+            assert "with backtrace" in printed
+
+
+@pytest.mark.parametrize(
+    "which, cls",
+    [
+        ("runtime_error", RuntimeError),
+        ("out_of_range", IndexError),
+        ("invalid_argument", ValueError),
+        ("overflow_error", OverflowError),
+        ("bad_alloc", MemoryError),
+        ("int", RuntimeError),
+    ],
+)
+def test_std_exceptions_become_errors(which, cls):
+    with pytest.raises(cls):
+        testing.raise_std_exception(which)
+
+
+def test_python_error_kind_survives_round_trip_through_cpp():
+    def cb():
+        testing.test_raise_error("SomethingOdd", "inner")
+
+    with pytest.raises(packedfun.Error) as info:
+        testing.apply(cb)
+    assert info.value.kind == "SomethingOdd"
+
+
+def _fail_with_big_local(raiser):
+    class Big:
+        pass
+
+    big = Big()
+    ref = weakref.ref(big)
+    try:
+        raiser()
+    except Exception:
+        pass
+    return ref
+
+
+@pytest.mark.parametrize(
+    "raiser",
+    [
+        lambda: testing.test_raise_error("ValueError", "x"),
+        lambda: testing.test_raise_error("SomethingOdd", "x"),
+        lambda: testing.apply(lambda: 1 / 0),
+        lambda: testing.echo(2**64),
+    ],
+    ids=["cpp-builtin", "cpp-unknown", "python-callback", "conversion"],
+)
+def test_error_path_leaves_no_reference_cycles(raiser):
+    gc.collect()
+    gc.disable()
+    try:
+        ref = _fail_with_big_local(raiser)
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
+def test_error_objects_are_freed():
+    @packedfun.register_error("test_error.Weak")
+    class WeakError(Exception):  # Python subclasses support weak references
+        pass
+
+    gc.collect()
+    gc.disable()
+    try:
+        try:
+            testing.test_raise_error("test_error.Weak", "x")
+        except WeakError as err:
+            ref = weakref.ref(err)
+        assert ref() is None
+    finally:
+        gc.enable()

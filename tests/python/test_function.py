@@ -1,0 +1,175 @@
+# Tests of packedfun.Function: calling C++ functions with every argument kind, repr, identity.
+import ctypes
+import enum
+import gc
+import sys
+
+import pytest
+
+import packedfun
+from packedfun import testing
+
+
+def test_get_global_func_returns_function():
+    f = packedfun.get_global_func("testing.echo")
+    assert isinstance(f, packedfun.Function)
+    assert isinstance(f, packedfun.Object)
+    assert "testing.echo" in repr(f)
+    assert f.handle != 0
+    assert f.type_index == 68  # kPFTypeFunction
+
+
+def test_same_as_and_hash():
+    f = packedfun.get_global_func("testing.echo")
+    g = packedfun.get_global_func("testing.echo")
+    h = packedfun.get_global_func("testing.nop")
+    assert f.same_as(g) and f == g and hash(f) == hash(g)
+    assert not f.same_as(h) and f != h
+    assert not f.same_as("testing.echo")
+
+
+def test_nop_takes_any_arguments():
+    assert testing.nop() is None
+    assert testing.nop(1, 2.0, "three", b"four", None, True) is None
+    assert testing.nop(*range(20)) is None  # more than the stack-allocated arguments
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, True, False, 0, 1, -1, 2**63 - 1, -(2**63), 0.0, -2.5, 1e300, "", "x", "héllo ✓",
+     "a" * 7, "a" * 8, "a" * 1000, b"", b"\x00\xff\x01", b"12345678"],
+)
+def test_echo_round_trips(value):
+    result = testing.echo(value)
+    assert result == value
+    assert type(result) is type(value)
+
+
+def test_echo_nan_and_inf():
+    assert testing.echo(float("inf")) == float("inf")
+    nan = testing.echo(float("nan"))
+    assert nan != nan
+
+
+def test_embedded_nul_survives():
+    s = "a\x00b\x00"
+    assert testing.echo(s) == s
+    assert testing.str_len(s) == 4
+    assert testing.echo("\x00") == "\x00"
+    assert testing.bytes_len(b"\x00\x00\x00") == 3
+
+
+def test_typed_functions():
+    assert testing.add_int(40, 2) == 42
+    assert testing.add3_int(1, 2, 3) == 6
+    assert testing.echo_float(1.25) == 1.25
+    assert testing.str_len("hello") == 5
+    assert testing.str_concat("foo", "bar") == "foobar"
+    assert testing.bytes_len(b"abc") == 3
+    assert testing.echo_string("a\x00" * 10) == "a\x00" * 10
+    assert testing.echo_bytes(b"\xff" * 10) == b"\xff" * 10
+    assert testing.echo_bool(True) is True
+
+
+def test_typed_argument_errors_name_function_position_and_types():
+    with pytest.raises(TypeError, match=r"testing\.add_int.*argument 1.*int.*float"):
+        testing.add_int(1, 2.5)
+    with pytest.raises(TypeError, match=r"testing\.str_len.*argument 0"):
+        testing.str_len(3)
+
+
+def test_int_subclasses_and_bytearray():
+    class Color(enum.IntEnum):
+        RED = 7
+
+    assert testing.add_int(Color.RED, 1) == 8
+    assert type(testing.echo(Color.RED)) is int
+    assert testing.echo(bytearray(b"ab\x00")) == b"ab\x00"
+
+
+def test_int_overflow_names_function_and_argument():
+    with pytest.raises(OverflowError, match=r"testing\.echo.*argument 0: int too large for int64"):
+        testing.echo(2**63)
+    with pytest.raises(OverflowError, match=r"argument 1: int too small for int64"):
+        testing.nop(0, -(2**63) - 1)
+    with pytest.raises(OverflowError, match="argument 2"):
+        testing.add3_int(1, 2, 2**100)
+
+
+def test_lone_surrogate_raises_unicode_encode_error():
+    with pytest.raises(UnicodeEncodeError):
+        testing.echo("ab\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        testing.nop(1, "\udfff")
+
+
+def test_invalid_utf8_result_raises_unicode_decode_error():
+    with pytest.raises(UnicodeDecodeError):
+        testing.return_invalid_utf8()
+    with pytest.raises(UnicodeDecodeError):
+        testing.return_invalid_utf8_long()
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 100, 100000])
+def test_make_string(n):
+    s = testing.make_string(n)
+    assert isinstance(s, str) and len(s) == n
+
+
+def test_keyword_arguments_rejected():
+    with pytest.raises(TypeError, match="keyword"):
+        testing.echo(x=1)
+
+
+def test_function_argument_comes_back_as_same_native_function():
+    f = packedfun.get_global_func("testing.add_int")
+    g = testing.echo(f)
+    assert isinstance(g, packedfun.Function)
+    assert g.same_as(f)
+    assert g(1, 2) == 3
+
+
+def test_c_void_p():
+    assert testing.echo(ctypes.c_void_p(1234)).value == 1234
+    assert testing.echo(ctypes.c_void_p(None)) is None
+
+
+def test_function_wraps_python_callable():
+    f = packedfun.Function(lambda a, b: a * b)
+    assert f(6, 7) == 42
+    assert packedfun.Function(f) is f
+    assert "lambda" in repr(f)
+    with pytest.raises(TypeError):
+        packedfun.Function(42)
+
+
+def test_function_attributes():
+    f = packedfun.get_global_func("testing.echo")
+    assert f.registry_name == "testing.echo"
+    f.__doc__ = "doc"
+    f.__name__ = "renamed"
+    assert f.__doc__ == "doc" and f.__name__ == "renamed"
+    assert testing.echo.__name__ == "echo"
+
+
+def test_no_reference_leak_on_calls():
+    if not hasattr(sys, "getrefcount"):
+        pytest.skip("needs sys.getrefcount")
+    obj = object()
+    s = "some string"
+    b = b"some bytes"
+    before = [sys.getrefcount(x) for x in (obj, s, b)]
+    for _ in range(1000):
+        testing.echo(obj)
+        testing.nop(obj, s, b, 1, 2.0, None)
+    gc.collect()
+    assert [sys.getrefcount(x) for x in (obj, s, b)] == before
+
+
+def test_failed_conversion_releases_earlier_temporaries():
+    obj = object()
+    before = sys.getrefcount(obj)
+    for _ in range(100):
+        with pytest.raises(OverflowError):
+            testing.nop(obj, lambda: None, 2**64)
+    assert sys.getrefcount(obj) == before

@@ -1,0 +1,126 @@
+# Tests of the global registry from Python: lookup, registration forms, override, removal, init_ffi_api.
+import sys
+import types
+
+import pytest
+
+import packedfun
+from packedfun import testing
+
+
+def test_get_global_func_missing():
+    with pytest.raises(ValueError, match="test_registry.does_not_exist"):
+        packedfun.get_global_func("test_registry.does_not_exist")
+    assert packedfun.get_global_func("test_registry.does_not_exist", allow_missing=True) is None
+
+
+def test_register_as_call_returns_function():
+    def f(x):
+        return x + 1
+
+    try:
+        assert packedfun.register_global_func("test_registry.call_form", f) is f
+        assert packedfun.get_global_func("test_registry.call_form")(1) == 2
+    finally:
+        packedfun.remove_global_func("test_registry.call_form")
+
+
+def test_register_as_named_decorator_keeps_doc():
+    try:
+
+        @packedfun.register_global_func("test_registry.named")
+        def named(x):
+            """Doubles x."""
+            return 2 * x
+
+        assert named(2) == 4  # the decorator returns the Python function
+        assert packedfun.get_global_func("test_registry.named")(3) == 6
+        assert testing.call_global("test_registry.named", 4) == 8
+    finally:
+        packedfun.remove_global_func("test_registry.named")
+
+
+def test_register_as_bare_decorator_uses_name():
+    try:
+
+        @packedfun.register_global_func
+        def test_registry_bare():
+            return "bare"
+
+        assert packedfun.get_global_func("test_registry_bare")() == "bare"
+    finally:
+        packedfun.remove_global_func("test_registry_bare")
+
+
+def test_register_func_alias():
+    assert packedfun.register_func is packedfun.register_global_func
+
+
+def test_override():
+    name = "test_registry.override"
+    try:
+        packedfun.register_global_func(name, lambda: 1)
+        with pytest.raises(ValueError, match=name):
+            packedfun.register_global_func(name, lambda: 2)
+        assert packedfun.get_global_func(name)() == 1
+        packedfun.register_global_func(name, lambda: 3, override=True)
+        assert packedfun.get_global_func(name)() == 3
+    finally:
+        packedfun.remove_global_func(name)
+
+
+def test_register_existing_function_under_new_name():
+    try:
+        packedfun.register_global_func("test_registry.echo2", testing.echo)
+        assert packedfun.get_global_func("test_registry.echo2").same_as(testing.echo)
+    finally:
+        packedfun.remove_global_func("test_registry.echo2")
+
+
+def test_register_rejects_bad_input():
+    with pytest.raises(TypeError):
+        packedfun.register_global_func("test_registry.bad", 42)
+    with pytest.raises(TypeError):
+        packedfun.register_global_func(42, lambda: None)
+
+
+def test_list_and_remove():
+    name = "test_registry.listed"
+    packedfun.register_global_func(name, lambda: None)
+    names = packedfun.list_global_func_names()
+    assert name in names and "testing.echo" in names
+    assert names == sorted(names)
+    assert packedfun.remove_global_func(name) is True
+    assert packedfun.remove_global_func(name) is False
+    assert name not in packedfun.list_global_func_names()
+
+
+def test_init_ffi_api_fills_module():
+    registered = ["test_ffi_api.alpha", "test_ffi_api.beta", "test_ffi_api.sub.gamma"]
+    module = types.ModuleType("test_ffi_api_module")
+    sys.modules[module.__name__] = module
+    try:
+        packedfun.register_global_func(registered[0], lambda: "a")
+
+        def beta():
+            """The beta docstring."""
+            return "b"
+
+        packedfun.register_global_func(registered[1], beta)
+        packedfun.register_global_func(registered[2], lambda: "g")
+        packedfun.init_ffi_api("test_ffi_api", module.__name__)
+        assert module.alpha() == "a" and module.beta() == "b"
+        assert not hasattr(module, "gamma") and not hasattr(module, "sub")
+        assert module.alpha.__name__ == "alpha"
+        assert module.beta.__doc__ == "The beta docstring."
+        assert "test_ffi_api.alpha" in module.alpha.__doc__
+    finally:
+        del sys.modules[module.__name__]
+        for name in registered:
+            packedfun.remove_global_func(name)
+
+
+def test_testing_module_exposes_functions():
+    for name in ["echo", "apply", "nop", "test_raise_error", "add_int", "call_global"]:
+        assert isinstance(getattr(testing, name), packedfun.Function)
+    assert testing.echo.__name__ == "echo"
