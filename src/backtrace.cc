@@ -1,5 +1,6 @@
 // Native backtraces for errors: raw capture with the unwinder, symbolization only when asked.
 #include "internal/backtrace.h"
+#include "internal/elf_symbols.h"
 
 #include <cxxabi.h>
 #include <dlfcn.h>
@@ -218,23 +219,41 @@ const char* BaseName(const char* path) {
   return slash != nullptr ? slash + 1 : path;
 }
 
+/*! The name of the function containing `addr`: the dynamic symbol table first, then the file's
+ *  full symbol table (hidden and static functions). Empty when unknown. */
+std::string FunctionName(uintptr_t addr, const Dl_info& info, const struct link_map* map) {
+  char buf[32];
+  if (info.dli_sname != nullptr) {
+    uintptr_t off = addr + 1 - reinterpret_cast<uintptr_t>(info.dli_saddr);
+    std::snprintf(buf, sizeof(buf), "+0x%llx", static_cast<unsigned long long>(off));
+    return Demangle(info.dli_sname) + buf;
+  }
+  if (map == nullptr) return "";
+  std::string path = map->l_name != nullptr && map->l_name[0] != '\0' ? map->l_name
+                                                                         : "/proc/self/exe";
+  std::string name;
+  uintptr_t off = 0;
+  if (!LookupElfSymbol(path, addr - map->l_addr, &name, &off)) return "";
+  std::snprintf(buf, sizeof(buf), "+0x%llx", static_cast<unsigned long long>(off + 1));
+  return Demangle(name.c_str()) + buf;
+}
+
 std::string FormatFrame(int index, void* pc) {
   // The return address points after the call; look up the byte before it.
   uintptr_t addr = reinterpret_cast<uintptr_t>(pc) - 1;
   Dl_info info;
   std::memset(&info, 0, sizeof(info));
+  struct link_map* map = nullptr;
   char buf[64];
   std::snprintf(buf, sizeof(buf), "  #%d 0x%016llx in ", index,
                 static_cast<unsigned long long>(addr + 1));
   std::string line(buf);
-  if (dladdr(reinterpret_cast<void*>(addr), &info) == 0) return line + "??";
-  if (info.dli_sname != nullptr) {
-    uintptr_t off = addr + 1 - reinterpret_cast<uintptr_t>(info.dli_saddr);
-    std::snprintf(buf, sizeof(buf), "+0x%llx", static_cast<unsigned long long>(off));
-    line += Demangle(info.dli_sname) + buf;
-  } else {
-    line += "??";
+  if (dladdr1(reinterpret_cast<void*>(addr), &info, reinterpret_cast<void**>(&map),
+              RTLD_DL_LINKMAP) == 0) {
+    return line + "??";
   }
+  std::string name = FunctionName(addr, info, map);
+  line += name.empty() ? "??" : name;
   if (info.dli_fname != nullptr && info.dli_fname[0] != '\0') {
     uintptr_t off = addr + 1 - reinterpret_cast<uintptr_t>(info.dli_fbase);
     std::snprintf(buf, sizeof(buf), "+0x%llx)", static_cast<unsigned long long>(off));

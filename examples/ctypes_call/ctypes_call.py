@@ -21,10 +21,22 @@ import ctypes
 import importlib.util
 import os
 import sys
-from ctypes import POINTER, Structure, Union, byref, c_char, c_double, c_int, c_int32, c_int64
-from ctypes import c_size_t, c_uint32, c_void_p
+from ctypes import (
+    POINTER,
+    Structure,
+    Union,
+    byref,
+    c_char,
+    c_double,
+    c_int,
+    c_int32,
+    c_int64,
+    c_size_t,
+    c_uint32,
+    c_void_p,
+)
 
-# ---- the ABI structs we need (see c_api.h) --------------------------------------------------------
+# ---- the ABI structs we need (see c_api.h) -------------------------------------------------------
 kPFTypeNone, kPFTypeInt, kPFTypeBool, kPFTypeFloat = 0, 1, 2, 3
 kPFTypeStrView, kPFTypeSmallStr, kPFTypeString = 9, 11, 65
 
@@ -34,8 +46,12 @@ class PFByteArray(Structure):
 
 
 class PFAnyValue(Union):
-    _fields_ = [("v_int64", c_int64), ("v_float64", c_double), ("v_ptr", c_void_p),
-                ("v_bytes", c_char * 8)]
+    _fields_ = [
+        ("v_int64", c_int64),
+        ("v_float64", c_double),
+        ("v_ptr", c_void_p),
+        ("v_bytes", c_char * 8),
+    ]
 
 
 class PFAny(Structure):
@@ -43,8 +59,12 @@ class PFAny(Structure):
 
 
 class PFObject(Structure):
-    _fields_ = [("ref_count", ctypes.c_uint64), ("type_index", c_int32), ("flags", c_uint32),
-                ("deleter", c_void_p)]
+    _fields_ = [
+        ("ref_count", ctypes.c_uint64),
+        ("type_index", c_int32),
+        ("flags", c_uint32),
+        ("deleter", c_void_p),
+    ]
 
 
 class PFBytesObject(Structure):
@@ -52,15 +72,19 @@ class PFBytesObject(Structure):
 
 
 class PFErrorObject(Structure):
-    _fields_ = [("header", PFObject), ("kind", PFByteArray), ("message", PFByteArray),
-                ("cause", c_void_p)]
+    _fields_ = [
+        ("header", PFObject),
+        ("kind", PFByteArray),
+        ("message", PFByteArray),
+        ("cause", c_void_p),
+    ]
 
 
 SafeCall = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(PFAny), c_int32, POINTER(PFAny))
 Deleter = ctypes.CFUNCTYPE(None, c_void_p)
 
 
-# ---- loading --------------------------------------------------------------------------------------
+# ---- loading -------------------------------------------------------------------------------------
 def find_lib_dir() -> str:
     if len(sys.argv) > 1:
         return sys.argv[1]
@@ -90,7 +114,7 @@ LIB.PFErrorMoveFromRaised.restype = None
 LIB.PFGetABIVersion.restype = ctypes.c_uint32
 
 
-# ---- values ---------------------------------------------------------------------------------------
+# ---- values --------------------------------------------------------------------------------------
 def byte_array(data: bytes) -> PFByteArray:
     """A PFByteArray viewing ``data`` (the caller keeps ``data`` alive)."""
     return PFByteArray(ctypes.cast(ctypes.c_char_p(data), c_void_p), len(data))
@@ -145,7 +169,7 @@ def from_any(value: PFAny):
 def last_error() -> str:
     err = c_void_p()
     LIB.PFErrorMoveFromRaised(byref(err))
-    e = PFErrorObject.from_address(err.value)
+    e = PFErrorObject.from_address(err.value or 0)
     text = f"{read(e.kind).decode()}: {read(e.message).decode()}"
     LIB.PFObjectDecRef(err)
     return text
@@ -189,9 +213,11 @@ def main() -> None:
     for value in (42, 2.5, True, None, "hello, packed world"):
         ok, got = call(echo, value)
         print(f"testing.echo({value!r}) -> {got!r}")
-    ok, got = call(get_global("testing.nop"), 1, 2, 3)
+    nop = get_global("testing.nop")
+    ok, got = call(nop, 1, 2, 3)
     print(f"testing.nop(1, 2, 3) -> {got!r}")
-    ok, got = call(get_global("testing.test_raise_error"), "ValueError", "bad value from C++")
+    raise_error = get_global("testing.test_raise_error")
+    ok, got = call(raise_error, "ValueError", "bad value from C++")
     print(f"testing.test_raise_error -> failed={not ok}: {got}")
     square = c_void_p()
     if LIB.PFFunctionCreate(None, py_square, py_square_deleter, byref(square)) != 0:
@@ -199,13 +225,15 @@ def main() -> None:
     apply = get_global("testing.apply")
     keep: list = []
     args = (PFAny * 2)(PFAny(), to_any(7, keep))
-    args[0].type_index, args[0].value.v_ptr = PFObject.from_address(square.value).type_index, square
+    square_address = square.value or 0
+    args[0].type_index = PFObject.from_address(square_address).type_index  # kPFTypeFunction
+    args[0].value.v_ptr = square_address
     result = PFAny()
     if LIB.PFFunctionCall(apply, args, 2, byref(result)) != 0:
         raise RuntimeError(last_error())
     print(f"testing.apply(py_square, 7) -> {from_any(result)!r}")
     LIB.PFObjectDecRef(square)
-    for func in (echo, apply):
+    for func in (echo, nop, raise_error, apply):
         LIB.PFObjectDecRef(func)
 
 

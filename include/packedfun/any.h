@@ -24,10 +24,10 @@ namespace detail {
 /*! Enables the value constructors/conversions of Any and AnyView for T (not Any/AnyView
  *  themselves, which are checked first so that their incomplete traits are never looked at). */
 template <typename T>
-using EnableIfValue = std::enable_if_t<
-    std::conjunction<std::negation<std::is_same<TraitsKey<T>, Any>>,
-                     std::negation<std::is_same<TraitsKey<T>, AnyView>>,
-                     HasTypeTraits<TraitsKey<T>>>::value>;
+using EnableIfValue =
+    std::enable_if_t<std::conjunction<std::negation<std::is_same<TraitsKey<T>, Any>>,
+                                      std::negation<std::is_same<TraitsKey<T>, AnyView>>,
+                                      HasTypeTraits<TraitsKey<T>>>::value>;
 
 /*! Whether a kind is borrowed (only valid during a call) and so must be copied to be kept. */
 inline bool IsBorrowedKind(int32_t t) noexcept {

@@ -135,23 +135,23 @@ __attribute__((noinline, cold)) inline int SetRaisedFromCurrentException() noexc
 }  // namespace detail
 }  // namespace packedfun
 
-/*! `PACKEDFUN_THROW(ValueError) << "bad value " << x;` throws packedfun::Error("ValueError", ...). */
+/*! `PACKEDFUN_THROW(ValueError) << "bad value " << x;` throws Error("ValueError", ...). */
 #define PACKEDFUN_THROW(Kind) \
   ::packedfun::detail::ErrorThrower() & ::packedfun::detail::ErrorBuilder(#Kind).self()
 
-#define PACKEDFUN_CHECK_IMPL_(kind, cond)                                       \
-  if (cond) {                                                                   \
-  } else /* NOLINT */                                                           \
-    ::packedfun::detail::ErrorThrower() &                                       \
+#define PACKEDFUN_CHECK_IMPL_(kind, cond) \
+  if (cond) {                             \
+  } else /* NOLINT */                     \
+    ::packedfun::detail::ErrorThrower() & \
         ::packedfun::detail::ErrorBuilder(kind, "Check failed: (" #cond ") is false").self()
 
-#define PACKEDFUN_CHECK_OP_IMPL_(kind, Op, op, a, b)                                           \
-  if (::packedfun::detail::CheckOpResult pf_check_result_ =                                    \
-          ::packedfun::detail::CheckBinary<::packedfun::detail::Op>((a), (b));                 \
-      pf_check_result_.ok) {                                                                   \
-  } else /* NOLINT */                                                                          \
-    ::packedfun::detail::ErrorThrower() &                                                      \
-        ::packedfun::detail::ErrorBuilder(                                                     \
+#define PACKEDFUN_CHECK_OP_IMPL_(kind, Op, op, a, b)                                       \
+  if (::packedfun::detail::CheckOpResult pf_check_result_ =                                \
+          ::packedfun::detail::CheckBinary<::packedfun::detail::Op>((a), (b));             \
+      pf_check_result_.ok) {                                                               \
+  } else /* NOLINT */                                                                      \
+    ::packedfun::detail::ErrorThrower() &                                                  \
+        ::packedfun::detail::ErrorBuilder(                                                 \
             kind, "Check failed: " #a " " #op " " #b " (" + pf_check_result_.values + ")") \
             .self()
 

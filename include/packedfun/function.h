@@ -54,12 +54,15 @@ class Function : public ObjectRef {
   template <typename... Args>
   Any operator()(Args&&... args) const {
     constexpr size_t kNum = sizeof...(Args);
-    PFAny packed[kNum == 0 ? 1 : kNum];
-    PFByteArray scratch[kNum == 0 ? 1 : kNum];
-    size_t i = 0;
-    (void)i;
-    ((PackOne<detail::TraitsKey<Args>>(args, packed + i, scratch + i), ++i), ...);
-    return detail::CallFunctionObject(get(), packed, static_cast<int32_t>(kNum));
+    if constexpr (kNum == 0) {
+      return detail::CallFunctionObject(get(), nullptr, 0);
+    } else {
+      PFAny packed[kNum];
+      PFByteArray scratch[kNum];
+      size_t i = 0;
+      ((PackOne<detail::TraitsKey<Args>>(args, packed + i, scratch + i), ++i), ...);
+      return detail::CallFunctionObject(get(), packed, static_cast<int32_t>(kNum));
+    }
   }
 
   /*! Calls the function with already packed (borrowed) arguments. */

@@ -14,29 +14,29 @@
  *   PACKEDFUN_DLL_EXPORT_TYPED_FUNC(add_one, AddOne);
  */
 #define PACKEDFUN_DLL_EXPORT_TYPED_FUNC(ExportName, Callable)                                 \
-  extern "C" PACKEDFUN_EXPORT int __packedfun_##ExportName(void* self, const PFAny* args,      \
-                                                           int32_t num_args, PFAny* result) {  \
-    (void)self;                                                                                \
+  extern "C" PACKEDFUN_EXPORT int __packedfun_##ExportName(void* self, const PFAny* args,     \
+                                                           int32_t num_args, PFAny* result) { \
+    (void)self;                                                                               \
     return ::packedfun::detail::SafeCallTyped(Callable, #ExportName, args, num_args, result); \
   }
 
 /*! As PACKEDFUN_DLL_EXPORT_TYPED_FUNC for a packed callable `void(PackedArgs args, Any* rv)`. */
-#define PACKEDFUN_DLL_EXPORT_PACKED_FUNC(ExportName, Callable)                               \
+#define PACKEDFUN_DLL_EXPORT_PACKED_FUNC(ExportName, Callable)                                \
   extern "C" PACKEDFUN_EXPORT int __packedfun_##ExportName(void* self, const PFAny* args,     \
                                                            int32_t num_args, PFAny* result) { \
     (void)self;                                                                               \
-    return ::packedfun::detail::SafeCallPacked(Callable, args, num_args, result);            \
+    return ::packedfun::detail::SafeCallPacked(Callable, args, num_args, result);             \
   }
 
 /*! The docstring of an exported function: `const char* __packedfun_doc__<ExportName>`. */
-#define PACKEDFUN_DLL_EXPORT_DOC(ExportName, Doc) \
-  extern "C" {                                  \
+#define PACKEDFUN_DLL_EXPORT_DOC(ExportName, Doc)                   \
+  extern "C" {                                                      \
   PACKEDFUN_EXPORT const char* __packedfun_doc__##ExportName = Doc; \
   }
 
 /*! Names the module's entry function (what `mod(...)` calls): `const char* __packedfun_main__`. */
-#define PACKEDFUN_DLL_EXPORT_MAIN(ExportName) \
-  extern "C" {                                \
+#define PACKEDFUN_DLL_EXPORT_MAIN(ExportName)                    \
+  extern "C" {                                                   \
   PACKEDFUN_EXPORT const char* __packedfun_main__ = #ExportName; \
   }
 

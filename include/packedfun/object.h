@@ -1,4 +1,5 @@
-// Reference-counted objects in C++: ObjectPtr<T> (intrusive pointer), ObjectRef and the Object base.
+// Reference-counted objects in C++: ObjectPtr<T> (intrusive pointer), ObjectRef and the Object
+// base.
 #ifndef PACKEDFUN_OBJECT_H_
 #define PACKEDFUN_OBJECT_H_
 

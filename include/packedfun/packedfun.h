@@ -11,5 +11,6 @@
 #include <packedfun/function.h>
 #include <packedfun/registry.h>
 #include <packedfun/module.h>
+#include <packedfun/tensor.h>
 
 #endif  // PACKEDFUN_PACKEDFUN_H_

@@ -30,12 +30,14 @@ inline bool RegisterGlobalAtInit(const char* name, const Function& f, bool ours,
   PFErrorMoveFromRaised(&err);
   PFObject* existing = nullptr;
   bool same = false;
-  if (ours && PFFunctionGetGlobal(&n, &existing) == 0 && existing != nullptr) {
-    same = SameFunctionBody(existing, f.get());
+  if (ours) {
+    if (PFFunctionGetGlobal(&n, &existing) != 0) DiscardRaised();
+    if (existing != nullptr) same = SameFunctionBody(existing, f.get());
   }
   if (!same) {
     const PFErrorObject* e = reinterpret_cast<const PFErrorObject*>(err);
-    std::fprintf(stderr, "packedfun: cannot register global function '%s', keeping the first one: %.*s\n",
+    std::fprintf(stderr,
+                 "packedfun: cannot register global function '%s', keeping the first one: %.*s\n",
                  name, e ? static_cast<int>(e->message.size) : 0, e ? e->message.data : "");
   }
   PFObjectDecRef(existing);
@@ -45,12 +47,12 @@ inline bool RegisterGlobalAtInit(const char* name, const Function& f, bool ours,
 
 /*!
  * The object PACKEDFUN_REGISTER_GLOBAL builds: `.set_body_typed(f)`, `.set_body_packed(f)`,
- * `.set_body(Function)`, then optionally `.describe("doc")`. It lives for the whole process
- * (never destroyed, so nothing runs at exit after the runtime is gone).
+ * `.set_body(Function)`, then optionally `.describe("doc")`. Trivially destructible: it owns
+ * nothing (the registry holds the function), so nothing of it runs at process exit.
  */
 class GlobalRegistration {
  public:
-  static GlobalRegistration& Make(const char* name) { return *new GlobalRegistration(name); }
+  explicit GlobalRegistration(const char* name) noexcept : name_(name) {}
 
   template <typename F>
   GlobalRegistration& set_body_typed(F f) {
@@ -60,34 +62,29 @@ class GlobalRegistration {
   GlobalRegistration& set_body_packed(F f) {
     return Register(Function::FromPacked(std::move(f)), true);
   }
-  GlobalRegistration& set_body(Function f) { return Register(std::move(f), false); }
+  GlobalRegistration& set_body(const Function& f) { return Register(f, false); }
 
-  /*! Attaches a docstring (re-registers the function this registration installed). */
-  GlobalRegistration& describe(const char* doc) {
+  /*! Attaches a docstring to the function this registration installed (none if it lost a
+   *  name clash); applies to a later set_body* too. */
+  GlobalRegistration& describe(const char* doc) noexcept {
     doc_ = doc;
-    if (registered_) {
+    if (installed_ != nullptr) {
       PFByteArray n{name_, std::strlen(name_)}, d{doc, std::strlen(doc)};
-      if (PFFunctionSetGlobal(&n, func_.get(), 1, &d) != 0) {
-        PFObject* err = nullptr;
-        PFErrorMoveFromRaised(&err);
-        PFObjectDecRef(err);
-      }
+      if (PFFunctionSetGlobal(&n, installed_, 1, &d) != 0) DiscardRaised();
     }
     return *this;
   }
 
  private:
-  explicit GlobalRegistration(const char* name) : name_(name) {}
-  GlobalRegistration& Register(Function f, bool ours) {
-    func_ = std::move(f);
-    registered_ = RegisterGlobalAtInit(name_, func_, ours, doc_);
+  GlobalRegistration& Register(const Function& f, bool ours) noexcept {
+    // Borrowed: once registered, the registry keeps the function alive.
+    installed_ = RegisterGlobalAtInit(name_, f, ours, doc_) ? f.get() : nullptr;
     return *this;
   }
 
   const char* name_;
   const char* doc_ = nullptr;
-  Function func_;
-  bool registered_ = false;
+  PFObject* installed_ = nullptr;
 };
 
 }  // namespace detail
@@ -102,8 +99,8 @@ class GlobalRegistration {
  *   PACKEDFUN_REGISTER_GLOBAL("mylib.echo").set_body_packed([](PackedArgs a, Any* rv) { ... });
  *   PACKEDFUN_REGISTER_GLOBAL("mylib.sub").set_body_typed(Sub).describe("a - b");
  */
-#define PACKEDFUN_REGISTER_GLOBAL(Name)                                                    \
-  [[maybe_unused]] static ::packedfun::detail::GlobalRegistration& PACKEDFUN_CONCAT_(      \
-      pf_global_registration_, __COUNTER__) = ::packedfun::detail::GlobalRegistration::Make(Name)
+#define PACKEDFUN_REGISTER_GLOBAL(Name)                                              \
+  [[maybe_unused]] static ::packedfun::detail::GlobalRegistration PACKEDFUN_CONCAT_( \
+      pf_global_registration_, __COUNTER__) = ::packedfun::detail::GlobalRegistration(Name)
 
 #endif  // PACKEDFUN_REGISTRY_H_

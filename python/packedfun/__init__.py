@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ._backend import BACKEND, core
 from .error import Error, InternalError, register_error
-from .module import Module, load_module
+from .module import Module, load_module, system_lib
 from .registry import (
     get_global_func,
     init_ffi_api,
@@ -25,6 +25,7 @@ from .registry import (
     register_global_func,
     remove_global_func,
 )
+from .tensor import DLDeviceType, Tensor, device, dtype, from_dlpack
 
 __version__ = "0.1.0"
 
@@ -54,13 +55,18 @@ def convert(value):
 
 __all__ = [
     "BACKEND",
+    "DLDeviceType",
     "Error",
     "Function",
     "InternalError",
     "Module",
     "Object",
+    "Tensor",
     "__version__",
     "convert",
+    "device",
+    "dtype",
+    "from_dlpack",
     "get_global_func",
     "init_ffi_api",
     "list_global_func_names",
@@ -69,4 +75,5 @@ __all__ = [
     "register_func",
     "register_global_func",
     "remove_global_func",
+    "system_lib",
 ]

@@ -339,6 +339,8 @@ _SIGNATURES = {
     "PFModuleImport": (c_int, [_P, _P]),
     "PFModuleGetImports": (c_int, [_P, _P]),
     "PFModuleGetPath": (c_int, [_P, _P]),
+    "PFModuleGetFunctionDoc": (c_int, [_P, _BA, c_int, _P]),
+    "PFModuleGetEntryName": (c_int, [_P, _P]),
     "PFGetABIVersion": (c_uint32, []),
 }
 
@@ -359,7 +361,9 @@ _declare(LIB)
 
 #: PFFunctionCall without argtypes, for the hot path: ctypes' per-argument ``from_param`` costs
 #: more than the call itself. Callers pass (c_void_p, bytes | None, int, byref(PFAny)) exactly.
-CALL_RAW = _open(_OPENED_AS).PFFunctionCall
+#: Loaded through PyDLL, so the GIL stays held during the call as in ``_core`` (see
+#: docs/internals/python-backends.md); callbacks re-enter through ctypes' PyGILState_Ensure.
+CALL_RAW = ctypes.PyDLL(_OPENED_AS, mode=ctypes.RTLD_GLOBAL).PFFunctionCall
 CALL_RAW.restype = c_int
 
 
@@ -373,4 +377,4 @@ def read_bytes(view: PFByteArray) -> bytes:
     size = view.size
     if not size:
         return b""
-    return ctypes.string_at(c_void_p.from_address(ctypes.addressof(view)).value, size)
+    return ctypes.string_at(c_void_p.from_address(ctypes.addressof(view)).value or 0, size)

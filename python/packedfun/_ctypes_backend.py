@@ -15,6 +15,9 @@ from ctypes import byref, c_int, c_int32, c_void_p
 from . import _ctypes_abi as abi
 from ._ctypes_abi import LIB, PFAny, PFByteArray
 from ._ctypes_errors import error_get_backtrace, raise_last_error, set_error_factory
+from ._ctypes_modules import *  # noqa: F403 (module entry points; see _ctypes_modules.__all__)
+from ._ctypes_modules import __all__ as _module_names
+from ._ctypes_pack import pack_value as _pack_value
 from ._ctypes_values import (
     Function,
     Object,
@@ -23,9 +26,9 @@ from ._ctypes_values import (
     set_object_factory,
     take_any,
     to_function,
+    tp_name,
     wrap,
 )
-from ._ctypes_values import pack_value as _pack_value
 
 __all__ = [
     "ABI_VERSION",
@@ -45,6 +48,7 @@ __all__ = [
     "module_load",
     "module_get_function",
 ]
+__all__ += _module_names
 
 #: PFGetABIVersion() of the loaded runtime: (major << 16) | minor.
 ABI_VERSION: int = LIB.PFGetABIVersion()
@@ -62,7 +66,7 @@ if ABI_VERSION >> 16 != _ABI_MAJOR:
 def _name_view(name, what: str = "name") -> PFByteArray:
     """A PFByteArray over the UTF-8 of ``name`` (which must be a str)."""
     if not isinstance(name, str):
-        raise TypeError(f"{what} must be a str, got {type(name).__name__}")
+        raise TypeError(f"{what} must be a str, got {tp_name(type(name))}")
     data = name.encode("utf-8")
     return PFByteArray(data, len(data))
 
@@ -86,7 +90,7 @@ def set_global_func(name: str, func, override: bool = False, doc=None) -> None:
     view = _name_view(name)
     doc_view = None if doc is None else byref(_name_view(doc, "doc"))
     if not isinstance(func, Function) and not callable(func):
-        raise TypeError(f"expected a callable, got {type(func).__name__}")
+        raise TypeError(f"expected a callable, got {tp_name(type(func))}")
     func = to_function(func)
     rc = LIB.PFFunctionSetGlobal(byref(view), func._pf_handle, 1 if override else 0, doc_view)
     _check(rc, name)
@@ -101,7 +105,7 @@ def list_global_func_names() -> list:
         raise RuntimeError("PFFunctionListGlobalNames returned no array")
     try:
         seq = abi.PFSeqObject.from_address(out.v_obj)
-        base = ctypes.cast(seq.data, c_void_p).value
+        base = ctypes.cast(seq.data, c_void_p).value or 0
         return [borrow_any(base + 16 * i) for i in range(seq.size)]
     finally:
         LIB.PFAnyRelease(byref(out))
@@ -150,10 +154,10 @@ def module_get_function(module, name, query_imports=False):
     if not isinstance(module, Object):
         raise TypeError(
             f"module_get_function() argument 1 must be packedfun.Object, "
-            f"not {type(module).__name__}"
+            f"not {tp_name(type(module))}"
         )
     if not isinstance(name, str):
-        raise TypeError(f"module_get_function() argument 2 must be str, not {type(name).__name__}")
+        raise TypeError(f"module_get_function() argument 2 must be str, not {tp_name(type(name))}")
     handle = module._pf_handle
     if not handle or module._pf_tindex != abi.kPFTypeModule:
         raise TypeError("module_get_function expects a Module object")

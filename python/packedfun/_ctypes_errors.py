@@ -12,7 +12,16 @@ from ctypes import byref, c_int32, c_void_p
 
 from . import _ctypes_abi as abi
 from ._ctypes_abi import LIB, PFByteArray
-from ._ctypes_values import Object, _DecRef, _free_handle_c, _handles, hold, opaque_payload, wrap
+from ._ctypes_values import (
+    Object,
+    _DecRef,
+    _free_handle_c,
+    _handles,
+    hold,
+    opaque_payload,
+    tp_name,
+    wrap,
+)
 
 # ---- errors -------------------------------------------------------------------------------------
 _error_factory = None
@@ -26,11 +35,16 @@ def set_error_factory(factory) -> None:
     _error_factory = factory
 
 
-def raise_last_error(fname=None):
-    """Raises the calling thread's pending native error as a Python exception."""
+def take_raised(fname=None) -> BaseException:
+    """Moves the calling thread's pending native error out, as the Python exception to raise."""
     out = c_void_p()
     LIB.PFErrorMoveFromRaised(byref(out))
-    exc = exception_from_error(out.value, fname)
+    return exception_from_error(out.value, fname)
+
+
+def raise_last_error(fname=None):
+    """Raises the calling thread's pending native error as a Python exception."""
+    exc = take_raised(fname)
     try:
         raise exc
     finally:
@@ -58,7 +72,7 @@ def exception_from_error(handle, fname=None) -> BaseException:
         return RuntimeError(f"{kind}: {message}")
     exc = factory(kind, message, wrap(handle, abi.kPFTypeError))
     if not isinstance(exc, BaseException):
-        return TypeError(f"packedfun error factory returned {type(exc).__name__}, not an exception")
+        return TypeError(f"packedfun error factory returned {tp_name(type(exc))}, not an exception")
     return exc
 
 

@@ -1,7 +1,8 @@
-# Object wrappers, Python <-> PFAny conversion and error translation of the ctypes backend.
-"""The machinery of :mod:`packedfun._ctypes_backend`: wrappers owning native objects, packing of
-Python arguments into ``PFAny`` arrays, unpacking of results, Python callables and Python objects
-handed to native code, and errors crossing the boundary in both directions.
+# Object wrappers, native -> Python conversion and Python callbacks of the ctypes backend.
+"""The core of :mod:`packedfun._ctypes_backend`: wrappers owning native objects (``Object``,
+``Function``), unpacking of results into Python values, and Python callables and objects handed
+to native code. Packing arguments lives in :mod:`packedfun._ctypes_pack`, error translation in
+:mod:`packedfun._ctypes_errors`.
 
 Python objects handed to native code (callables behind a Function, any other object behind an
 Opaque) are kept in ``_handles`` under an integer id; that id is the native ``self``/``handle`` and
@@ -14,17 +15,15 @@ from __future__ import annotations
 import ctypes
 import itertools
 import struct
-import sys
 from ctypes import addressof, byref, c_int32, c_void_p, string_at
 
 from . import _ctypes_abi as abi
-from ._ctypes_abi import LIB, PFAny, PFByteArray
+from ._ctypes_abi import LIB, PFAny
 
 _IncRef = LIB.PFObjectIncRef
 _DecRef = LIB.PFObjectDecRef
 _CallRaw = abi.CALL_RAW
 _ViewToOwned = LIB.PFAnyViewToOwned
-_AnyRelease = LIB.PFAnyRelease
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
@@ -71,7 +70,7 @@ def make_opaque(obj) -> int:
     if LIB.PFOpaqueObjectCreate(key, _free_handle_c, byref(out)):
         _handles.pop(key, None)
         raise_last_error()
-    return out.value
+    return out.value or 0
 
 
 def opaque_payload(handle: int):
@@ -89,6 +88,8 @@ class Object:
     """Base class of every FFI object wrapper; holds one reference to the native object."""
 
     __slots__ = ("_pf_handle", "_pf_tindex", "__weakref__")
+    _pf_handle: int  # address of the owned PFObject, 0 when empty
+    _pf_tindex: int  # its type index (kPFTypeNone when empty)
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
@@ -155,7 +156,7 @@ class Object:
         result = ctor(*args)
         if not isinstance(result, Object) or not result._pf_handle:
             raise TypeError(
-                f"constructor {ctor!r} returned {type(result).__name__}, expected an object"
+                f"constructor {ctor!r} returned {tp_name(type(result))}, expected an object"
             )
         handle = result._pf_handle
         _IncRef(handle)
@@ -201,17 +202,19 @@ class Function(Object):
     Function(callable) wraps a Python callable."""
 
     __slots__ = ("_pf_name", "_pf_cptr", "__dict__")
+    _pf_name: str | None  # registry (or module) name it was looked up by
+    _pf_cptr: c_void_p  # the handle, pre-converted for the argtypes-free PFFunctionCall
 
     def __new__(cls, *args, **kwargs):
         if kwargs or len(args) != 1:
             if not kwargs:
-                raise TypeError(f"Function() takes exactly one argument ({len(args)} given)")
+                raise TypeError(f"Function() takes exactly 1 argument ({len(args)} given)")
             raise TypeError("Function() takes no keywords")
         callable_ = args[0]
         if isinstance(callable_, Function):
             return callable_
         if not callable(callable_):
-            raise TypeError(f"Function() expects a callable, got {type(callable_).__name__}")
+            raise TypeError(f"Function() expects a callable, got {tp_name(type(callable_))}")
         return to_function(callable_)
 
     def __call__(self, *args, **kwargs):
@@ -220,9 +223,14 @@ class Function(Object):
         result = PFAny()
         if args:
             temps: list = []
-            packed = pack_args(self, args, temps)
+            packed = _pack.pack_args(self, args, temps)
             if _CallRaw(self._pf_cptr, packed, len(args), byref(result)):
-                _raise_with_arg_types(self._pf_name, args, packed)
+                exc = _pack.error_with_arg_types(self._pf_name, args, packed)
+                del temps  # released before raising, as _core does: the traceback keeps frames
+                try:
+                    raise exc
+                finally:
+                    exc = None
             del temps
         elif _CallRaw(self._pf_cptr, None, 0, byref(result)):
             raise_last_error(self._pf_name)
@@ -263,33 +271,6 @@ class Function(Object):
     def registry_name(self):
         """The global name this Function was looked up by, or None."""
         return self._pf_name
-
-
-def _raise_with_arg_types(fname, args: tuple, packed: bytes):
-    """Raises the pending native error; a native TypeError about arguments that travelled as
-    Opaque objects gets their Python type names added (native code cannot know them)."""
-    try:
-        raise_last_error(fname)
-    except TypeError as exc:
-        _name_opaque_args(exc, args, packed)
-        raise
-
-
-def _name_opaque_args(exc: TypeError, args: tuple, packed: bytes) -> None:
-    message = exc.args[0] if len(exc.args) == 1 else None
-    if "kind" not in getattr(exc, "__dict__", {}) or not isinstance(message, str):
-        return
-    opaque = []
-    for i, arg in enumerate(args):
-        tindex, _, handle = _unpack_ptr(packed, 16 * i)
-        if tindex == abi.kPFTypeOpaque and opaque_payload(handle) == (True, arg):
-            opaque.append(i)
-    named = [i for i in opaque if f"argument {i}" in message] or opaque
-    if named:
-        parts = "; ".join(
-            f"argument {i} is a Python object of type '{tp_name(type(args[i]))}'" for i in named
-        )
-        exc.args = (f"{message} ({parts})",)
 
 
 def _kwargs_error(name) -> TypeError:
@@ -369,191 +350,18 @@ def make_function(handle: int, name=None) -> Function:
     return func
 
 
-# ---- calling ------------------------------------------------------------------------------------
-def pack_args(func, args: tuple, temps: list) -> bytes:
-    """The PFAny array of ``args`` as bytes; temporaries it points into are appended to temps."""
-    signature = tuple(map(type, args))
-    packer = _signature_packers.get(signature, _MISSING)
-    if packer is _MISSING:
-        packer = _new_signature_packer(signature)
-    if packer is not None:
-        try:
-            return packer(args)
-        except struct.error:  # an int outside int64: the general path raises the right error
-            pass
-    parts = []
-    append = parts.append
-    for pos, value in enumerate(args):
-        kind = type(value)
-        if kind is int and _INT64_MIN <= value <= _INT64_MAX:
-            append(_pack_int(abi.kPFTypeInt, 0, value))
-        elif kind is float:
-            append(_pack_float(abi.kPFTypeFloat, 0, value))
-        elif kind is str:
-            try:
-                data = value.encode("utf-8")
-            except UnicodeEncodeError:
-                data = _Packer(func, pos, temps).encode(value)  # raises with the note added
-            append(_pack_ptr(abi.kPFTypeStrView, 0, view_address(data, temps)))
-        elif value is None:
-            append(_NONE)
-        elif kind is Function:
-            append(_pack_ptr(abi.kPFTypeFunction, 0, value._pf_handle))
-        else:
-            append(_Packer(func, pos, temps).pack(value))
-    return b"".join(parts)
-
-
-# Argument lists made only of int/float/bool/None/Function (the common case) are packed by one
-# struct call generated per signature of argument types.
-_MISSING = object()
-_signature_packers: dict = {}
-_POD_LAYOUT = {
-    int: ("iIq", abi.kPFTypeInt, "a[{}]"),
-    float: ("iId", abi.kPFTypeFloat, "a[{}]"),
-    bool: ("iIq", abi.kPFTypeBool, "a[{}]"),
-    type(None): ("iIq", abi.kPFTypeNone, "0"),
-}
-
-
-def _new_signature_packer(signature: tuple):
-    fmt = ["="]
-    exprs = []
-    for i, kind in enumerate(signature):
-        if kind is Function:
-            fmt.append("iIQ")
-            exprs += [str(abi.kPFTypeFunction), "0", f"a[{i}]._pf_handle"]
-            continue
-        layout = _POD_LAYOUT.get(kind)
-        if layout is None:
-            packer = None
-            break
-        fmt.append(layout[0])
-        exprs += [str(layout[1]), "0", layout[2].format(i)]
-    else:
-        source = f"lambda a: _pack({', '.join(exprs)})"
-        packer = eval(source, {"_pack": struct.Struct("".join(fmt)).pack})  # noqa: S307
-    if len(_signature_packers) > 1024:
-        _signature_packers.clear()
-    _signature_packers[signature] = packer
-    return packer
-
-
-def _bytes_data_offset():
-    """Offset of a bytes object's data from its id() when that is its address (CPython lays the
-    bytes inline); verified against ctypes once, else None."""
-    probe = b"packedfun offset probe"
-    offset = sys.getsizeof(b"") - 1
-    actual = ctypes.cast(ctypes.c_char_p(probe), c_void_p).value
-    return offset if actual == id(probe) + offset else None
-
-
-_BYTES_OFFSET = _bytes_data_offset()
-_pack_byte_array = struct.Struct("=QQ").pack
-
-
-def view_address(data: bytes, temps: list) -> int:
-    """Address of a PFByteArray viewing ``data`` (no copy); both are kept alive in ``temps``."""
-    if _BYTES_OFFSET is not None:
-        view = _pack_byte_array(id(data) + _BYTES_OFFSET, len(data))
-        temps.append(data)
-        temps.append(view)
-        return id(view) + _BYTES_OFFSET
-    view = PFByteArray(data, len(data))
-    temps.append(view)
-    return addressof(view)
-
-
-def _arg_message(fname, pos, what: str) -> str:
-    """The wording of _core's pfpy_arg_error: names the function and the argument position."""
-    if pos is None:
-        return f"{fname}: return value: {what}"
-    if fname is not None:
-        return f"{fname}: argument {pos}: {what}"
-    return f"packedfun.Function argument {pos}: {what}"
-
-
-def _add_note(exc: BaseException, fname, pos) -> None:
-    if hasattr(exc, "add_note"):  # Python 3.11+
-        if pos is None:
-            exc.add_note("while converting a return value")
-        else:
-            exc.add_note(f"while converting argument {pos} of {fname}")
-
-
-class _Packer:
-    """Converts one argument (recursively, for containers) to PFAny bytes. ``pos`` is the
-    argument position (None for a return value); ``fname`` names the function in messages."""
-
-    __slots__ = ("fname", "pos", "temps", "active")
-
-    def __init__(self, func, pos, temps):
-        self.fname = getattr(func, "_pf_name", None) if func is not None else None
-        self.pos = pos
-        self.temps = temps
-        self.active: set = set()
-
-    def pack(self, value) -> bytes:
-        if isinstance(value, str):
-            return self.pack_view(abi.kPFTypeStrView, self.encode(value))
-        if isinstance(value, bool):
-            return _TRUE if value else _FALSE
-        if isinstance(value, int):
-            return self.pack_int(value)
-        if isinstance(value, float):
-            return _pack_float(abi.kPFTypeFloat, 0, value)
-        if value is None:
-            return _NONE
-        if isinstance(value, Object):
-            handle = value._pf_handle
-            return _pack_ptr(value._pf_tindex, 0, handle) if handle else _NONE
-        if isinstance(value, (bytes, bytearray)):
-            return self.pack_view(abi.kPFTypeBytesView, bytes(value))
-        if isinstance(value, c_void_p):
-            return _pack_ptr(abi.kPFTypeOpaquePtr, 0, value.value or 0)
-        if callable(value):
-            return self.keep(to_function(value))
-        return self.keep(wrap(make_opaque(value), abi.kPFTypeOpaque, Object))
-
-    def pack_int(self, value: int) -> bytes:
-        value = int(value)
-        if not _INT64_MIN <= value <= _INT64_MAX:
-            what = "int too large for int64" if value > 0 else "int too small for int64"
-            raise OverflowError(_arg_message(self.fname, self.pos, what))
-        return _pack_int(abi.kPFTypeInt, 0, value)
-
-    def encode(self, value: str) -> bytes:
-        try:
-            return value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            _add_note(exc, self.fname, self.pos)
-            raise
-
-    def pack_view(self, tindex: int, data: bytes) -> bytes:
-        return _pack_ptr(tindex, 0, view_address(data, self.temps))
-
-    def keep(self, obj: Object) -> bytes:
-        self.temps.append(obj)
-        return _pack_ptr(obj._pf_tindex, 0, obj._pf_handle)
-
-
-def pack_value(value, temps: list, pos=None) -> bytes:
-    """One Python value as PFAny bytes (a view; temporaries go to ``temps``)."""
-    return _Packer(None, pos, temps).pack(value)
-
-
 def to_function(value) -> Function:
     """``value`` as a Function: a Function unchanged, a Python callable wrapped."""
     if isinstance(value, Function):
         return value
     if not callable(value):
-        raise TypeError(f"expected a callable, got {type(value).__name__}")
+        raise TypeError(f"expected a callable, got {tp_name(type(value))}")
     key = hold(value)
     out = c_void_p()
     if LIB.PFFunctionCreate(key, _safe_call_c, _free_handle_c, byref(out)):
         _handles.pop(key, None)
         raise_last_error()
-    return make_function(out.value)
+    return make_function(out.value or 0)
 
 
 # ---- results ------------------------------------------------------------------------------------
@@ -640,6 +448,7 @@ def _safe_call(key, args, num_args, result):
             store_result(ret, result)
         return 0
     except BaseException as exc:  # noqa: B036 - every exception must cross as an Error
+        func = pyargs = None  # the traceback keeps this frame: hold nothing beyond the call
         return _errors.raise_into_native(exc)
 
 
@@ -651,7 +460,7 @@ SAFE_CALL_ADDR = ctypes.cast(_safe_call_c, c_void_p).value
 def store_result(value, result: int) -> None:
     """Writes ``value`` as an owned PFAny at address ``result`` (which holds None)."""
     temps: list = []
-    packed = _Packer(None, None, temps).pack(value)
+    packed = _pack.pack_value(value, temps)
     if _ViewToOwned(packed, result):
         del temps
         raise_last_error()
@@ -662,5 +471,6 @@ def raise_last_error(fname=None):
     _errors.raise_last_error(fname)
 
 
-# The error half lives in its own module and imports from this one, so it is bound last.
+# Packing and errors live in their own modules, which import from this one: bound last.
 from . import _ctypes_errors as _errors  # noqa: E402
+from . import _ctypes_pack as _pack  # noqa: E402

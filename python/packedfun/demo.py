@@ -23,7 +23,9 @@ def main() -> None:
     def square(x):
         return x * x
 
-    print("3. C++ testing.call_global('demo.square', 12) ->", testing.call_global("demo.square", 12))
+    print(
+        "3. C++ testing.call_global('demo.square', 12) ->", testing.call_global("demo.square", 12)
+    )
     packedfun.remove_global_func("demo.square")
 
     # 4. A C++ error arriving as the right Python exception.

@@ -115,11 +115,6 @@ class NativeBacktrace(str):
     as strings, such as ``pytest.raises(match=...)``, keeps working.
     """
 
-    def __new__(cls, error):
-        self = super().__new__(cls, "Native backtrace: (symbolized when printed)")
-        self._error = error
-        return self
-
     def __str__(self) -> str:
         try:
             text = core.error_get_backtrace(self._error)
@@ -139,6 +134,17 @@ class NativeBacktrace(str):
         return (str, (str(self),))
 
 
+_PLACEHOLDER = "Native backtrace: (symbolized when printed)"
+_new_str = str.__new__
+
+
+def _backtrace_note(error) -> NativeBacktrace:
+    """A NativeBacktrace note for ``error`` (built without a Python-level ``__new__``: fast)."""
+    note = _new_str(NativeBacktrace, _PLACEHOLDER)
+    note._error = error
+    return note
+
+
 def _make_exception(kind: str, message: str, error) -> BaseException:
     """The error factory installed into the backend: a native error as a Python exception."""
     cls = _KINDS.get(kind) or _class_for(kind)
@@ -150,7 +156,7 @@ def _make_exception(kind: str, message: str, error) -> BaseException:
         except Exception:  # a class that cannot take a bare message
             exc = Error(message, kind)
     exc.kind = kind
-    exc.__notes__ = [NativeBacktrace(error)]
+    exc.__notes__ = [_backtrace_note(error)]
     return exc
 
 

@@ -1,5 +1,16 @@
 # Modules: shared libraries loaded at run time and the Functions they export.
-"""Loading shared libraries that export packed functions."""
+"""Loading shared libraries that export packed functions.
+
+A library exports a function ``name`` as the C symbol ``__packedfun_<name>`` (a packed call, see
+``include/packedfun/c_api.h``); ``__packedfun_doc__<name>`` is its docstring and
+``__packedfun_main__`` names the entry function that calling the module runs::
+
+    mod = packedfun.load_module("libadd.so")
+    mod.add_one(1)            # attribute access: looked up once, then cached on the instance
+    mod["add_one"](1)         # item access, also for names that clash with Module's attributes
+    "add_one" in mod          # True
+    mod(1)                    # the entry function
+"""
 
 from __future__ import annotations
 
@@ -7,40 +18,84 @@ import os
 
 from ._backend import core
 
-__all__ = ["Module", "load_module"]
+__all__ = ["Module", "load_module", "system_lib"]
 
 
 class Module:
-    """A loaded shared library.
+    """A loaded shared library and the packed functions it exports.
 
-    Functions are found by the symbols the library exports (``__packedfun_<name>``) and through
-    its imports; attribute access caches what it finds.
+    Attribute access ``mod.name`` looks the function up once and stores it in the instance's
+    ``__dict__``, so later accesses are plain attribute loads that never reach ``__getattr__``.
+    Names that clash with the attributes of this class (``path``, ``imports``, ...) are reached
+    with ``mod[name]`` or :meth:`get_function`.
+
+    A Function taken from a module keeps the library loaded: it stays callable after the Module
+    is gone.
 
     Parameters
     ----------
     handle : Object
-        The backend's Module object.
-    path : str
-        The path the library was loaded from.
+        The backend's native Module object.
+    path : str, optional
+        The path the library was loaded from; asked from the runtime when omitted.
     """
 
-    def __init__(self, handle, path: str = "") -> None:
-        object.__setattr__(self, "_handle", handle)
-        object.__setattr__(self, "_path", path)
-        object.__setattr__(self, "_cache", {})
+    def __init__(self, handle, path: str | None = None) -> None:
+        if path is None:
+            path = core.module_get_path(handle)
+        state = self.__dict__
+        state["_pf_handle"] = handle
+        state["_pf_path"] = path
+        state["_pf_items"] = {}
 
     @property
     def handle(self):
-        """The backend's Module object."""
-        return self._handle
+        """The backend's native Module object."""
+        return self._pf_handle
 
     @property
     def path(self) -> str:
-        """The path of the library."""
-        return self._path
+        """The path of the library (``""`` for the system library)."""
+        return self._pf_path
+
+    def _describe(self) -> str:
+        return f"library {self._pf_path!r}" if self._pf_path else "the system library"
 
     def get_function(self, name: str, query_imports: bool = False):
-        """The Function ``name`` of this module.
+        """The Function ``name`` of this module, its docstring as ``__doc__``.
+
+        Parameters
+        ----------
+        name : str
+            The exported name (the library exports ``__packedfun_<name>``).
+        query_imports : bool
+            Also search the modules this one imports (depth first).
+
+        Returns
+        -------
+        Function
+
+        Raises
+        ------
+        AttributeError
+            When the module (and, with ``query_imports``, its imports) has no such function.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"function name must be a str, got {type(name).__name__}")
+        func = core.module_get_function(self._pf_handle, name, bool(query_imports))
+        if func is None:
+            where = " or its imports" if query_imports else ""
+            raise AttributeError(f"{self._describe()}{where} has no function {name!r}")
+        doc = core.module_get_function_doc(self._pf_handle, name, bool(query_imports))
+        if doc is not None:
+            try:
+                func.__doc__ = doc
+            except (AttributeError, TypeError):  # a backend Function without instance docs
+                pass
+        return func
+
+    def get_function_doc(self, name: str, query_imports: bool = False) -> str | None:
+        """The docstring the library exports for ``name`` (``__packedfun_doc__<name>``), or None.
 
         Parameters
         ----------
@@ -49,41 +104,97 @@ class Module:
         query_imports : bool
             Also search the modules this one imports.
 
-        Raises
-        ------
-        AttributeError
-            When the module has no such function.
+        Returns
+        -------
+        str or None
+            None when the function or its docstring is missing.
         """
-        func = core.module_get_function(self._handle, name, bool(query_imports))
-        if func is None:
-            raise AttributeError(f"Module {self._path!r} has no function {name!r}")
+        return core.module_get_function_doc(self._pf_handle, name, bool(query_imports))
+
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails: the first access of each function name.
+        if name.startswith("__") or name.startswith("_pf_"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        func = self.get_function(name)
+        self.__dict__[name] = func
         return func
 
     def __getitem__(self, name: str):
-        if not isinstance(name, str):
-            raise TypeError(f"Module indices must be str, got {type(name).__name__}")
-        return self.get_function(name)
-
-    def __getattr__(self, name: str):
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        cache = self._cache
-        func = cache.get(name)
+        items = self._pf_items
+        func = items.get(name) if isinstance(name, str) else None
         if func is None:
-            func = cache[name] = self.get_function(name)
+            func = items[name] = self.get_function(name)
         return func
 
     def __contains__(self, name) -> bool:
         if not isinstance(name, str):
             return False
-        return core.module_get_function(self._handle, name, False) is not None
+        if name in self._pf_items:
+            return True
+        return core.module_get_function(self._pf_handle, name, False) is not None
+
+    @property
+    def imports(self) -> list[Module]:
+        """The modules this one imports, in import order."""
+        return [Module(dep) for dep in core.module_get_imports(self._pf_handle)]
+
+    def import_module(self, other: Module) -> None:
+        """Makes this module import ``other``: ``get_function(name, query_imports=True)`` then
+        finds ``other``'s functions too, and ``other`` stays loaded while this module lives.
+
+        Parameters
+        ----------
+        other : Module
+            The module to import.
+
+        Raises
+        ------
+        ValueError
+            When the import would create a cycle.
+        """
+        if not isinstance(other, Module):
+            raise TypeError(f"import_module expects a Module, got {type(other).__name__}")
+        core.module_import(self._pf_handle, other._pf_handle)
+
+    @property
+    def entry_name(self) -> str | None:
+        """The name of the entry function (``__packedfun_main__``), or None."""
+        return core.module_get_entry_name(self._pf_handle)
+
+    def __call__(self, *args):
+        """Calls the entry function named by the library's ``__packedfun_main__``."""
+        entry = self.__dict__.get("_pf_entry")
+        if entry is None:
+            name = self.entry_name
+            if name is None:
+                raise TypeError(
+                    f"{self._describe()} has no entry function to call (it exports no "
+                    f"'__packedfun_main__'); call one of its functions by name instead"
+                )
+            entry = self.__dict__["_pf_entry"] = self.get_function(name)
+        return entry(*args)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Module):
+            return NotImplemented
+        return bool(self._pf_handle.same_as(other._pf_handle))
+
+    def __hash__(self) -> int:
+        return hash(self._pf_handle)
+
+    def __dir__(self):
+        cached = [k for k in self.__dict__ if not k.startswith("_pf_")]
+        return sorted(set(super().__dir__()) | set(cached))
 
     def __repr__(self) -> str:
-        return f"<packedfun.Module {self._path!r}>"
+        return f"<packedfun.Module {self._pf_path or '<system library>'}>"
 
 
 def load_module(path) -> Module:
     """Loads a shared library, running its static initializers (and so its registrations).
+
+    Loading the same path again is fine: the library is mapped once and its initializers run
+    once; each call returns a new Module over it.
 
     Parameters
     ----------
@@ -97,7 +208,23 @@ def load_module(path) -> Module:
     Raises
     ------
     OSError
-        When the library cannot be loaded.
+        When the file is missing, is not a shared library, or has unresolved dependencies; the
+        message carries the loader's own message and the path.
     """
     path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
     return Module(core.module_load(path), path)
+
+
+def system_lib() -> Module:
+    """The Module over the running program and the libraries loaded into its global scope.
+
+    Functions compiled into the executable (or into libraries loaded with ``RTLD_GLOBAL``) and
+    exported as ``__packedfun_<name>`` are found here.
+
+    Returns
+    -------
+    Module
+    """
+    return Module(core.module_system_lib(), "")

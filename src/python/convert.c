@@ -1,15 +1,23 @@
 /* Conversion between Python objects and PFAny values, in both directions. */
 #include "core.h"
+#include "tensor.h"
 
 /* ---- Python -> PFAny ---------------------------------------------------------------------------- */
 
 static PyObject* ctypes_void_p = NULL; /* owned; looked up once ctypes is imported */
 
 PyObject* pfpy_ctypes_void_p(void) {
+  static PyObject* key = NULL; /* interned "ctypes", so the lookup below hashes nothing */
   if (ctypes_void_p != NULL) return ctypes_void_p;
-  PyObject* modules = PyImport_GetModuleDict();
-  PyObject* ctypes = PyDict_GetItemString(modules, "ctypes"); /* borrowed; no import */
-  if (ctypes == NULL) return NULL;
+  if (key == NULL && (key = PyUnicode_InternFromString("ctypes")) == NULL) {
+    PyErr_Clear();
+    return NULL;
+  }
+  PyObject* ctypes = PyDict_GetItemWithError(PyImport_GetModuleDict(), key); /* no import */
+  if (ctypes == NULL) {
+    PyErr_Clear();
+    return NULL;
+  }
   ctypes_void_p = PyObject_GetAttrString(ctypes, "c_void_p");
   if (ctypes_void_p == NULL) PyErr_Clear();
   return ctypes_void_p;
@@ -132,16 +140,18 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
   }
   if (PyObject_TypeCheck(o, &PFPyObject_Type)) return arg_from_object(o, out);
   if (PyBytes_Check(o) || PyByteArray_Check(o)) return arg_from_bytes_like(o, pack, out, slot);
-  PyObject* void_p = pfpy_ctypes_void_p();
-  if (void_p != NULL && PyObject_TypeCheck(o, (PyTypeObject*)void_p)) {
-    return arg_from_void_p(o, out);
-  }
+  int tensor_rc = pfpy_tensor_try_arg(o, pack, pos, fname); /* arrays, dtypes, devices */
+  if (tensor_rc != 0) return tensor_rc < 0 ? -1 : 0;
   PFObject* obj = NULL;
   if (PyCallable_Check(o)) {
     if (pfpy_callable_to_function(o, &obj) != 0) return -1;
-  } else if (pfpy_opaque_new(o, &obj) != 0) {
-    return -1;
+    return push_temp(pack, obj, out);
   }
+  PyObject* void_p = pfpy_ctypes_void_p(); /* c_void_p instances are not callable */
+  if (void_p != NULL && PyObject_TypeCheck(o, (PyTypeObject*)void_p)) {
+    return arg_from_void_p(o, out);
+  }
+  if (pfpy_opaque_new(o, &obj) != 0) return -1;
   return push_temp(pack, obj, out);
 }
 
@@ -208,10 +218,9 @@ static PyObject* pod_to_py(const PFAny* v) {
     case kPFTypeOpaquePtr:
       return void_p_from(v->v_ptr);
     case kPFTypeDataType:
-      return Py_BuildValue("(iii)", (int)v->v_dtype.code, (int)v->v_dtype.bits,
-                           (int)v->v_dtype.lanes);
+      return pfpy_dtype_to_py(v->v_dtype);
     case kPFTypeDevice:
-      return Py_BuildValue("(ii)", (int)v->v_device.device_type, (int)v->v_device.device_id);
+      return pfpy_device_to_py(v->v_device);
     case kPFTypeSmallStr:
       return PyUnicode_DecodeUTF8(v->v_bytes, (Py_ssize_t)v->small_len, NULL);
     case kPFTypeSmallBytes:

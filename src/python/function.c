@@ -52,6 +52,11 @@ static PyObject* opaque_type_suffix(PyObject* msg, PyObject* const* args, Py_ssi
     }
   }
   if (parts == NULL) return NULL;
+  if (PyList_GET_SIZE(parts) == 0) { /* temporaries, but no Opaque arguments (e.g. arrays) */
+    Py_DECREF(parts);
+    Py_INCREF(msg);
+    return msg;
+  }
   PyObject* sep = PyUnicode_FromString("; ");
   PyObject* joined = sep ? PyUnicode_Join(sep, parts) : NULL;
   Py_XDECREF(sep);

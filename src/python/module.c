@@ -1,5 +1,6 @@
 /* The packedfun._core module: initialization, module loading and the object factory. */
 #include "core.h"
+#include "tensor.h"
 
 #include <dlfcn.h>
 
@@ -91,13 +92,15 @@ static int add_contents(PyObject* m) {
   if (PyType_Ready(&PFPyObject_Type) < 0 || PyType_Ready(&PFPyFunction_Type) < 0) return -1;
   if (PyModule_AddFunctions(m, pfpy_registry_methods) < 0 ||
       PyModule_AddFunctions(m, pfpy_error_methods) < 0 ||
-      PyModule_AddFunctions(m, pfpy_convert_methods) < 0) {
+      PyModule_AddFunctions(m, pfpy_convert_methods) < 0 ||
+      PyModule_AddFunctions(m, pfpy_module_ext_methods) < 0) {
     return -1;
   }
   Py_INCREF(&PFPyObject_Type);
   if (PyModule_AddObject(m, "Object", (PyObject*)&PFPyObject_Type) < 0) return -1;
   Py_INCREF(&PFPyFunction_Type);
   if (PyModule_AddObject(m, "Function", (PyObject*)&PFPyFunction_Type) < 0) return -1;
+  if (pfpy_tensor_add_to_module(m) < 0) return -1;
   if (PyModule_AddIntConstant(m, "ABI_VERSION", (long)abi) < 0) return -1;
   PyObject* path = runtime_path();
   if (path == NULL || PyModule_AddObject(m, "LIB_PATH", path) < 0) {

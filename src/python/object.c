@@ -1,5 +1,6 @@
 /* packedfun.Object: the base Python type of every wrapper of a native object, and object wrapping. */
 #include "core.h"
+#include "tensor.h"
 
 #include <stdint.h>
 
@@ -43,6 +44,7 @@ static PyTypeObject* class_for(int32_t tindex) {
 PyObject* pfpy_object_wrap(PFObject* obj) {
   if (obj == NULL) Py_RETURN_NONE;
   if (obj->type_index == kPFTypeFunction) return pfpy_function_new(obj, NULL);
+  if (obj->type_index == kPFTypeTensor) return pfpy_tensor_wrap(obj);
   if (pfpy_is_own_opaque(obj)) {
     PyObject* o = (PyObject*)((PFOpaqueObject*)obj)->handle;
     Py_INCREF(o);

@@ -112,8 +112,9 @@ PACKEDFUN_REGISTER_GLOBAL("testing.echo_float").set_body_typed([](double x) { re
 PACKEDFUN_REGISTER_GLOBAL("testing.echo_bool").set_body_typed([](bool x) { return x; });
 PACKEDFUN_REGISTER_GLOBAL("testing.echo_string").set_body_typed([](String s) { return s; });
 PACKEDFUN_REGISTER_GLOBAL("testing.echo_bytes").set_body_typed([](Bytes b) { return b; });
-PACKEDFUN_REGISTER_GLOBAL("testing.optional_int")
-    .set_body_typed([](std::optional<int64_t> x) { return x; });
+PACKEDFUN_REGISTER_GLOBAL("testing.optional_int").set_body_typed([](std::optional<int64_t> x) {
+  return x;
+});
 
 PACKEDFUN_REGISTER_GLOBAL("testing.str_len").set_body_typed([](const String& s) {
   return static_cast<int64_t>(s.size());

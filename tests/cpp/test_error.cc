@@ -48,7 +48,8 @@ TEST(Error, NativeBacktraceIsCaptured) {
 }
 
 TEST(Error, ThrowMacroStreams) {
-  Error e = Catch([] { PACKEDFUN_THROW(ValueError) << "x=" << 3 << ", y=" << 2.5 << ", " << true; });
+  Error e =
+      Catch([] { PACKEDFUN_THROW(ValueError) << "x=" << 3 << ", y=" << 2.5 << ", " << true; });
   EXPECT_EQ(e.kind(), "ValueError");
   EXPECT_EQ(e.message(), "x=3, y=2.5, true");
   Error d = Catch([] {
@@ -118,7 +119,9 @@ TEST(Error, RaisedErrorsComeBackAsError) {
 TEST(Error, CauseIsPreserved) {
   static int freed = 0;
   PFObject* opaque = nullptr;
-  ASSERT_EQ(PFOpaqueObjectCreate(&freed, [](void* h) { ++*static_cast<int*>(h); }, &opaque), 0);
+  ASSERT_EQ(PFOpaqueObjectCreate(
+                &freed, [](void* h) { ++*static_cast<int*>(h); }, &opaque),
+            0);
   PFByteArray kind{"ValueError", 10}, msg{"wrapped", 7};
   PFObject* err = nullptr;
   ASSERT_EQ(PFErrorCreate(&kind, &msg, nullptr, opaque, &err), 0);

@@ -1,4 +1,5 @@
-// Tests of Function: typed and packed wrappers, conversions, exact TypeErrors, C++ calls, lifetimes.
+// Tests of Function: typed and packed wrappers, conversions, exact TypeErrors, C++ calls,
+// lifetimes.
 #include <gtest/gtest.h>
 #include <packedfun/packedfun.h>
 
@@ -89,8 +90,8 @@ TEST(Function, OtherTypeErrors) {
 }
 
 TEST(Function, OptionalAndAnyParameters) {
-  Function f = Function::FromTyped(
-      [](std::optional<int64_t> x) { return x ? *x * 2 : int64_t{-1}; }, "opt");
+  Function f =
+      Function::FromTyped([](std::optional<int64_t> x) { return x ? *x * 2 : int64_t{-1}; }, "opt");
   EXPECT_EQ(f(nullptr).cast<int64_t>(), -1);
   EXPECT_EQ(f(4).cast<int64_t>(), 8);
   Function kind = Function::FromTyped([](AnyView v) { return v.type_name(); }, "kind");
@@ -134,8 +135,8 @@ TEST(Function, CallWithPlainArguments) {
 }
 
 TEST(Function, FunctionsAsArgumentsAndResults) {
-  Function apply = Function::FromTyped(
-      [](Function f, int64_t x) { return f(x).cast<int64_t>() * 10; }, "apply");
+  Function apply =
+      Function::FromTyped([](Function f, int64_t x) { return f(x).cast<int64_t>() * 10; }, "apply");
   Function inc = Function::FromTyped([](int64_t x) { return x + 1; }, "inc");
   EXPECT_EQ(apply(inc, 4).cast<int64_t>(), 50);
   Function make_adder = Function::FromTyped(

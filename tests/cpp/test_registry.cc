@@ -19,8 +19,9 @@ PACKEDFUN_REGISTER_GLOBAL("test_registry.add").set_body_typed(AddIntegers);
 PACKEDFUN_REGISTER_GLOBAL("test_registry.add").set_body_typed(AddIntegers);  // same body: silent
 PACKEDFUN_REGISTER_GLOBAL("test_registry.sub").set_body_typed(Sub).describe("a - b");
 PACKEDFUN_REGISTER_GLOBAL("test_registry.sub").set_body_typed(AddIntegers);  // clash: kept first
-PACKEDFUN_REGISTER_GLOBAL("test_registry.count")
-    .set_body_packed([](PackedArgs args, Any* rv) { *rv = args.size(); });
+PACKEDFUN_REGISTER_GLOBAL("test_registry.count").set_body_packed([](PackedArgs args, Any* rv) {
+  *rv = args.size();
+});
 PACKEDFUN_REGISTER_GLOBAL("test_registry.body")
     .set_body(Function::FromTyped([]() { return 1; }, "test_registry.body"));
 
@@ -54,13 +55,15 @@ TEST(Registry, DuplicateKeepsTheFirst) {
 
 TEST(Registry, DuplicateIsReportedOnStderr) {
   testing::internal::CaptureStderr();
-  packedfun::detail::GlobalRegistration::Make("test_registry.sub").set_body_typed(AddIntegers);
+  [[maybe_unused]] static auto clash =
+      packedfun::detail::GlobalRegistration("test_registry.sub").set_body_typed(AddIntegers);
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("packedfun: cannot register global function 'test_registry.sub'"),
             std::string::npos)
       << err;
   testing::internal::CaptureStderr();
-  packedfun::detail::GlobalRegistration::Make("test_registry.add").set_body_typed(AddIntegers);
+  [[maybe_unused]] static auto same =
+      packedfun::detail::GlobalRegistration("test_registry.add").set_body_typed(AddIntegers);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 }
 

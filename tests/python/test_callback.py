@@ -5,9 +5,8 @@ import threading
 import traceback
 import weakref
 
-import pytest
-
 import packedfun
+import pytest
 from packedfun import testing
 
 
@@ -31,7 +30,7 @@ def test_callback_results():
     assert testing.apply(lambda: None) is None
     assert testing.apply(lambda: "a" * 100) == "a" * 100
     assert testing.apply(lambda: b"\x00\x01") == b"\x00\x01"
-    f = testing.apply(lambda: (lambda x: x * 3))
+    f = testing.apply(lambda: lambda x: x * 3)
     assert isinstance(f, packedfun.Function) and f(5) == 15
 
 

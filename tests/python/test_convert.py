@@ -3,9 +3,8 @@ import gc
 import sys
 import weakref
 
-import pytest
-
 import packedfun
+import pytest
 from packedfun import testing
 
 

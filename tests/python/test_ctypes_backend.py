@@ -1,13 +1,14 @@
-# The ctypes backend: selected by PACKEDFUN_BACKEND=ctypes, usable without _core, and the whole suite on it.
+# The ctypes backend: selection, use without _core, its ABI mirrors, and the whole suite on it.
 """Tests of ``packedfun._ctypes_backend``.
 
 Tests specific to the backend (selection, loading without ``_core``, the ABI mirrors against the C
 compiler's layout, lifetimes of what it hands to native code) run in-process against the module
 itself or in small subprocesses. ``test_whole_suite_passes_on_ctypes_backend`` re-runs the entire
-``tests/python`` suite with ``PACKEDFUN_BACKEND=ctypes`` in a subprocess, so the single test command
-of the README covers both backends; the child sets ``PACKEDFUN_CTYPES_SUITE=1`` so it never recurses.
+``tests/python`` suite with ``PACKEDFUN_BACKEND=ctypes`` in a subprocess, so the README's single
+test command covers both backends; the child sets ``PACKEDFUN_CTYPES_SUITE=1`` (no recursion).
 """
 
+import ast
 import gc
 import os
 import shutil
@@ -107,6 +108,35 @@ def test_one_runtime_per_process():
     assert cb.ABI_VERSION == abi.LIB.PFGetABIVersion()
 
 
+def _stub_names() -> dict:
+    stub = Path(packedfun.__file__).resolve().parent / "_core.pyi"
+    names: dict = {}
+    for node in ast.parse(stub.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names[node.name] = node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names[node.target.id] = node
+    return names
+
+
+def test_same_names_as_the_compiled_backend():
+    names = _stub_names()
+    assert set(cb.__all__) == set(names)
+    for name, node in names.items():
+        assert hasattr(cb, name), name
+        if isinstance(node, ast.ClassDef):
+            for member in node.body:
+                if isinstance(member, ast.FunctionDef):
+                    assert hasattr(getattr(cb, name), member.name), f"{name}.{member.name}"
+                elif isinstance(member, ast.AnnAssign):
+                    assert hasattr(getattr(cb, name), member.target.id), name
+    try:
+        from packedfun import _core
+    except ImportError:
+        return
+    assert {n for n in dir(_core) if not n.startswith("_")} == set(cb.__all__)
+
+
 # ---- the ABI mirrors ----------------------------------------------------------------------------
 _LAYOUT = {
     "PFAny": ["type_index", "small_len", "v_int64"],
@@ -120,8 +150,17 @@ _LAYOUT = {
     "PFSeqObject": ["header", "data", "size", "capacity"],
     "PFFieldInfo": ["name", "doc", "offset", "flags", "static_type_index", "getter", "setter"],
     "PFMethodInfo": ["name", "doc", "method", "flags", "reserved"],
-    "PFTypeInfo": ["type_index", "depth", "type_key", "ancestors", "num_fields", "num_methods",
-                   "fields", "methods", "doc"],
+    "PFTypeInfo": [
+        "type_index",
+        "depth",
+        "type_key",
+        "ancestors",
+        "num_fields",
+        "num_methods",
+        "fields",
+        "methods",
+        "doc",
+    ],
     "DLDataType": ["code", "bits", "lanes"],
     "DLDevice": ["device_type", "device_id"],
 }
@@ -140,10 +179,14 @@ def test_ctypes_mirrors_match_the_c_layout(tmp_path):
     lines += ["  return 0;", "}"]
     (tmp_path / "layout.c").write_text("\n".join(lines))
     exe = tmp_path / "layout"
-    subprocess.run([cc, "-std=c11", f"-I{include}", str(tmp_path / "layout.c"), "-o", str(exe)],
-                   check=True, timeout=60)
-    expected = dict(line.rsplit(" ", 1) for line in subprocess.check_output([str(exe)], text=True)
-                    .splitlines())
+    subprocess.run(
+        [cc, "-std=c11", f"-I{include}", str(tmp_path / "layout.c"), "-o", str(exe)],
+        check=True,
+        timeout=60,
+    )
+    expected = dict(
+        line.rsplit(" ", 1) for line in subprocess.check_output([str(exe)], text=True).splitlines()
+    )
     for struct, fields in _LAYOUT.items():
         cls = getattr(abi, struct)
         assert int(expected[struct]) == abi.ctypes.sizeof(cls), struct
@@ -156,8 +199,18 @@ def test_functions_and_values_round_trip_in_process():
     echo = cb.get_global_func("testing.echo")
     assert isinstance(echo, cb.Function)
     assert repr(echo).startswith("<packedfun.Function 'testing.echo' at 0x")
-    for value in (None, True, -(2**63), 2**63 - 1, 1.25, "", "héllo\0x", "s" * 40, b"\0\1",
-                  b"b" * 40):
+    for value in (
+        None,
+        True,
+        -(2**63),
+        2**63 - 1,
+        1.25,
+        "",
+        "héllo\0x",
+        "s" * 40,
+        b"\0\1",
+        b"b" * 40,
+    ):
         assert echo(value) == value and type(echo(value)) is type(value)
     assert echo(bytearray(b"xy")) == b"xy"
     sentinel = object()
@@ -260,8 +313,12 @@ def test_error_object_and_backtrace_reach_the_factory():
     seen = {}
 
     def factory(kind, message, error):
-        seen.update(kind=kind, message=message, type_key=error.type_key,
-                    backtrace=cb.error_get_backtrace(error))
+        seen.update(
+            kind=kind,
+            message=message,
+            type_key=error.type_key,
+            backtrace=cb.error_get_backtrace(error),
+        )
         return LookupError(message)
 
     old = errors._error_factory
@@ -280,16 +337,27 @@ def test_error_object_and_backtrace_reach_the_factory():
 
 # ---- the whole suite on this backend ------------------------------------------------------------
 @pytest.mark.skipif(IN_SUITE_CHILD, reason="already inside the ctypes-backend run")
-@pytest.mark.skipif(os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
-                    reason="this run already uses the ctypes backend")
+@pytest.mark.skipif(
+    os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
+    reason="this run already uses the ctypes backend",
+)
 def test_whole_suite_passes_on_ctypes_backend():
     env = dict(os.environ)
     env["PACKEDFUN_BACKEND"] = "ctypes"
     env["PACKEDFUN_CTYPES_SUITE"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH")]))
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(TESTS_DIR), "-q", "-p", "no:cacheprovider",
-         "-o", "addopts="],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(TESTS_DIR),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+        ],
         capture_output=True,
         text=True,
         env=env,

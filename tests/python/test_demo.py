@@ -12,7 +12,10 @@ def test_demo_runs():
     env = dict(os.environ)
     env["PYTHONPATH"] = PYTHON_DIR + os.pathsep + env.get("PYTHONPATH", "")
     result = subprocess.run(
-        [sys.executable, "-m", "packedfun.demo"], env=env, capture_output=True, text=True,
+        [sys.executable, "-m", "packedfun.demo"],
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     assert result.returncode == 0, result.stderr

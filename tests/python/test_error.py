@@ -4,9 +4,8 @@ import sys
 import traceback
 import weakref
 
-import pytest
-
 import packedfun
+import pytest
 from packedfun import testing
 
 BUILTIN_KINDS = [

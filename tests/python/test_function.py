@@ -4,9 +4,8 @@ import enum
 import gc
 import sys
 
-import pytest
-
 import packedfun
+import pytest
 from packedfun import testing
 
 
@@ -36,8 +35,28 @@ def test_nop_takes_any_arguments():
 
 @pytest.mark.parametrize(
     "value",
-    [None, True, False, 0, 1, -1, 2**63 - 1, -(2**63), 0.0, -2.5, 1e300, "", "x", "héllo ✓",
-     "a" * 7, "a" * 8, "a" * 1000, b"", b"\x00\xff\x01", b"12345678"],
+    [
+        None,
+        True,
+        False,
+        0,
+        1,
+        -1,
+        2**63 - 1,
+        -(2**63),
+        0.0,
+        -2.5,
+        1e300,
+        "",
+        "x",
+        "héllo ✓",
+        "a" * 7,
+        "a" * 8,
+        "a" * 1000,
+        b"",
+        b"\x00\xff\x01",
+        b"12345678",
+    ],
 )
 def test_echo_round_trips(value):
     result = testing.echo(value)

@@ -3,9 +3,8 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 import packedfun
+import pytest
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(packedfun.__file__)))
 
@@ -43,9 +42,7 @@ def test_public_api():
 
 
 def test_ctypes_backend_selected_by_environment():
-    result = run_python(
-        "import packedfun; print(packedfun.BACKEND)", PACKEDFUN_BACKEND="ctypes"
-    )
+    result = run_python("import packedfun; print(packedfun.BACKEND)", PACKEDFUN_BACKEND="ctypes")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "_ctypes_backend"
 

@@ -1,10 +1,9 @@
-# Tests of the global registry from Python: lookup, registration forms, override, removal, init_ffi_api.
+# Tests of the global registry from Python: lookup, registration forms, override, init_ffi_api.
 import sys
 import types
 
-import pytest
-
 import packedfun
+import pytest
 from packedfun import testing
 
 

@@ -2,9 +2,8 @@
 import ast
 import os
 
-import pytest
-
 import packedfun
+import pytest
 
 core = pytest.importorskip("packedfun._core")
 STUB = os.path.join(os.path.dirname(packedfun.__file__), "_core.pyi")

@@ -23,12 +23,14 @@ template <int32_t kSmall, int32_t kObject>
 class BytesHolder {
  public:
   const char* data() const noexcept {
-    return data_.type_index == kSmall ? data_.v_bytes
-                                      : reinterpret_cast<const PFBytesObject*>(data_.v_obj)->bytes.data;
+    return data_.type_index == kSmall
+               ? data_.v_bytes
+               : reinterpret_cast<const PFBytesObject*>(data_.v_obj)->bytes.data;
   }
   size_t size() const noexcept {
-    return data_.type_index == kSmall ? data_.small_len
-                                      : reinterpret_cast<const PFBytesObject*>(data_.v_obj)->bytes.size;
+    return data_.type_index == kSmall
+               ? data_.small_len
+               : reinterpret_cast<const PFBytesObject*>(data_.v_obj)->bytes.size;
   }
   bool empty() const noexcept { return size() == 0; }
   std::string_view view() const noexcept { return std::string_view(data(), size()); }

@@ -25,19 +25,32 @@ inline void AppendDouble(std::string* out, double v) {
 /*! The DLPack device type name ("cpu", "cuda", ...), or NULL when it has none. */
 inline const char* DeviceTypeName(int32_t device_type) noexcept {
   switch (device_type) {
-    case kDLCPU: return "cpu";
-    case kDLCUDA: return "cuda";
-    case kDLCUDAHost: return "cuda_host";
-    case kDLOpenCL: return "opencl";
-    case kDLVulkan: return "vulkan";
-    case kDLMetal: return "metal";
-    case kDLROCM: return "rocm";
-    case kDLROCMHost: return "rocm_host";
-    case kDLCUDAManaged: return "cuda_managed";
-    case kDLOneAPI: return "oneapi";
-    case kDLWebGPU: return "webgpu";
-    case kDLHexagon: return "hexagon";
-    default: return nullptr;
+    case kDLCPU:
+      return "cpu";
+    case kDLCUDA:
+      return "cuda";
+    case kDLCUDAHost:
+      return "cuda_host";
+    case kDLOpenCL:
+      return "opencl";
+    case kDLVulkan:
+      return "vulkan";
+    case kDLMetal:
+      return "metal";
+    case kDLROCM:
+      return "rocm";
+    case kDLROCMHost:
+      return "rocm_host";
+    case kDLCUDAManaged:
+      return "cuda_managed";
+    case kDLOneAPI:
+      return "oneapi";
+    case kDLWebGPU:
+      return "webgpu";
+    case kDLHexagon:
+      return "hexagon";
+    default:
+      return nullptr;
   }
 }
 
@@ -71,10 +84,9 @@ class ErrorBuilder {
     std::snprintf(buf, sizeof(buf), "%p", p);
     return Append(buf);
   }
-  template <typename T, typename = std::enable_if_t<(std::is_integral<T>::value ||
-                                                     std::is_enum<T>::value) &&
-                                                    !std::is_same<T, bool>::value &&
-                                                    !std::is_same<T, char>::value>>
+  template <typename T, typename = std::enable_if_t<
+                            (std::is_integral<T>::value || std::is_enum<T>::value) &&
+                            !std::is_same<T, bool>::value && !std::is_same<T, char>::value>>
   ErrorBuilder& operator<<(T v) {
     if constexpr (std::is_enum<T>::value) {
       return *this << static_cast<std::underlying_type_t<T>>(v);
@@ -142,12 +154,42 @@ struct CheckOpResult {
   std::string values;
 };
 
-struct CheckOpEq { template <typename A, typename B> static bool Apply(const A& a, const B& b) { return a == b; } };
-struct CheckOpNe { template <typename A, typename B> static bool Apply(const A& a, const B& b) { return a != b; } };
-struct CheckOpLt { template <typename A, typename B> static bool Apply(const A& a, const B& b) { return a < b; } };
-struct CheckOpLe { template <typename A, typename B> static bool Apply(const A& a, const B& b) { return a <= b; } };
-struct CheckOpGt { template <typename A, typename B> static bool Apply(const A& a, const B& b) { return a > b; } };
-struct CheckOpGe { template <typename A, typename B> static bool Apply(const A& a, const B& b) { return a >= b; } };
+struct CheckOpEq {
+  template <typename A, typename B>
+  static bool Apply(const A& a, const B& b) {
+    return a == b;
+  }
+};
+struct CheckOpNe {
+  template <typename A, typename B>
+  static bool Apply(const A& a, const B& b) {
+    return a != b;
+  }
+};
+struct CheckOpLt {
+  template <typename A, typename B>
+  static bool Apply(const A& a, const B& b) {
+    return a < b;
+  }
+};
+struct CheckOpLe {
+  template <typename A, typename B>
+  static bool Apply(const A& a, const B& b) {
+    return a <= b;
+  }
+};
+struct CheckOpGt {
+  template <typename A, typename B>
+  static bool Apply(const A& a, const B& b) {
+    return a > b;
+  }
+};
+struct CheckOpGe {
+  template <typename A, typename B>
+  static bool Apply(const A& a, const B& b) {
+    return a >= b;
+  }
+};
 
 template <typename Op, typename A, typename B>
 inline CheckOpResult CheckBinary(const A& a, const B& b) {

@@ -87,7 +87,7 @@ struct FunctionSignature<R (*)(A...)> {
   using Result = R;
   static constexpr int32_t kNumArgs = sizeof...(A);
   template <typename Fn>
-  static void Invoke(const Fn& f, const char* name, const PFAny* argv, PFAny* result);
+  static void Invoke(Fn& f, const char* name, const PFAny* argv, PFAny* result);
 };
 template <typename R, typename... A>
 struct FunctionSignature<R (*)(A...) noexcept> : FunctionSignature<R (*)(A...)> {};
@@ -113,8 +113,8 @@ struct FunctionSignature<R (C::*)(A...) const noexcept> : FunctionSignature<R (*
 [[noreturn]] __attribute__((noinline, cold)) inline void ThrowArgumentError(
     const char* name, size_t index, std::string (*expected)(), const char* range_name,
     const PFAny& value) {
-  ThrowConversionError(std::string(name) + ": argument " + std::to_string(index) + ": ",
-                       expected(), range_name, value);
+  ThrowConversionError(std::string(name) + ": argument " + std::to_string(index) + ": ", expected(),
+                       range_name, value);
 }
 
 /*! Converts argument i to T or throws the argument error. */
@@ -134,19 +134,20 @@ T ConvertArgument(const PFAny* argv, size_t i, const char* name) {
 template <typename R>
 struct OrderedCall {
   template <typename Fn, typename... T>
-  OrderedCall(PFAny* result, const Fn& f, T&&... args) {
+  OrderedCall(PFAny* result, Fn& f, T&&... args) {
     if constexpr (std::is_void<R>::value) {
       f(std::forward<T>(args)...);
     } else {
       using Key = TraitsKey<R>;
-      static_assert(HasTypeTraits<Key>::value, "the result type of a typed Function has no TypeTraits");
+      static_assert(HasTypeTraits<Key>::value,
+                    "the result type of a typed Function has no TypeTraits");
       TypeTraits<Key>::ToOwned(f(std::forward<T>(args)...), result);
     }
   }
 };
 
 template <typename R, typename... A, typename Fn, size_t... I>
-void InvokeWithIndices(const Fn& f, const char* name, const PFAny* argv, PFAny* result,
+void InvokeWithIndices(Fn& f, const char* name, const PFAny* argv, PFAny* result,
                        std::index_sequence<I...>) {
   (void)argv;
   (void)name;
@@ -155,14 +156,14 @@ void InvokeWithIndices(const Fn& f, const char* name, const PFAny* argv, PFAny* 
 
 template <typename R, typename... A>
 template <typename Fn>
-void FunctionSignature<R (*)(A...)>::Invoke(const Fn& f, const char* name, const PFAny* argv,
-                                             PFAny* result) {
+void FunctionSignature<R (*)(A...)>::Invoke(Fn& f, const char* name, const PFAny* argv,
+                                            PFAny* result) {
   InvokeWithIndices<R, A...>(f, name, argv, result, std::index_sequence_for<A...>());
 }
 
 /*! The whole typed call: arity check, conversions, the call, the result; errors to the slot. */
 template <typename F>
-int SafeCallTyped(const F& f, const char* name, const PFAny* args, int32_t num_args,
+int SafeCallTyped(F&& f, const char* name, const PFAny* args, int32_t num_args,
                   PFAny* result) noexcept {
   using Sig = FunctionSignature<std::decay_t<F>>;
   try {
@@ -176,7 +177,7 @@ int SafeCallTyped(const F& f, const char* name, const PFAny* args, int32_t num_a
 
 /*! The whole packed call: f(PackedArgs, Any*); errors to the slot. */
 template <typename F>
-int SafeCallPacked(const F& f, const PFAny* args, int32_t num_args, PFAny* result) noexcept {
+int SafeCallPacked(F&& f, const PFAny* args, int32_t num_args, PFAny* result) noexcept {
   try {
     Any rv;
     f(PackedArgs(args, num_args), &rv);
@@ -189,13 +190,13 @@ int SafeCallPacked(const F& f, const PFAny* args, int32_t num_args, PFAny* resul
 
 template <typename F>
 int TypedTrampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) noexcept {
-  const TypedRecord<F>* rec = static_cast<const TypedRecord<F>*>(self);
+  TypedRecord<F>* rec = static_cast<TypedRecord<F>*>(self);
   return SafeCallTyped(rec->f, rec->name.c_str(), args, num_args, result);
 }
 
 template <typename F>
 int PackedTrampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) noexcept {
-  return SafeCallPacked(static_cast<const PackedRecord<F>*>(self)->f, args, num_args, result);
+  return SafeCallPacked(static_cast<PackedRecord<F>*>(self)->f, args, num_args, result);
 }
 
 /*! Wraps `self` (freed by `deleter`, also when creation fails) as a new Function object. */

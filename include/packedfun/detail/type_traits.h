@@ -37,8 +37,8 @@ namespace detail {
 
 /*! The key type TypeTraits is looked up with: decayed, with char* read as const char*. */
 template <typename T>
-using TraitsKey = std::conditional_t<std::is_same<std::decay_t<T>, char*>::value, const char*,
-                                     std::decay_t<T>>;
+using TraitsKey =
+    std::conditional_t<std::is_same<std::decay_t<T>, char*>::value, const char*, std::decay_t<T>>;
 
 template <typename T, typename = void>
 struct HasTypeTraits : std::false_type {};
@@ -75,8 +75,10 @@ constexpr const char* IntRangeName() noexcept {
   } else if constexpr (std::is_signed<T>::value) {
     return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : "int32";
   } else {
-    return sizeof(T) == 1 ? "uint8" : sizeof(T) == 2 ? "uint16" : sizeof(T) == 4 ? "uint32"
-                                                                                : "uint64";
+    return sizeof(T) == 1   ? "uint8"
+           : sizeof(T) == 2 ? "uint16"
+           : sizeof(T) == 4 ? "uint32"
+                            : "uint64";
   }
 }
 
@@ -96,7 +98,8 @@ constexpr const char* IntRangeName() noexcept {
 
 /*! Integers (not bool): kPFTypeInt; received from Int or Bool, range-checked. */
 template <typename T>
-struct TypeTraits<T, std::enable_if_t<std::is_integral<T>::value && !std::is_same<T, bool>::value>> {
+struct TypeTraits<T,
+                  std::enable_if_t<std::is_integral<T>::value && !std::is_same<T, bool>::value>> {
   static void ToView(const T& v, PFAny* out, PFByteArray*) { ToOwned(v, out); }
   static void ToOwned(T v, PFAny* out) {
     if constexpr (std::is_unsigned<T>::value && sizeof(T) == 8) {

@@ -48,7 +48,9 @@ def _check_name(name: object) -> str:
     return name
 
 
-def _str_list(value: Sequence[str] | str | None, what: str) -> list[str]:
+def _str_list(
+    value: Sequence[str | os.PathLike] | str | os.PathLike | None, what: str
+) -> list[str]:
     if value is None:
         return []
     if isinstance(value, (str, os.PathLike)):

@@ -1,0 +1,236 @@
+# Packing Python arguments into PFAny arrays for the ctypes backend (the Python -> native half).
+"""Argument conversion of :mod:`packedfun._ctypes_backend`, following "Value conversion" in
+docs/internals/python-backends.md and the wording of ``_core``'s messages. Arguments become the
+bytes of a ``PFAny`` array; anything they point into (UTF-8 of a str, PFByteArray views, Functions
+made from callables, Opaque objects) is appended to a ``temps`` list the caller keeps alive for
+the duration of the call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import sys
+from ctypes import addressof, c_void_p
+
+from . import _ctypes_abi as abi
+from . import _ctypes_errors as _errors
+from ._ctypes_abi import PFByteArray
+from ._ctypes_values import (
+    _FALSE,
+    _INT64_MAX,
+    _INT64_MIN,
+    _NONE,
+    _TRUE,
+    Function,
+    Object,
+    _pack_float,
+    _pack_int,
+    _pack_ptr,
+    _unpack_ptr,
+    make_opaque,
+    opaque_payload,
+    to_function,
+    tp_name,
+    wrap,
+)
+
+
+# ---- calling ------------------------------------------------------------------------------------
+def pack_args(func, args: tuple, temps: list) -> bytes:
+    """The PFAny array of ``args`` as bytes; temporaries it points into are appended to temps."""
+    signature = tuple(map(type, args))
+    packer = _signature_packers.get(signature, _MISSING)
+    if packer is _MISSING:
+        packer = _new_signature_packer(signature)
+    if packer is not None:
+        try:
+            return packer(args)
+        except struct.error:  # an int outside int64: the general path raises the right error
+            pass
+    parts: list = []
+    append = parts.append
+    for pos, value in enumerate(args):
+        kind = type(value)
+        if kind is int and _INT64_MIN <= value <= _INT64_MAX:
+            append(_pack_int(abi.kPFTypeInt, 0, value))
+        elif kind is float:
+            append(_pack_float(abi.kPFTypeFloat, 0, value))
+        elif kind is str:
+            try:
+                data = value.encode("utf-8")
+            except UnicodeEncodeError:
+                data = _Packer(func, pos, temps).encode(value)  # raises with the note added
+            append(_pack_ptr(abi.kPFTypeStrView, 0, view_address(data, temps)))
+        elif value is None:
+            append(_NONE)
+        elif kind is Function:
+            append(_pack_ptr(abi.kPFTypeFunction, 0, value._pf_handle))
+        else:
+            append(_Packer(func, pos, temps).pack(value))
+    return b"".join(parts)
+
+
+# Argument lists made only of int/float/bool/None/Function (the common case) are packed by one
+# struct call generated per signature of argument types.
+_MISSING = object()
+_signature_packers: dict = {}
+_POD_LAYOUT = {
+    int: ("iIq", abi.kPFTypeInt, "a[{}]"),
+    float: ("iId", abi.kPFTypeFloat, "a[{}]"),
+    bool: ("iIq", abi.kPFTypeBool, "a[{}]"),
+    type(None): ("iIq", abi.kPFTypeNone, "0"),
+}
+
+
+def _new_signature_packer(signature: tuple):
+    fmt = ["="]
+    exprs = []
+    for i, kind in enumerate(signature):
+        if kind is Function:
+            fmt.append("iIQ")
+            exprs += [str(abi.kPFTypeFunction), "0", f"a[{i}]._pf_handle"]
+            continue
+        layout = _POD_LAYOUT.get(kind)
+        if layout is None:
+            packer = None
+            break
+        fmt.append(layout[0])
+        exprs += [str(layout[1]), "0", layout[2].format(i)]
+    else:
+        source = f"lambda a: _pack({', '.join(exprs)})"
+        packer = eval(source, {"_pack": struct.Struct("".join(fmt)).pack})  # noqa: S307
+    if len(_signature_packers) > 1024:
+        _signature_packers.clear()
+    _signature_packers[signature] = packer
+    return packer
+
+
+def _bytes_data_offset():
+    """Offset of a bytes object's data from its id() when that is its address (CPython lays the
+    bytes inline); verified against ctypes once, else None."""
+    probe = b"packedfun offset probe"
+    offset = sys.getsizeof(b"") - 1
+    actual = ctypes.cast(ctypes.c_char_p(probe), c_void_p).value
+    return offset if actual == id(probe) + offset else None
+
+
+_BYTES_OFFSET = _bytes_data_offset()
+_pack_byte_array = struct.Struct("=QQ").pack
+
+
+def view_address(data: bytes, temps: list) -> int:
+    """Address of a PFByteArray viewing ``data`` (no copy); both are kept alive in ``temps``."""
+    if _BYTES_OFFSET is not None:
+        packed = _pack_byte_array(id(data) + _BYTES_OFFSET, len(data))
+        temps.append(data)
+        temps.append(packed)
+        return id(packed) + _BYTES_OFFSET
+    view = PFByteArray(data, len(data))
+    temps.append(view)
+    return addressof(view)
+
+
+def _arg_message(fname, pos, what: str) -> str:
+    """The wording of _core's pfpy_arg_error: names the function and the argument position."""
+    if pos is None:
+        return f"{fname}: return value: {what}"
+    if fname is not None:
+        return f"{fname}: argument {pos}: {what}"
+    return f"packedfun.Function argument {pos}: {what}"
+
+
+def _add_note(exc: BaseException, fname, pos) -> None:
+    if hasattr(exc, "add_note"):  # Python 3.11+
+        if pos is None:
+            exc.add_note("while converting a return value")
+        else:
+            exc.add_note(f"while converting argument {pos} of {fname}")
+
+
+class _Packer:
+    """Converts one argument (recursively, for containers) to PFAny bytes. ``pos`` is the
+    argument position (None for a return value); ``fname`` names the function in messages."""
+
+    __slots__ = ("fname", "pos", "temps", "active")
+
+    def __init__(self, func, pos, temps):
+        self.fname = getattr(func, "_pf_name", None) if func is not None else None
+        self.pos = pos
+        self.temps = temps
+        self.active: set = set()
+
+    def pack(self, value) -> bytes:
+        if isinstance(value, str):
+            return self.pack_view(abi.kPFTypeStrView, self.encode(value))
+        if isinstance(value, bool):
+            return _TRUE if value else _FALSE
+        if isinstance(value, int):
+            return self.pack_int(value)
+        if isinstance(value, float):
+            return _pack_float(abi.kPFTypeFloat, 0, value)
+        if value is None:
+            return _NONE
+        if isinstance(value, Object):
+            handle = value._pf_handle
+            return _pack_ptr(value._pf_tindex, 0, handle) if handle else _NONE
+        if isinstance(value, (bytes, bytearray)):
+            return self.pack_view(abi.kPFTypeBytesView, bytes(value))
+        if isinstance(value, c_void_p):
+            return _pack_ptr(abi.kPFTypeOpaquePtr, 0, value.value or 0)
+        if callable(value):
+            return self.keep(to_function(value))
+        return self.keep(wrap(make_opaque(value), abi.kPFTypeOpaque, Object))
+
+    def pack_int(self, value: int) -> bytes:
+        value = int(value)
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            what = "int too large for int64" if value > 0 else "int too small for int64"
+            raise OverflowError(_arg_message(self.fname, self.pos, what))
+        return _pack_int(abi.kPFTypeInt, 0, value)
+
+    def encode(self, value: str) -> bytes:
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            _add_note(exc, self.fname, self.pos)
+            raise
+
+    def pack_view(self, tindex: int, data: bytes) -> bytes:
+        return _pack_ptr(tindex, 0, view_address(data, self.temps))
+
+    def keep(self, obj: Object) -> bytes:
+        self.temps.append(obj)
+        return _pack_ptr(obj._pf_tindex, 0, obj._pf_handle)
+
+
+def pack_value(value, temps: list, pos=None) -> bytes:
+    """One Python value as PFAny bytes (a view; temporaries go to ``temps``)."""
+    return _Packer(None, pos, temps).pack(value)
+
+
+def error_with_arg_types(fname, args: tuple, packed: bytes) -> BaseException:
+    """The pending native error as an exception; a native TypeError about arguments that
+    travelled as Opaque objects gets their Python type names added (native code cannot know
+    them). Call it while the call's temporaries are still alive."""
+    exc = _errors.take_raised(fname)
+    if isinstance(exc, TypeError):
+        _name_opaque_args(exc, args, packed)
+    return exc
+
+
+def _name_opaque_args(exc: TypeError, args: tuple, packed: bytes) -> None:
+    message = exc.args[0] if len(exc.args) == 1 else None
+    if "kind" not in getattr(exc, "__dict__", {}) or not isinstance(message, str):
+        return
+    opaque = []
+    for i, arg in enumerate(args):
+        tindex, _, handle = _unpack_ptr(packed, 16 * i)
+        if tindex == abi.kPFTypeOpaque and opaque_payload(handle) == (True, arg):
+            opaque.append(i)
+    named = [i for i in opaque if f"argument {i}" in message] or opaque
+    if named:
+        parts = "; ".join(
+            f"argument {i} is a Python object of type '{tp_name(type(args[i]))}'" for i in named
+        )
+        exc.args = (f"{message} ({parts})",)

@@ -1,0 +1,197 @@
+# Tensors in Python: packedfun.Tensor, from_dlpack, and the dtype and device value types.
+"""DLPack tensors shared zero-copy with NumPy, PyTorch, JAX and any other DLPack producer.
+
+>>> import numpy as np, packedfun
+>>> t = packedfun.from_dlpack(np.arange(4, dtype="float32"))
+>>> t.shape, str(t.dtype), str(t.device)
+((4,), 'float32', 'cpu:0')
+>>> np.from_dlpack(t)                      # the same memory again
+array([0., 1., 2., 3.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import enum
+
+from ._backend import core
+
+__all__ = ["DLDeviceType", "Tensor", "device", "dtype", "from_dlpack"]
+
+#: A DLPack tensor owned by packedfun (``__dlpack__``, ``shape``, ``strides``, ``dtype``, ...).
+Tensor = core.Tensor
+
+
+def from_dlpack(x) -> Tensor:
+    """A :class:`Tensor` sharing the memory of ``x``, without a copy.
+
+    Parameters
+    ----------
+    x : object
+        Any object implementing ``__dlpack__`` (NumPy, PyTorch, JAX, CuPy, a ``Tensor``) or a
+        DLPack capsule, which is consumed (renamed ``used_dltensor*``) exactly once.
+
+    Returns
+    -------
+    Tensor
+        ``x`` itself when it already is a Tensor. Read-only producers give read-only tensors.
+
+    Raises
+    ------
+    BufferError
+        When DLPack cannot describe the data (byte-swapped or object dtypes, a consumed capsule).
+    TypeError
+        When ``x`` is not a DLPack producer.
+    """
+    return core.from_dlpack(x)
+
+
+class DLDeviceType(enum.IntEnum):
+    """DLPack's device types (``DLDeviceType`` in dlpack.h)."""
+
+    cpu = 1
+    cuda = 2
+    cuda_host = 3
+    opencl = 4
+    vulkan = 7
+    metal = 8
+    vpi = 9
+    rocm = 10
+    rocm_host = 11
+    ext_dev = 12
+    cuda_managed = 13
+    oneapi = 14
+    webgpu = 15
+    hexagon = 16
+    maia = 17
+    trn = 18
+
+
+class dtype:  # noqa: N801 - named like numpy.dtype / torch.dtype
+    """A DLPack data type: ``dtype("float32")``, ``dtype("int8x4")``, ``dtype("bfloat16")``.
+
+    Parsing and printing go through the runtime, so every DLPack type code is understood (bool,
+    int/uint of any width, float16/32/64, bfloat16, the float8/6/4 variants, complex64/128) with
+    optional vector lanes. Passed to a function it arrives as a ``DLDataType``.
+
+    Parameters
+    ----------
+    value : str or dtype
+        A type name, or a dtype to copy.
+    """
+
+    __slots__ = ("type_code", "bits", "lanes", "_name")
+
+    def __init__(self, value) -> None:
+        if isinstance(value, dtype):
+            code, bits, lanes, name = value.type_code, value.bits, value.lanes, value._name
+        elif isinstance(value, str):
+            code, bits, lanes = _parse_dtype(value)
+            name = None
+        else:
+            raise TypeError(f"dtype() expects a str, got {type(value).__name__}")
+        self.type_code, self.bits, self.lanes, self._name = code, bits, lanes, name
+
+    @classmethod
+    def _from_dl(cls, code: int, bits: int, lanes: int) -> dtype:
+        self = object.__new__(cls)
+        self.type_code, self.bits, self.lanes, self._name = code, bits, lanes, None
+        return self
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (all lanes), rounded up for sub-byte types."""
+        return (self.bits * self.lanes + 7) // 8
+
+    def __str__(self) -> str:
+        if self._name is None:
+            self._name = _print_dtype(self.type_code, self.bits, self.lanes)
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"dtype('{self}')"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = dtype(other)
+            except (ValueError, TypeError):
+                return False
+        if not isinstance(other, dtype):
+            return NotImplemented
+        return (self.type_code, self.bits, self.lanes) == (other.type_code, other.bits, other.lanes)
+
+    def __hash__(self) -> int:
+        return hash((self.type_code, self.bits, self.lanes))
+
+
+class device:  # noqa: N801 - named like torch.device
+    """A DLPack device: ``device("cpu")``, ``device("cuda:1")``, ``device("cuda", 1)``.
+
+    Parameters
+    ----------
+    type : str, int or DLDeviceType
+        The device type ("cpu", "cuda", ...) optionally followed by ":<id>".
+    index : int, optional
+        The device ordinal (default 0, or the one given after the colon).
+    """
+
+    __slots__ = ("device_type", "device_id")
+
+    def __init__(self, type, index=None) -> None:  # noqa: A002 - mirrors torch.device
+        if isinstance(type, str):
+            name, sep, rest = type.partition(":")
+            try:
+                dev_type = DLDeviceType[name]
+            except KeyError:
+                raise ValueError(f"unknown device type {name!r} in {type!r}") from None
+            if sep:
+                if index is not None or not rest.isdigit():
+                    raise ValueError(f"cannot parse {type!r} as a device (expected 'cuda:1')")
+                index = int(rest)
+        else:
+            dev_type = DLDeviceType(int(type))
+        self.device_type = int(dev_type)
+        self.device_id = 0 if index is None else int(index)
+
+    @property
+    def type(self) -> str:
+        """The device type's name: "cpu", "cuda", ..."""
+        try:
+            return DLDeviceType(self.device_type).name
+        except ValueError:
+            return f"device_type({self.device_type})"
+
+    @property
+    def dl_device(self) -> tuple:
+        """``(device_type, device_id)`` as ``__dlpack_device__`` returns it."""
+        return (self.device_type, self.device_id)
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.device_id}"
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}', index={self.device_id})"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = device(other)
+            except ValueError:
+                return False
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.dl_device == other.dl_device
+
+    def __hash__(self) -> int:
+        return hash(self.dl_device)
+
+
+def _parse_dtype(text: str) -> tuple:
+    return core._dtype_from_string(text)
+
+
+def _print_dtype(code: int, bits: int, lanes: int) -> str:
+    return core._dtype_to_string(code, bits, lanes)
+
+
+core._set_tensor_classes(dtype, device)

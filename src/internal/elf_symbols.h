@@ -1,0 +1,20 @@
+// Private runtime helper: function names from ELF symbol tables, for frames dladdr cannot name.
+#ifndef PACKEDFUN_SRC_INTERNAL_ELF_SYMBOLS_H_
+#define PACKEDFUN_SRC_INTERNAL_ELF_SYMBOLS_H_
+
+#include <cstdint>
+#include <string>
+
+namespace packedfun {
+namespace detail {
+
+/*! Finds the function symbol containing `vaddr` (an address relative to the file's load bias) in
+ *  the .symtab of the ELF file at `path`. On success sets `*name` (mangled) and `*offset` (from
+ *  the symbol's start) and returns true. Files are read once and cached; thread-safe. */
+bool LookupElfSymbol(const std::string& path, uintptr_t vaddr, std::string* name,
+                     uintptr_t* offset);
+
+}  // namespace detail
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_SRC_INTERNAL_ELF_SYMBOLS_H_

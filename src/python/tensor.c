@@ -1,0 +1,371 @@
+/* packedfun.Tensor: the Python type over kPFTypeTensor objects, with DLPack export and import. */
+#include "tensor.h"
+
+#include <string.h>
+
+#define CAPSULE_LEGACY "dltensor"
+#define CAPSULE_VERSIONED "dltensor_versioned"
+#define CAPSULE_USED_LEGACY "used_dltensor"
+#define CAPSULE_USED_VERSIONED "used_dltensor_versioned"
+
+static DLTensor* tensor_of(PyObject* self) {
+  return &((PFTensorObject*)((PFPyObject*)self)->handle)->tensor;
+}
+
+PyObject* pfpy_tensor_wrap(PFObject* obj) {
+  PFPyObject* self = (PFPyObject*)PFPyTensor_Type.tp_alloc(&PFPyTensor_Type, 0);
+  if (self == NULL) {
+    PFObjectDecRef(obj);
+    return NULL;
+  }
+  self->handle = obj;
+  return (PyObject*)self;
+}
+
+/* Raises the pending native error as a Python exception; returns NULL. */
+static PyObject* raise_native(const char* where) {
+  PyObject* name = PyUnicode_FromString(where);
+  pfpy_raise_native(name);
+  Py_XDECREF(name);
+  return NULL;
+}
+
+/* ---- properties --------------------------------------------------------------------------------- */
+
+static PyObject* int64_tuple(const int64_t* values, int32_t n) {
+  PyObject* t = PyTuple_New(n);
+  for (int32_t i = 0; t != NULL && i < n; ++i) {
+    PyObject* v = PyLong_FromLongLong(values[i]);
+    if (v == NULL) Py_CLEAR(t);
+    else PyTuple_SET_ITEM(t, i, v);
+  }
+  return t;
+}
+
+static int check_handle(PyObject* self) {
+  if (((PFPyObject*)self)->handle != NULL) return 0;
+  PyErr_SetString(PyExc_ValueError, "the packedfun.Tensor is empty");
+  return -1;
+}
+
+#define TENSOR_GETTER(name, expr)                          \
+  static PyObject* name(PyObject* self, void* closure) {   \
+    (void)closure;                                         \
+    if (check_handle(self) != 0) return NULL;              \
+    const DLTensor* t = tensor_of(self);                   \
+    return expr;                                           \
+  }
+
+static int64_t numel_of(const DLTensor* t) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
+  return n;
+}
+
+TENSOR_GETTER(tensor_shape, int64_tuple(t->shape, t->ndim))
+TENSOR_GETTER(tensor_strides, int64_tuple(t->strides, t->ndim))
+TENSOR_GETTER(tensor_ndim, PyLong_FromLong(t->ndim))
+TENSOR_GETTER(tensor_numel, PyLong_FromLongLong(numel_of(t)))
+TENSOR_GETTER(tensor_dtype, pfpy_dtype_to_py(t->dtype))
+TENSOR_GETTER(tensor_device, pfpy_device_to_py(t->device))
+TENSOR_GETTER(tensor_data_ptr, PyLong_FromVoidPtr(t->data))
+TENSOR_GETTER(tensor_byte_offset, PyLong_FromUnsignedLongLong(t->byte_offset))
+
+static PyObject* tensor_readonly(PyObject* self, void* closure) {
+  (void)closure;
+  if (check_handle(self) != 0) return NULL;
+  int ro = 0;
+  if (PFTensorIsReadOnly(((PFPyObject*)self)->handle, &ro) != 0) return raise_native("Tensor");
+  return PyBool_FromLong(ro);
+}
+
+static PyObject* tensor_repr(PyObject* self) {
+  if (((PFPyObject*)self)->handle == NULL) return PyUnicode_FromString("<packedfun.Tensor empty>");
+  PyObject* shape = tensor_shape(self, NULL);
+  PyObject* dtype = shape ? tensor_dtype(self, NULL) : NULL;
+  PyObject* device = dtype ? tensor_device(self, NULL) : NULL;
+  PyObject* r = NULL;
+  if (device != NULL) {
+    r = PyUnicode_FromFormat("<packedfun.Tensor shape=%R dtype=%S device=%S at %p>", shape,
+                             dtype, device, (void*)((PFPyObject*)self)->handle);
+  }
+  Py_XDECREF(shape);
+  Py_XDECREF(dtype);
+  Py_XDECREF(device);
+  return r;
+}
+
+/* ---- __dlpack__ / __dlpack_device__ --------------------------------------------------------------- */
+
+static void capsule_free_versioned(PyObject* capsule) {
+  if (!PyCapsule_IsValid(capsule, CAPSULE_VERSIONED)) return; /* consumed (renamed) */
+  DLManagedTensorVersioned* m = PyCapsule_GetPointer(capsule, CAPSULE_VERSIONED);
+  if (m != NULL && m->deleter != NULL) m->deleter(m);
+}
+
+static void capsule_free_legacy(PyObject* capsule) {
+  if (!PyCapsule_IsValid(capsule, CAPSULE_LEGACY)) return;
+  DLManagedTensor* m = PyCapsule_GetPointer(capsule, CAPSULE_LEGACY);
+  if (m != NULL && m->deleter != NULL) m->deleter(m);
+}
+
+/* Whether max_version (None or a (major, minor) tuple) asks for versioned DLPack. */
+static int wants_versioned(PyObject* max_version) {
+  if (max_version == NULL || max_version == Py_None) return 0;
+  if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) < 1) {
+    PyErr_SetString(PyExc_TypeError, "__dlpack__: max_version must be a (major, minor) tuple");
+    return -1;
+  }
+  long major = PyLong_AsLong(PyTuple_GET_ITEM(max_version, 0));
+  if (major == -1 && PyErr_Occurred()) return -1;
+  return major >= 1;
+}
+
+/* Checks dl_device (None or a (type, id) pair) and copy against the tensor; -1 + BufferError. */
+static int check_export_request(const DLTensor* t, PyObject* dl_device, PyObject* copy) {
+  if (copy != NULL && copy != Py_None && PyObject_IsTrue(copy)) {
+    PyErr_SetString(PyExc_BufferError, "packedfun.Tensor.__dlpack__: copy=True is not supported "
+                                       "(packedfun only shares memory)");
+    return -1;
+  }
+  if (dl_device == NULL || dl_device == Py_None) return 0;
+  int type = 0, id = 0;
+  if (!PyArg_ParseTuple(dl_device, "ii", &type, &id)) return -1;
+  if (type != (int)t->device.device_type || id != (int)t->device.device_id) {
+    PyErr_Format(PyExc_BufferError, "packedfun.Tensor.__dlpack__: the tensor lives on device "
+                 "(%d, %d), not on the requested (%d, %d)", (int)t->device.device_type,
+                 (int)t->device.device_id, type, id);
+    return -1;
+  }
+  return 0;
+}
+
+static PyObject* export_capsule(PFObject* h, int versioned) {
+  if (versioned) {
+    DLManagedTensorVersioned* m = NULL;
+    if (PFTensorToDLPackVersioned(h, &m) != 0) return raise_native("__dlpack__");
+    PyObject* cap = PyCapsule_New(m, CAPSULE_VERSIONED, capsule_free_versioned);
+    if (cap == NULL) m->deleter(m);
+    return cap;
+  }
+  int ro = 0;
+  if (PFTensorIsReadOnly(h, &ro) != 0) return raise_native("__dlpack__");
+  if (ro) {
+    return PyErr_Format(PyExc_BufferError, "packedfun.Tensor.__dlpack__: a read-only tensor "
+                        "cannot be exported as legacy DLPack (ask for max_version=(1, 0))");
+  }
+  DLManagedTensor* m = NULL;
+  if (PFTensorToDLPack(h, &m) != 0) return raise_native("__dlpack__");
+  PyObject* cap = PyCapsule_New(m, CAPSULE_LEGACY, capsule_free_legacy);
+  if (cap == NULL) m->deleter(m);
+  return cap;
+}
+
+static PyObject* tensor_dlpack(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static char* keywords[] = {"stream", "max_version", "dl_device", "copy", NULL};
+  PyObject *stream = NULL, *max_version = NULL, *dl_device = NULL, *copy = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", keywords, &stream,
+                                   &max_version, &dl_device, &copy)) {
+    return NULL;
+  }
+  if (check_handle(self) != 0) return NULL;
+  const DLTensor* t = tensor_of(self);
+  /* CPU data needs no stream; for device data packedfun has no stream of its own to order. */
+  if (t->device.device_type == kDLCPU && stream != NULL && stream != Py_None) {
+    return PyErr_Format(PyExc_BufferError, "__dlpack__: stream must be None for a CPU tensor");
+  }
+  int versioned = wants_versioned(max_version);
+  if (versioned < 0 || check_export_request(t, dl_device, copy) != 0) return NULL;
+  return export_capsule(((PFPyObject*)self)->handle, versioned);
+}
+
+static PyObject* tensor_dlpack_device(PyObject* self, PyObject* unused) {
+  (void)unused;
+  if (check_handle(self) != 0) return NULL;
+  const DLTensor* t = tensor_of(self);
+  return Py_BuildValue("(ii)", (int)t->device.device_type, (int)t->device.device_id);
+}
+
+/* ---- from_dlpack -------------------------------------------------------------------------------- */
+
+/* Consumes a DLPack capsule exactly once: renamed to used_* before the runtime adopts it (the
+ * runtime runs the producer's deleter itself when adoption fails). */
+static PyObject* from_capsule(PyObject* cap) {
+  PFObject* out = NULL;
+  int rc;
+  if (PyCapsule_IsValid(cap, CAPSULE_VERSIONED)) {
+    DLManagedTensorVersioned* m = PyCapsule_GetPointer(cap, CAPSULE_VERSIONED);
+    if (PyCapsule_SetName(cap, CAPSULE_USED_VERSIONED) != 0) return NULL;
+    rc = PFTensorFromDLPackVersioned(m, &out);
+  } else if (PyCapsule_IsValid(cap, CAPSULE_LEGACY)) {
+    DLManagedTensor* m = PyCapsule_GetPointer(cap, CAPSULE_LEGACY);
+    if (PyCapsule_SetName(cap, CAPSULE_USED_LEGACY) != 0) return NULL;
+    rc = PFTensorFromDLPack(m, &out);
+  } else {
+    const char* name = PyCapsule_GetName(cap);
+    if (name == NULL && PyErr_Occurred()) return NULL;
+    return PyErr_Format(PyExc_BufferError, "from_dlpack: capsule '%s' is not a DLPack tensor "
+                        "(or was consumed already)", name ? name : "<unnamed>");
+  }
+  if (rc != 0) return raise_native("from_dlpack");
+  return pfpy_tensor_wrap(out);
+}
+
+/* Calls x.__dlpack__(max_version=(1, minor)), falling back to x.__dlpack__() for producers that
+ * predate versioned DLPack (they raise TypeError on the keyword). */
+static PyObject* call_dlpack(PyObject* x) {
+  PyObject* method = PyObject_GetAttrString(x, "__dlpack__");
+  if (method == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
+    PyErr_Clear();
+    return PyErr_Format(PyExc_TypeError, "from_dlpack: expected an object implementing "
+                        "__dlpack__ or a DLPack capsule, got %.200s", Py_TYPE(x)->tp_name);
+  }
+  PyObject* kwargs = Py_BuildValue("{s(ii)}", "max_version", DLPACK_MAJOR_VERSION,
+                                   DLPACK_MINOR_VERSION);
+  PyObject* empty = PyTuple_New(0);
+  PyObject* cap = kwargs && empty ? PyObject_Call(method, empty, kwargs) : NULL;
+  if (cap == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();
+    cap = PyObject_CallNoArgs(method);
+  }
+  Py_XDECREF(kwargs);
+  Py_XDECREF(empty);
+  Py_DECREF(method);
+  return cap;
+}
+
+/* Fast producers (NumPy through the buffer protocol, torch through its C exchange API) live in
+ * tensor_arg.c; -1 there means "not one of them". */
+int pfpy_tensor_fast_import(PyObject* x, PFObject** out);
+
+PyObject* pfpy_from_dlpack(PyObject* x) {
+  if (Py_IS_TYPE(x, &PFPyTensor_Type)) {
+    Py_INCREF(x);
+    return x;
+  }
+  if (PyCapsule_CheckExact(x)) return from_capsule(x);
+  PFObject* fast = NULL;
+  int rc = pfpy_tensor_fast_import(x, &fast);
+  if (rc == 0) return pfpy_tensor_wrap(fast);
+  if (rc == -2) return NULL;
+  PyObject* cap = call_dlpack(x);
+  if (cap == NULL) return NULL;
+  PyObject* r = PyCapsule_CheckExact(cap)
+                    ? from_capsule(cap)
+                    : PyErr_Format(PyExc_TypeError, "from_dlpack: %.200s.__dlpack__ returned "
+                                   "%.200s, not a capsule", Py_TYPE(x)->tp_name,
+                                   Py_TYPE(cap)->tp_name);
+  Py_DECREF(cap);
+  return r;
+}
+
+static PyObject* from_dlpack(PyObject* mod, PyObject* x) {
+  (void)mod;
+  return pfpy_from_dlpack(x);
+}
+
+/* ---- the type ------------------------------------------------------------------------------------ */
+
+static PyObject* tensor_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  (void)type;
+  (void)kwds;
+  PyObject* x;
+  if (!PyArg_ParseTuple(args, "O:Tensor", &x)) return NULL;
+  return pfpy_from_dlpack(x);
+}
+
+static PyGetSetDef tensor_getset[] = {
+    {"shape", tensor_shape, NULL, "Extent of each axis, as a tuple of int.", NULL},
+    {"strides", tensor_strides, NULL, "Stride of each axis in elements (always known).", NULL},
+    {"ndim", tensor_ndim, NULL, "Number of axes.", NULL},
+    {"numel", tensor_numel, NULL, "Number of elements.", NULL},
+    {"size", tensor_numel, NULL, "Number of elements (same as numel).", NULL},
+    {"dtype", tensor_dtype, NULL, "Element type, a packedfun.dtype.", NULL},
+    {"device", tensor_device, NULL, "Device holding the data, a packedfun.device.", NULL},
+    {"data_ptr", tensor_data_ptr, NULL, "Address of the data (before byte_offset).", NULL},
+    {"byte_offset", tensor_byte_offset, NULL, "Offset of the first element in bytes.", NULL},
+    {"readonly", tensor_readonly, NULL, "Whether the producer exported it read-only.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef tensor_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "A DLPack capsule sharing this tensor's memory (versioned when max_version >= (1, 0))."},
+    {"__dlpack_device__", tensor_dlpack_device, METH_NOARGS,
+     "__dlpack_device__()\n--\n\n(device_type, device_id) of the data."},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject PFPyTensor_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Tensor",
+    .tp_basicsize = sizeof(PFPyObject),
+    .tp_repr = tensor_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Tensor(x)\n--\n\nA DLPack tensor owned by packedfun, sharing memory with its "
+              "producer; Tensor(x) is from_dlpack(x).",
+    .tp_methods = tensor_methods,
+    .tp_getset = tensor_getset,
+    .tp_base = &PFPyObject_Type,
+    .tp_new = tensor_new,
+};
+
+/* _set_tensor_classes(dtype, device): installed by packedfun.tensor. */
+static PyObject* set_tensor_classes(PyObject* mod, PyObject* args) {
+  (void)mod;
+  PyObject *dtype, *device;
+  if (!PyArg_ParseTuple(args, "OO:_set_tensor_classes", &dtype, &device)) return NULL;
+  Py_INCREF(dtype);
+  Py_INCREF(device);
+  Py_XSETREF(pfpy_dtype_class, dtype);
+  Py_XSETREF(pfpy_device_class, device);
+  Py_RETURN_NONE;
+}
+
+static PyObject* dtype_from_string(PyObject* mod, PyObject* text) {
+  (void)mod;
+  PFByteArray view;
+  if (!PyUnicode_Check(text)) {
+    return PyErr_Format(PyExc_TypeError, "dtype expects a str, got %.200s", Py_TYPE(text)->tp_name);
+  }
+  if (pfpy_str_view(text, &view) != 0) return NULL;
+  DLDataType dtype;
+  if (PFDataTypeFromString(&view, &dtype) != 0) return raise_native("dtype");
+  return Py_BuildValue("(iii)", (int)dtype.code, (int)dtype.bits, (int)dtype.lanes);
+}
+
+static PyObject* dtype_to_string(PyObject* mod, PyObject* args) {
+  (void)mod;
+  int code, bits, lanes;
+  if (!PyArg_ParseTuple(args, "iii:_dtype_to_string", &code, &bits, &lanes)) return NULL;
+  if (code < 0 || code > 255 || bits < 0 || bits > 255 || lanes < 0 || lanes > 65535) {
+    return PyErr_Format(PyExc_ValueError, "not a valid DLPack data type: code=%d bits=%d "
+                        "lanes=%d", code, bits, lanes);
+  }
+  DLDataType dtype = {(uint8_t)code, (uint8_t)bits, (uint16_t)lanes};
+  PFAny out = {0};
+  if (PFDataTypeToString(dtype, &out) != 0) return raise_native("dtype");
+  return pfpy_any_steal_to_py(&out);
+}
+
+static PyMethodDef tensor_module_methods[] = {
+    {"_dtype_from_string", dtype_from_string, METH_O,
+     "_dtype_from_string(text)\n--\n\n(code, bits, lanes) of a type name."},
+    {"_dtype_to_string", dtype_to_string, METH_VARARGS,
+     "_dtype_to_string(code, bits, lanes)\n--\n\nThe name of a data type."},
+    {"from_dlpack", from_dlpack, METH_O,
+     "from_dlpack(x)\n--\n\nA packedfun.Tensor sharing the memory of `x`: any object with "
+     "__dlpack__ (versioned DLPack asked for first) or a DLPack capsule (consumed once)."},
+    {"_set_tensor_classes", set_tensor_classes, METH_VARARGS,
+     "_set_tensor_classes(dtype, device)\n--\n\nThe Python classes of dtype and device values."},
+    {NULL, NULL, 0, NULL}};
+
+int pfpy_tensor_add_to_module(PyObject* m) {
+  if (PyType_Ready(&PFPyTensor_Type) < 0) return -1;
+  if (PyModule_AddFunctions(m, tensor_module_methods) < 0) return -1;
+  Py_INCREF(&PFPyTensor_Type);
+  if (PyModule_AddObject(m, "Tensor", (PyObject*)&PFPyTensor_Type) < 0) {
+    Py_DECREF(&PFPyTensor_Type);
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,42 @@
+/* Private header of packedfun._core's tensor support: the Tensor type, DLPack both ways, and the
+ * conversion of array arguments (NumPy, PyTorch, any __dlpack__ producer), dtypes and devices. */
+#ifndef PACKEDFUN_SRC_PYTHON_TENSOR_H_
+#define PACKEDFUN_SRC_PYTHON_TENSOR_H_
+
+#include "core.h"
+
+/*! packedfun.Tensor: an Object of kPFTypeTensor (no extra fields). */
+extern PyTypeObject PFPyTensor_Type;
+
+/*! Readies the Tensor type and adds Tensor, from_dlpack and the private hooks to module `m`.
+ *  Returns 0, or -1 with an exception set. */
+int pfpy_tensor_add_to_module(PyObject* m);
+
+/*! Wraps `obj` (stolen; a kPFTypeTensor object) as a packedfun.Tensor. NULL + exception on
+ *  failure (obj released then too). */
+PyObject* pfpy_tensor_wrap(PFObject* obj);
+
+/*! Converts `o` into `pack->args[pos]` when it is an array (NumPy array, torch tensor, any
+ *  __dlpack__ producer), a packedfun.dtype or a packedfun.device. For pos >= 0 NumPy arrays and
+ *  torch tensors travel as a borrowed DLTensor* filled in C (no Python-level DLPack call); for a
+ *  return value (pos < 0) they become an owned Tensor object in `pack->temps`.
+ *  Returns 1 when converted, 0 when `o` is none of these (nothing changed), -1 with an
+ *  exception set (a BufferError naming the dtype for data DLPack cannot describe). */
+int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
+
+/*! A packedfun.dtype for `dtype` (a (code, bits, lanes) tuple before packedfun.tensor has
+ *  registered its classes). New reference, or NULL with an exception. */
+PyObject* pfpy_dtype_to_py(DLDataType dtype);
+
+/*! A packedfun.device for `device` (a (device_type, device_id) tuple before registration). */
+PyObject* pfpy_device_to_py(DLDevice device);
+
+/*! from_dlpack(x): a new packedfun.Tensor sharing the memory of `x` (a __dlpack__ producer or a
+ *  DLPack capsule). NULL with an exception on failure. */
+PyObject* pfpy_from_dlpack(PyObject* x);
+
+/*! The (dtype, device) classes registered by packedfun.tensor (borrowed; NULL before). */
+extern PyObject* pfpy_dtype_class;
+extern PyObject* pfpy_device_class;
+
+#endif /* PACKEDFUN_SRC_PYTHON_TENSOR_H_ */

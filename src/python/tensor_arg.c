@@ -1,0 +1,406 @@
+/* Array arguments without Python-level DLPack: NumPy through the buffer protocol, torch through
+ * its DLPack C exchange API, anything else through __dlpack__; dtype and device values. */
+#include "tensor.h"
+
+#include <string.h>
+
+PyObject* pfpy_dtype_class = NULL;
+PyObject* pfpy_device_class = NULL;
+
+/* ---- per-call scratch: a borrowed DLTensor and what backs it --------------------------------------- */
+
+#define SCRATCH_INLINE_RANK 6
+
+/* Backs one DLTensor* argument for the duration of a call. It is pushed into the call's temps as
+ * an object no native code ever sees; its "deleter" returns it to a free list, so the steady state
+ * allocates nothing. Only touched with the GIL held. */
+typedef struct Scratch {
+  PFObject header;
+  DLTensor tensor;
+  int64_t dims[2 * SCRATCH_INLINE_RANK]; /* shape then strides */
+  int64_t* heap;                         /* for ndim > SCRATCH_INLINE_RANK */
+  int32_t heap_rank;
+  int has_view;
+  Py_buffer view;
+  struct Scratch* next;
+} Scratch;
+
+static Scratch* scratch_free_list = NULL;
+
+static void scratch_release(PFObject* obj) {
+  Scratch* s = (Scratch*)obj;
+  if (s->has_view) {
+    s->has_view = 0;
+    PyBuffer_Release(&s->view);
+  }
+  s->next = scratch_free_list;
+  scratch_free_list = s;
+}
+
+static Scratch* scratch_take(void) {
+  Scratch* s = scratch_free_list;
+  if (s != NULL) {
+    scratch_free_list = s->next;
+  } else {
+    s = (Scratch*)PyMem_Calloc(1, sizeof(Scratch));
+    if (s == NULL) return (Scratch*)PyErr_NoMemory();
+    s->header.type_index = kPFTypeObject;
+    s->header.deleter = scratch_release;
+  }
+  s->header.ref_count = 1;
+  return s;
+}
+
+/* Room for 2 * ndim dims; NULL with MemoryError. */
+static int64_t* scratch_dims(Scratch* s, int32_t ndim) {
+  if (ndim <= SCRATCH_INLINE_RANK) return s->dims;
+  if (s->heap_rank < ndim) {
+    int64_t* grown = (int64_t*)PyMem_Realloc(s->heap, sizeof(int64_t) * 2 * (size_t)ndim);
+    if (grown == NULL) return (int64_t*)PyErr_NoMemory();
+    s->heap = grown;
+    s->heap_rank = ndim;
+  }
+  return s->heap;
+}
+
+/* ---- NumPy: the buffer protocol ------------------------------------------------------------------- */
+
+static PyTypeObject* numpy_ndarray = NULL; /* learnt from the first array seen; never imported */
+
+static int is_numpy_array(PyObject* o) {
+  PyTypeObject* type = Py_TYPE(o);
+  if (PFPY_LIKELY(type == numpy_ndarray)) return 1;
+  if (numpy_ndarray == NULL && strcmp(type->tp_name, "numpy.ndarray") == 0) {
+    Py_INCREF(type);
+    numpy_ndarray = type;
+    return 1;
+  }
+  return numpy_ndarray != NULL && PyType_IsSubtype(type, numpy_ndarray);
+}
+
+/* The DLDataType of a buffer-protocol format; 0, or -1 when DLPack cannot describe it. */
+static int format_to_dtype(const char* f, Py_ssize_t itemsize, DLDataType* out) {
+  if (*f == '@' || *f == '=' || *f == '<') ++f; /* native order (this is a little-endian build) */
+  uint8_t bits = (uint8_t)(itemsize * 8);
+  uint8_t code;
+  switch (*f) {
+    case '?': code = kDLBool; break;
+    case 'b': case 'h': case 'i': case 'l': case 'q': code = kDLInt; break;
+    case 'B': case 'H': case 'I': case 'L': case 'Q': code = kDLUInt; break;
+    case 'e': case 'f': case 'd': code = kDLFloat; break;
+    case 'Z':
+      ++f;
+      if (*f != 'f' && *f != 'd') return -1;
+      code = kDLComplex;
+      break;
+    default:
+      return -1;
+  }
+  if (f[1] != '\0' || itemsize <= 0 || itemsize > 16) return -1;
+  out->code = code;
+  out->bits = bits;
+  out->lanes = 1;
+  return 0;
+}
+
+/* BufferError "<fname>: argument <pos>: cannot pass a NumPy array of dtype 'X' (why)". */
+static PFPY_NOINLINE void numpy_dtype_error(PyObject* o, PyObject* fname, Py_ssize_t pos,
+                                            const char* why) {
+  PyObject* exc = PyErr_Occurred() ? pfpy_fetch_exception() : NULL;
+  PyObject* dtype = PyObject_GetAttrString(o, "dtype");
+  PyObject* name = dtype ? PyObject_Str(dtype) : NULL;
+  PyErr_Clear();
+  PyObject* what = PyUnicode_FromFormat("cannot pass a NumPy array of dtype '%s' (%s)",
+                                        name ? PyUnicode_AsUTF8(name) : "?", why);
+  if (what != NULL) {
+    if (fname == NULL && pos < 0) {
+      PyErr_Format(PyExc_BufferError, "from_dlpack: %U", what);
+    } else {
+      pfpy_arg_error(PyExc_BufferError, fname, pos, PyUnicode_AsUTF8(what));
+    }
+    if (exc != NULL) { /* keep the original error as the cause */
+      PyObject* now = pfpy_fetch_exception();
+      PyException_SetCause(now, exc);
+      exc = NULL;
+      pfpy_restore_exception(now);
+    }
+  }
+  Py_XDECREF(exc);
+  Py_XDECREF(what);
+  Py_XDECREF(name);
+  Py_XDECREF(dtype);
+}
+
+/* Fills `t` (its shape/strides into `dims`, 2 * ndim entries) from `view`; -1 + BufferError. */
+static int numpy_fill(PyObject* o, const Py_buffer* view, DLTensor* t, int64_t* dims,
+                      PyObject* fname, Py_ssize_t pos) {
+  if (view->format == NULL || format_to_dtype(view->format, view->itemsize, &t->dtype) != 0) {
+    const char* f = view->format ? view->format : "";
+    numpy_dtype_error(o, fname, pos, (*f == '>' || *f == '!') ? "byte-swapped data: DLPack only "
+                      "describes native byte order" : "DLPack cannot describe this element type");
+    return -1;
+  }
+  int32_t ndim = view->ndim;
+  for (int32_t i = 0; i < ndim; ++i) {
+    dims[i] = view->shape[i];
+    Py_ssize_t s = view->strides[i];
+    if (s % view->itemsize != 0) {
+      numpy_dtype_error(o, fname, pos, "a stride is not a multiple of the item size");
+      return -1;
+    }
+    dims[ndim + i] = s / view->itemsize;
+  }
+  t->data = view->buf;
+  t->device.device_type = kDLCPU;
+  t->device.device_id = 0;
+  t->ndim = ndim;
+  t->shape = dims;
+  t->strides = dims + ndim;
+  t->byte_offset = 0;
+  return 0;
+}
+
+/* Exports `o` through the buffer protocol; -1 + BufferError naming the dtype on failure. */
+static int numpy_get_buffer(PyObject* o, Py_buffer* view, PyObject* fname, Py_ssize_t pos) {
+  if (PyObject_GetBuffer(o, view, PyBUF_RECORDS_RO) == 0) return 0;
+  numpy_dtype_error(o, fname, pos, "it has no buffer DLPack can describe");
+  return -1;
+}
+
+/* A NumPy argument as a borrowed DLTensor* backed by a Scratch in pack->temps. */
+static int numpy_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  Scratch* s = scratch_take();
+  if (s == NULL) return -1;
+  if (numpy_get_buffer(o, &s->view, fname, pos) != 0) {
+    scratch_release(&s->header);
+    return -1;
+  }
+  s->has_view = 1;
+  int64_t* dims = scratch_dims(s, s->view.ndim);
+  if (dims == NULL || numpy_fill(o, &s->view, &s->tensor, dims, fname, pos) != 0) {
+    scratch_release(&s->header);
+    return -1;
+  }
+  pack->temps[pack->num_temps++] = &s->header;
+  PFPY_SET_POD(&pack->args[pos], kPFTypeDLTensorPtr, v_ptr, &s->tensor);
+  return 0;
+}
+
+/* An owning DLPack tensor over a NumPy array: the buffer (and so the array) lives until the
+ * deleter runs, which takes the GIL. */
+typedef struct {
+  DLManagedTensorVersioned managed;
+  Py_buffer view;
+  int64_t dims[];
+} NumpyManaged;
+
+static void numpy_managed_delete(DLManagedTensorVersioned* m) {
+  NumpyManaged* nm = (NumpyManaged*)m;
+  if (Py_IsInitialized()) { /* at interpreter exit the array is gone with everything else */
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyBuffer_Release(&nm->view);
+    PyGILState_Release(gil);
+  }
+  PyMem_RawFree(nm);
+}
+
+static int numpy_import(PyObject* o, PFObject** out, PyObject* fname, Py_ssize_t pos) {
+  Py_buffer view;
+  if (numpy_get_buffer(o, &view, fname, pos) != 0) return -1;
+  size_t size = sizeof(NumpyManaged) + sizeof(int64_t) * 2 * (size_t)view.ndim;
+  NumpyManaged* nm = (NumpyManaged*)PyMem_RawCalloc(1, size);
+  if (nm == NULL) {
+    PyBuffer_Release(&view);
+    PyErr_NoMemory();
+    return -1;
+  }
+  nm->view = view;
+  if (numpy_fill(o, &nm->view, &nm->managed.dl_tensor, nm->dims, fname, pos) != 0) {
+    PyBuffer_Release(&nm->view);
+    PyMem_RawFree(nm);
+    return -1;
+  }
+  nm->managed.version.major = 1;
+  nm->managed.version.minor = 0;
+  nm->managed.manager_ctx = nm;
+  nm->managed.deleter = numpy_managed_delete;
+  nm->managed.flags = view.readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  if (PFTensorFromDLPackVersioned(&nm->managed, out) != 0) { /* the deleter ran */
+    pfpy_raise_native(NULL);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- torch and other producers of the DLPack C exchange API --------------------------------------- */
+
+#define EXCHANGE_CACHE_SIZE 16
+
+/* Per-type answers of "__dlpack_c_exchange_api__" (api NULL: the type has none). */
+static struct {
+  PyTypeObject* type; /* owned */
+  const DLPackExchangeAPI* api;
+} exchange_cache[EXCHANGE_CACHE_SIZE];
+static int exchange_cache_used = 0;
+
+static const DLPackExchangeAPI* lookup_exchange_api(PyTypeObject* type) {
+  static PyObject* attr = NULL;
+  if (attr == NULL && (attr = PyUnicode_InternFromString("__dlpack_c_exchange_api__")) == NULL) {
+    PyErr_Clear();
+    return NULL;
+  }
+  PyObject* cap = _PyType_Lookup(type, attr); /* borrowed, no exception */
+  if (cap == NULL || !PyCapsule_IsValid(cap, "dlpack_exchange_api")) return NULL;
+  const DLPackExchangeAPI* api = PyCapsule_GetPointer(cap, "dlpack_exchange_api");
+  if (api == NULL || api->header.version.major != DLPACK_MAJOR_VERSION) return NULL;
+  return api;
+}
+
+/* The exchange API of objects of `type` (borrowed), or NULL; answers are cached per type. */
+static const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
+  for (int i = 0; i < exchange_cache_used; ++i) {
+    if (exchange_cache[i].type == type) return exchange_cache[i].api;
+  }
+  const DLPackExchangeAPI* api = lookup_exchange_api(type);
+  if (exchange_cache_used < EXCHANGE_CACHE_SIZE) {
+    Py_INCREF(type);
+    exchange_cache[exchange_cache_used].type = type;
+    exchange_cache[exchange_cache_used].api = api;
+    ++exchange_cache_used;
+  }
+  return api;
+}
+
+static int exchange_arg(const DLPackExchangeAPI* api, PyObject* o, PFPyArgs* pack,
+                        Py_ssize_t pos) {
+  Scratch* s = scratch_take();
+  if (s == NULL) return -1;
+  if (api->dltensor_from_py_object_no_sync(o, &s->tensor) != 0) {
+    scratch_release(&s->header);
+    return -1;
+  }
+  pack->temps[pack->num_temps++] = &s->header;
+  PFPY_SET_POD(&pack->args[pos], kPFTypeDLTensorPtr, v_ptr, &s->tensor);
+  return 0;
+}
+
+static int exchange_import(const DLPackExchangeAPI* api, PyObject* o, PFObject** out) {
+  DLManagedTensorVersioned* m = NULL;
+  if (api->managed_tensor_from_py_object_no_sync(o, &m) != 0) return -1;
+  if (PFTensorFromDLPackVersioned(m, out) != 0) {
+    pfpy_raise_native(NULL);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- entry points --------------------------------------------------------------------------------- */
+
+/* Fast owned import: 0 with *out, -1 when `x` has no fast route (no exception), -2 on error. */
+int pfpy_tensor_fast_import(PyObject* x, PFObject** out) {
+  if (is_numpy_array(x)) return numpy_import(x, out, NULL, -1) == 0 ? 0 : -2;
+  const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x));
+  if (api != NULL) return exchange_import(api, x, out) == 0 ? 0 : -2;
+  return -1;
+}
+
+/* Reads int attribute `name` of `o` into *out; -1 with an exception. */
+static int int_attr(PyObject* o, const char* name, long* out) {
+  PyObject* v = PyObject_GetAttrString(o, name);
+  if (v == NULL) return -1;
+  *out = PyLong_AsLong(v);
+  Py_DECREF(v);
+  return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int pod_arg(PyObject* o, PFAny* out) {
+  long a, b, c = 1;
+  if ((PyObject*)Py_TYPE(o) == pfpy_dtype_class) {
+    if (int_attr(o, "type_code", &a) || int_attr(o, "bits", &b) || int_attr(o, "lanes", &c)) {
+      return -1;
+    }
+    out->type_index = kPFTypeDataType;
+    out->zero_padding = 0;
+    out->v_int64 = 0;
+    out->v_dtype.code = (uint8_t)a;
+    out->v_dtype.bits = (uint8_t)b;
+    out->v_dtype.lanes = (uint16_t)c;
+    return 1;
+  }
+  if (int_attr(o, "device_type", &a) || int_attr(o, "device_id", &b)) return -1;
+  out->type_index = kPFTypeDevice;
+  out->zero_padding = 0;
+  out->v_int64 = 0;
+  out->v_device.device_type = (DLDeviceType)a;
+  out->v_device.device_id = (int32_t)b;
+  return 1;
+}
+
+/* Any other __dlpack__ producer (JAX, CuPy, ...): an owned Tensor kept in pack->temps. */
+static int dlpack_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos) {
+  PyObject* t = pfpy_from_dlpack(o);
+  if (t == NULL) return -1;
+  PFObject* h = ((PFPyObject*)t)->handle;
+  PFObjectIncRef(h);
+  Py_DECREF(t);
+  pack->temps[pack->num_temps++] = h;
+  PFAny* out = &pack->args[pos < 0 ? 0 : pos];
+  out->type_index = kPFTypeTensor;
+  out->zero_padding = 0;
+  out->v_obj = h;
+  return 0;
+}
+
+static int owned_arg(PFObject* h, PFPyArgs* pack, Py_ssize_t pos) {
+  pack->temps[pack->num_temps++] = h;
+  PFAny* out = &pack->args[pos < 0 ? 0 : pos];
+  out->type_index = kPFTypeTensor;
+  out->zero_padding = 0;
+  out->v_obj = h;
+  return 1;
+}
+
+int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  PyTypeObject* type = Py_TYPE(o);
+  if (is_numpy_array(o)) {
+    if (pos >= 0) return numpy_arg(o, pack, pos, fname) == 0 ? 1 : -1;
+    PFObject* h = NULL;
+    return numpy_import(o, &h, fname, pos) == 0 ? owned_arg(h, pack, pos) : -1;
+  }
+  const DLPackExchangeAPI* api = exchange_api_of(type);
+  if (api != NULL) {
+    if (pos >= 0 && api->dltensor_from_py_object_no_sync != NULL) {
+      return exchange_arg(api, o, pack, pos) == 0 ? 1 : -1;
+    }
+    PFObject* h = NULL;
+    return exchange_import(api, o, &h) == 0 ? owned_arg(h, pack, pos) : -1;
+  }
+  if (pfpy_dtype_class != NULL &&
+      ((PyObject*)type == pfpy_dtype_class || (PyObject*)type == pfpy_device_class)) {
+    return pod_arg(o, &pack->args[pos < 0 ? 0 : pos]);
+  }
+  static PyObject* dlpack_name = NULL;
+  if (dlpack_name == NULL && (dlpack_name = PyUnicode_InternFromString("__dlpack__")) == NULL) {
+    return -1;
+  }
+  if (_PyType_Lookup(type, dlpack_name) != NULL) return dlpack_arg(o, pack, pos) == 0 ? 1 : -1;
+  return 0;
+}
+
+/* ---- dtype and device results ---------------------------------------------------------------------- */
+
+PyObject* pfpy_dtype_to_py(DLDataType dtype) {
+  if (pfpy_dtype_class == NULL) {
+    return Py_BuildValue("(iii)", (int)dtype.code, (int)dtype.bits, (int)dtype.lanes);
+  }
+  return PyObject_CallMethod(pfpy_dtype_class, "_from_dl", "iii", (int)dtype.code,
+                             (int)dtype.bits, (int)dtype.lanes);
+}
+
+PyObject* pfpy_device_to_py(DLDevice device) {
+  if (pfpy_device_class == NULL) {
+    return Py_BuildValue("(ii)", (int)device.device_type, (int)device.device_id);
+  }
+  return PyObject_CallFunction(pfpy_device_class, "ii", (int)device.device_type,
+                               (int)device.device_id);
+}

@@ -1,0 +1,175 @@
+// Tests of the C++ Tensor, TensorView, data type and device helpers, and typed tensor functions.
+#include <gtest/gtest.h>
+#include <packedfun/packedfun.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using packedfun::Any;
+using packedfun::Error;
+using packedfun::Function;
+using packedfun::Tensor;
+using packedfun::TensorView;
+
+template <typename F>
+Error Catch(F fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no packedfun::Error was thrown";
+  return Error("None", "none");
+}
+
+TEST(DataType, ParsePrintAndCompare) {
+  EXPECT_EQ(packedfun::DataTypeFromString("float32"), packedfun::kFloat32);
+  EXPECT_EQ(packedfun::DataTypeFromString("bfloat16"), packedfun::kBFloat16);
+  EXPECT_EQ(packedfun::DataTypeFromString("bool"), packedfun::kBool);
+  DLDataType vec = packedfun::DataTypeFromString("float32x4");
+  EXPECT_EQ(vec.lanes, 4);
+  EXPECT_NE(vec, packedfun::kFloat32);
+  EXPECT_EQ(packedfun::DataTypeToString(packedfun::kInt8), "int8");
+  EXPECT_EQ(packedfun::DataTypeToString(vec), "float32x4");
+  EXPECT_EQ(packedfun::DataTypeToString(packedfun::kComplex128), "complex128");
+  EXPECT_EQ(packedfun::DataTypeBytes(packedfun::kFloat64), 8);
+  EXPECT_EQ(packedfun::DataTypeBytes(vec), 16);
+  Error e = Catch([] { packedfun::DataTypeFromString("floaty"); });
+  EXPECT_EQ(e.kind(), "ValueError");
+  EXPECT_NE(e.message().find("floaty"), std::string::npos);
+}
+
+TEST(Device, ParsePrintAndCompare) {
+  EXPECT_EQ(packedfun::DeviceFromString("cpu"), packedfun::CPUDevice());
+  EXPECT_EQ(packedfun::DeviceFromString("cuda:1"), packedfun::CUDADevice(1));
+  EXPECT_NE(packedfun::CUDADevice(0), packedfun::CUDADevice(1));
+  EXPECT_EQ(packedfun::DeviceToString(packedfun::CUDADevice(2)), "cuda:2");
+  EXPECT_EQ(packedfun::DeviceToString(packedfun::CPUDevice()), "cpu:0");
+  EXPECT_EQ(Catch([] { packedfun::DeviceFromString("gpu:x"); }).kind(), "ValueError");
+  EXPECT_EQ(Catch([] { packedfun::DeviceFromString("cuda:"); }).kind(), "ValueError");
+}
+
+TEST(Tensor, EmptyIsAlignedContiguousAndReadable) {
+  Tensor t = Tensor::Empty({2, 3}, packedfun::kFloat32);
+  EXPECT_EQ(t.type_index(), kPFTypeTensor);
+  EXPECT_EQ(t->ndim, 2);
+  EXPECT_EQ(t->dtype, packedfun::kFloat32);
+  EXPECT_EQ(t->shape[0], 2);
+  EXPECT_EQ(t->shape[1], 3);
+  EXPECT_EQ(t->strides[0], 3);
+  EXPECT_EQ(t->strides[1], 1);
+  EXPECT_EQ(t->device, packedfun::CPUDevice());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t->data) % 64, 0u);
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_TRUE(t.IsContiguous());
+  EXPECT_FALSE(t.IsReadOnly());
+  float* data = t.data_ptr<float>();
+  for (int i = 0; i < 6; ++i) data[i] = static_cast<float>(i);
+  TensorView v = t;
+  EXPECT_EQ(v->data, t->data);
+  EXPECT_EQ(v.data_ptr<float>()[5], 5.0f);
+}
+
+TEST(Tensor, EmptyErrors) {
+  EXPECT_EQ(Catch([] { Tensor::Empty({-1}, packedfun::kFloat32); }).kind(), "ValueError");
+  Error cuda = Catch([] { Tensor::Empty({4}, packedfun::kFloat32, packedfun::CUDADevice()); });
+  EXPECT_NE(cuda.message().find("CUDA"), std::string::npos);
+}
+
+TEST(Tensor, ZeroDimAndZeroSize) {
+  Tensor scalar = Tensor::Empty(std::vector<int64_t>{}, packedfun::kInt64);
+  EXPECT_EQ(scalar->ndim, 0);
+  EXPECT_EQ(scalar.numel(), 1);
+  Tensor empty = Tensor::Empty({0, 5}, packedfun::kFloat32);
+  EXPECT_EQ(empty.numel(), 0);
+  EXPECT_EQ(empty->data, nullptr);
+}
+
+TEST(Tensor, DLPackRoundTripKeepsTheTensorAlive) {
+  Tensor t = Tensor::Empty({4}, packedfun::kInt32);
+  EXPECT_EQ(t.use_count(), 1u);
+  DLManagedTensorVersioned* exported = t.ToDLPackVersioned();
+  EXPECT_EQ(t.use_count(), 2u);
+  Tensor back = Tensor::FromDLPackVersioned(exported);
+  EXPECT_EQ(back->data, t->data);
+  EXPECT_FALSE(back.same_as(t));
+  back = Tensor();
+  EXPECT_EQ(t.use_count(), 1u);
+  DLManagedTensor* legacy = t.ToDLPack();
+  EXPECT_EQ(t.use_count(), 2u);
+  legacy->deleter(legacy);
+  EXPECT_EQ(t.use_count(), 1u);
+}
+
+struct Producer {
+  static int deletes;
+  static void Delete(DLManagedTensorVersioned* self) {
+    ++deletes;
+    delete self;
+  }
+};
+int Producer::deletes = 0;
+
+TEST(Tensor, ReadOnlyFlagAndDeleterOnce) {
+  static float storage[3] = {1, 2, 3};
+  static int64_t shape[1] = {3};
+  auto* m = new DLManagedTensorVersioned();
+  m->version = {1, 0};
+  m->flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  m->deleter = &Producer::Delete;
+  m->dl_tensor = DLTensor{storage, {kDLCPU, 0}, 1, packedfun::kFloat32, shape, nullptr, 0};
+  Producer::deletes = 0;
+  {
+    Tensor t = Tensor::FromDLPackVersioned(m);
+    EXPECT_TRUE(t.IsReadOnly());
+    EXPECT_EQ(t->strides[0], 1);  // computed: the producer gave none
+    EXPECT_EQ(Producer::deletes, 0);
+  }
+  EXPECT_EQ(Producer::deletes, 1);
+}
+
+float SumFirst(TensorView x) {
+  PACKEDFUN_CHECK(x->ndim == 1) << "x must be 1-d";
+  PACKEDFUN_CHECK(x->dtype == packedfun::kFloat32) << "x must be float32";
+  return x.data_ptr<float>()[0] + x.data_ptr<float>()[x->shape[0] - 1];
+}
+
+TEST(Tensor, TypedFunctionsTakeViewsAndTensors) {
+  Function f = Function::FromTyped(SumFirst, "test.sum_first");
+  Tensor t = Tensor::Empty({3}, packedfun::kFloat32);
+  t.data_ptr<float>()[0] = 1.5f;
+  t.data_ptr<float>()[2] = 2.0f;
+  EXPECT_EQ(f(t).cast<double>(), 3.5);
+  DLTensor raw = *t;
+  EXPECT_EQ(f(&raw).cast<double>(), 3.5);        // a borrowed DLTensor*
+  EXPECT_EQ(f(t.view()).cast<double>(), 3.5);    // a TensorView passes as DLTensor*
+  Error wrong = Catch([&] { f(1); });
+  EXPECT_EQ(wrong.kind(), "TypeError");
+  EXPECT_NE(wrong.message().find("test.sum_first: argument 0: expected Tensor, got int"),
+            std::string::npos);
+  Tensor ints = Tensor::Empty({3}, packedfun::kInt32);
+  Error dtype = Catch([&] { f(ints); });
+  EXPECT_NE(dtype.message().find("x must be float32"), std::string::npos);
+}
+
+TEST(Tensor, ReturnedAndReceivedAsTensor) {
+  Function make = Function::FromTyped(
+      [](int64_t n, DLDataType dtype) { return Tensor::Empty({n}, dtype); }, "test.make");
+  Any made = make(5, packedfun::kInt16);
+  Tensor t = made.cast<Tensor>();
+  EXPECT_EQ(t->shape[0], 5);
+  EXPECT_EQ(t->dtype, packedfun::kInt16);
+  Function keep = Function::FromTyped([](Tensor x) { return x; }, "test.keep");
+  DLTensor raw = *t;
+  Tensor kept = keep(&raw).cast<Tensor>();  // a new Tensor over the borrowed data
+  EXPECT_EQ(kept->data, t->data);
+  EXPECT_FALSE(kept.same_as(t));
+  EXPECT_TRUE(keep(t).cast<Tensor>().same_as(t));
+  EXPECT_EQ(Catch([&] { keep("x"); }).kind(), "TypeError");
+  Function dev = Function::FromTyped([](DLDevice d) { return d.device_id; }, "test.dev");
+  EXPECT_EQ(dev(packedfun::CUDADevice(3)).cast<int64_t>(), 3);
+}
+
+}  // namespace
