@@ -100,14 +100,16 @@ struct MapImpl {
   ~MapImpl() { Clear(); }
 
   void Clear() noexcept {
-    for (Entry& e : entries) {
+    // Empty the map before releasing anything: a deleter may re-enter it.
+    std::vector<Entry> old;
+    old.swap(entries);
+    table.clear();
+    live = used = 0;
+    for (Entry& e : old) {
       if (!e.live) continue;
       ReleaseAny(&e.key);
       ReleaseAny(&e.value);
     }
-    entries.clear();
-    table.clear();
-    live = used = 0;
   }
 
   /*! The table slot holding `key`, or -1. */
@@ -172,8 +174,9 @@ void MapSet(PFObject* map, const PFAny& key, const PFAny& value) {
   int64_t slot = m->FindSlot(kv, hash);
   if (slot >= 0) {
     Entry& e = m->entries[static_cast<size_t>(m->table[static_cast<size_t>(slot)])];
-    ReleaseAny(&e.value);
+    PFAny old_value = e.value;
     e.value = owned_value;
+    ReleaseAny(&old_value);  // last: a deleter may re-enter this map
     return;
   }
   PFAny owned_key = NoneAny();

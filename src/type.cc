@@ -8,6 +8,8 @@
 
 #include "internal/error.h"
 #include "internal/object.h"
+#include "internal/seq.h"
+#include "internal/string.h"
 
 namespace packedfun {
 namespace detail {
@@ -200,6 +202,41 @@ PACKEDFUN_API int PFTypeSetDoc(int32_t type_index, const PFByteArray* doc) {
     TypeEntry* e = CheckType(type_index);
     std::lock_guard<std::mutex> lock(Table().mu);
     e->info.doc = doc != nullptr ? *doc : PFByteArray{"", 0};
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFTypeIsInstance(int32_t type_index, int32_t base_index) {
+  const TypeTable& t = Table();
+  const TypeEntry* e = t.Get(type_index);
+  const TypeEntry* base = t.Get(base_index);
+  if (e == nullptr || base == nullptr) return 0;
+  int32_t d = base->info.depth;
+  return e->info.depth >= d && e->ancestors[d] == base_index ? 1 : 0;
+}
+
+PACKEDFUN_API int PFTypeListKeys(PFAny* out, int32_t* num_types) {
+  return Guard([&] {
+    TypeTable& t = Table();
+    int32_t end = 0;
+    {
+      std::lock_guard<std::mutex> lock(t.mu);
+      end = t.next_dynamic;
+    }
+    PFSeqObject* arr = NewSeq(kPFTypeArray, end);
+    PFAny result = ObjectAny(Header(arr));
+    try {
+      for (int32_t i = 0; i < end; ++i) {
+        const TypeEntry* e = t.Get(i);
+        arr->data[i] = e != nullptr ? MakeStringAny(e->key) : MakeStringAny(std::string_view());
+        arr->size = i + 1;
+      }
+    } catch (...) {
+      ReleaseAny(&result);
+      throw;
+    }
+    *out = result;
+    if (num_types != nullptr) *num_types = end;
     return 0;
   });
 }

@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #define PACKEDFUN_ABI_VERSION_MAJOR 1
-#define PACKEDFUN_ABI_VERSION_MINOR 0
+#define PACKEDFUN_ABI_VERSION_MINOR 1
 
 #if defined(_WIN32)
 #define PACKEDFUN_EXPORT __declspec(dllexport)
@@ -299,6 +299,18 @@ PACKEDFUN_API int PFTypeRegisterMethod(int32_t type_index, const PFMethodInfo* i
 /*! Sets the docstring of a type (static storage). */
 PACKEDFUN_API int PFTypeSetDoc(int32_t type_index, const PFByteArray* doc);
 
+/* Added in ABI 1.1 (appended; nothing above changed). */
+
+/*! Whether `type_index` is `base_index` or derives from it, in O(1) through the ancestors array:
+ *  1 or 0. Unknown indices give 0. Never fails, never raises. */
+PACKEDFUN_API int PFTypeIsInstance(int32_t type_index, int32_t base_index);
+
+/*! `*out` receives a new ref to an Array of Strings: the type key of every registered type index
+ *  in [0, num_types) (an empty string where the index is unused), so that a binding can walk the
+ *  whole type table. `*num_types` (may be NULL) receives one past the highest index in use. The
+ *  parent of a type is `info->ancestors[info->depth - 1]` (none at depth 0). */
+PACKEDFUN_API int PFTypeListKeys(PFAny* out, int32_t* num_types);
+
 /* ------------------------------------------------------------------------------------------------
  * Functions and the global registry
  * ------------------------------------------------------------------------------------------------ */
@@ -382,6 +394,35 @@ PACKEDFUN_API int PFArrayCreate(const PFAny* items, int64_t num_items, PFAny* ou
 /*! Creates a Shape copying `dims` (borrowed). `*out` receives a new ref. */
 PACKEDFUN_API int PFShapeCreate(const int64_t* dims, int64_t ndim, PFObject** out);
 
+/* Added in ABI 1.1: Lists (kPFTypeList), the mutable PFSeqObject (appended; nothing above
+ * changed). Every entry point below fails with TypeError when `list` is not a List. Mutation is
+ * not synchronized: callers serialize writers of one List (readers of `data` re-read it after any
+ * call that can mutate, since it may move). Values stored are owned copies (PFAnyViewToOwned);
+ * a replaced or removed element is released only after the List is consistent again, so its
+ * deleter may re-enter the List. */
+
+/*! Creates a List holding owned copies of `items` (borrowed). `*out` receives a new ref. */
+PACKEDFUN_API int PFListCreate(const PFAny* items, int64_t num_items, PFAny* out);
+
+/*! Appends an owned copy of `value` (borrowed) to `list` (borrowed). */
+PACKEDFUN_API int PFListAppend(PFObject* list, const PFAny* value);
+
+/*! Replaces element `index` (negative counts from the end) with an owned copy of `value`
+ *  (borrowed). Fails with IndexError when `index` is out of range. */
+PACKEDFUN_API int PFListSetItem(PFObject* list, int64_t index, const PFAny* value);
+
+/*! Inserts an owned copy of `value` (borrowed) before `index`, clamped like Python's
+ *  list.insert (negative counts from the end; past the end appends). */
+PACKEDFUN_API int PFListInsert(PFObject* list, int64_t index, const PFAny* value);
+
+/*! Removes element `index` (negative counts from the end). With `out` non-NULL, `*out` receives
+ *  the removed element (new ref); with NULL it is released. Fails with IndexError when `index`
+ *  is out of range (an empty List included). */
+PACKEDFUN_API int PFListPop(PFObject* list, int64_t index, PFAny* out);
+
+/*! Removes every element of `list`, releasing them. */
+PACKEDFUN_API int PFListClear(PFObject* list);
+
 /* ------------------------------------------------------------------------------------------------
  * Maps (kPFTypeMap and kPFTypeDict)
  * ------------------------------------------------------------------------------------------------ */
@@ -399,6 +440,25 @@ PACKEDFUN_API int PFMapGetItem(PFObject* map, const PFAny* key, PFAny* out, int*
 
 /*! `*out` receives a new ref to an Array laid out as [k0, v0, k1, v1, ...] in iteration order. */
 PACKEDFUN_API int PFMapItems(PFObject* map, PFAny* out);
+
+/* Added in ABI 1.1: Dicts (kPFTypeDict), the mutable maps (appended; nothing above changed).
+ * They are read with the PFMap* entry points above. Every entry point below fails with TypeError
+ * when `dict` is not a Dict (a Map is immutable). Mutation is not synchronized: callers serialize
+ * writers of one Dict. Removed keys and values are released only after the Dict is consistent. */
+
+/*! Creates a Dict from `num_items` pairs laid out as [k0, v0, k1, v1, ...] (borrowed, copied as
+ *  owned; later duplicates win). `*out` receives a new ref. */
+PACKEDFUN_API int PFDictCreate(const PFAny* kv, int64_t num_items, PFAny* out);
+
+/*! Inserts or replaces `key` -> `value` (both borrowed, stored as owned copies). A new key goes
+ *  last in iteration order; replacing a value keeps the key's place. */
+PACKEDFUN_API int PFDictSetItem(PFObject* dict, const PFAny* key, const PFAny* value);
+
+/*! Removes `key` (borrowed). Fails with KeyError when it is absent. */
+PACKEDFUN_API int PFDictDelItem(PFObject* dict, const PFAny* key);
+
+/*! Removes every entry of `dict`, releasing keys and values. */
+PACKEDFUN_API int PFDictClear(PFObject* dict);
 
 /* ------------------------------------------------------------------------------------------------
  * Tensors (DLPack)

@@ -107,6 +107,13 @@ class Object : public PFObject {
   Object() noexcept : PFObject{0, kPFTypeObject, 0, nullptr} {}
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
+
+  // Type information of the root; derived classes declare theirs with
+  // PACKEDFUN_DECLARE_OBJECT_INFO (object_type.h).
+  static constexpr const char* _type_key = "packedfun.Object";
+  static constexpr int32_t _type_depth = 0;
+  static constexpr bool _type_final = false;
+  static int32_t RuntimeTypeIndex() noexcept { return kPFTypeObject; }
 };
 
 namespace detail {
@@ -158,6 +165,11 @@ class ObjectRef {
   uint64_t use_count() const noexcept { return data_.use_count(); }
   bool operator==(std::nullptr_t) const noexcept { return data_ == nullptr; }
   bool operator!=(std::nullptr_t) const noexcept { return data_ != nullptr; }
+
+  /*! Checked downcast (defined in object_type.h): for an object class T, a `const T*` or NULL;
+   *  for a reference class T, a `std::optional<T>`, empty when the object is not a T. */
+  template <typename T>
+  auto as() const;
 
   static constexpr bool _type_is_nullable = true;
   static bool _type_accepts(int32_t type_index) noexcept {

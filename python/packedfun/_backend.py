@@ -20,7 +20,7 @@ if _choice == "ctypes":
     from . import _ctypes_backend as core
 elif _choice in ("", "core", "_core"):
     try:
-        from . import _core as core
+        from . import _core as core  # type: ignore[no-redef]
     except ImportError as _err:
         if _choice:
             raise
@@ -30,7 +30,7 @@ elif _choice in ("", "core", "_core"):
             RuntimeWarning,
             stacklevel=2,
         )
-        from . import _ctypes_backend as core
+        from . import _ctypes_backend as core  # type: ignore[no-redef]
 else:
     raise ImportError(f"PACKEDFUN_BACKEND={_choice!r}: expected 'core' or 'ctypes'")
 

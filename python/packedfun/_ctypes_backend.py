@@ -18,6 +18,8 @@ from ._ctypes_errors import error_get_backtrace, raise_last_error, set_error_fac
 from ._ctypes_modules import *  # noqa: F403 (module entry points; see _ctypes_modules.__all__)
 from ._ctypes_modules import __all__ as _module_names
 from ._ctypes_pack import pack_value as _pack_value
+from ._ctypes_tensor import *  # noqa: F403 (tensor entry points; see _ctypes_tensor.__all__)
+from ._ctypes_tensor import __all__ as _tensor_names
 from ._ctypes_values import (
     Function,
     Object,
@@ -49,6 +51,7 @@ __all__ = [
     "module_get_function",
 ]
 __all__ += _module_names
+__all__ += _tensor_names
 
 #: PFGetABIVersion() of the loaded runtime: (major << 16) | minor.
 ABI_VERSION: int = LIB.PFGetABIVersion()

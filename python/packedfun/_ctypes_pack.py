@@ -15,6 +15,7 @@ from ctypes import addressof, c_void_p
 
 from . import _ctypes_abi as abi
 from . import _ctypes_errors as _errors
+from . import _ctypes_tensor as _tensor
 from ._ctypes_abi import PFByteArray
 from ._ctypes_values import (
     _FALSE,
@@ -178,6 +179,9 @@ class _Packer:
             return self.pack_view(abi.kPFTypeBytesView, bytes(value))
         if isinstance(value, c_void_p):
             return _pack_ptr(abi.kPFTypeOpaquePtr, 0, value.value or 0)
+        packed = _tensor.pack_tensor_arg(value, self.fname, self.pos, self.temps)
+        if packed is not None:  # an array, a dtype or a device
+            return packed
         if callable(value):
             return self.keep(to_function(value))
         return self.keep(wrap(make_opaque(value), abi.kPFTypeOpaque, Object))

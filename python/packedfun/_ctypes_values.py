@@ -329,6 +329,8 @@ def wrap(handle: int, tindex: int, cls=None):
     if cls is None:
         if tindex == abi.kPFTypeFunction:
             return make_function(handle)
+        if tindex == abi.kPFTypeTensor:
+            return _tensor.wrap_tensor(handle)
         try:
             cls = class_for(tindex)
         except BaseException:
@@ -408,10 +410,10 @@ def _pod_to_python(value: PFAny, tindex: int):
         return _borrowed_text(value, tindex)
     if tindex == abi.kPFTypeDataType:
         dtype = value.v_dtype
-        return (dtype.code, dtype.bits, dtype.lanes)
+        return _tensor.dtype_to_py(dtype.code, dtype.bits, dtype.lanes)
     if tindex == abi.kPFTypeDevice:
         device = value.v_device
-        return (device.device_type, device.device_id)
+        return _tensor.device_to_py(device.device_type, device.device_id)
     if tindex == abi.kPFTypeDLTensorPtr:
         owned = PFAny()
         if _ViewToOwned(byref(value), byref(owned)):
@@ -474,3 +476,4 @@ def raise_last_error(fname=None):
 # Packing and errors live in their own modules, which import from this one: bound last.
 from . import _ctypes_errors as _errors  # noqa: E402
 from . import _ctypes_pack as _pack  # noqa: E402
+from . import _ctypes_tensor as _tensor  # noqa: E402

@@ -32,7 +32,8 @@ def main() -> None:
     try:
         testing.test_raise_error("ValueError", "bad value from C++")
     except ValueError as err:
-        print(f"4. C++ error caught in Python: {type(err).__name__}: {err} (kind={err.kind!r})")
+        kind = getattr(err, "kind", None)
+        print(f"4. C++ error caught in Python: {type(err).__name__}: {err} (kind={kind!r})")
 
 
 if __name__ == "__main__":

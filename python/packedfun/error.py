@@ -115,6 +115,8 @@ class NativeBacktrace(str):
     as strings, such as ``pytest.raises(match=...)``, keeps working.
     """
 
+    _error: object
+
     def __str__(self) -> str:
         try:
             text = core.error_get_backtrace(self._error)

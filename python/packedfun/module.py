@@ -43,10 +43,12 @@ class Module:
     def __init__(self, handle, path: str | None = None) -> None:
         if path is None:
             path = core.module_get_path(handle)
-        state = self.__dict__
-        state["_pf_handle"] = handle
-        state["_pf_path"] = path
-        state["_pf_items"] = {}
+        # Plain attribute stores (never through self.__dict__, which would turn the instance's
+        # inline attribute values into a real dict and slow every cached lookup down).
+        self._pf_handle = handle
+        self._pf_path = path
+        self._pf_items = {}
+        self._pf_entry = None
 
     @property
     def handle(self):
@@ -116,7 +118,7 @@ class Module:
         if name.startswith("__") or name.startswith("_pf_"):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         func = self.get_function(name)
-        self.__dict__[name] = func
+        setattr(self, name, func)  # later `self.name` finds it without reaching __getattr__
         return func
 
     def __getitem__(self, name: str):
@@ -163,7 +165,7 @@ class Module:
 
     def __call__(self, *args):
         """Calls the entry function named by the library's ``__packedfun_main__``."""
-        entry = self.__dict__.get("_pf_entry")
+        entry = self._pf_entry
         if entry is None:
             name = self.entry_name
             if name is None:
@@ -171,7 +173,7 @@ class Module:
                     f"{self._describe()} has no entry function to call (it exports no "
                     f"'__packedfun_main__'); call one of its functions by name instead"
                 )
-            entry = self.__dict__["_pf_entry"] = self.get_function(name)
+            entry = self._pf_entry = self.get_function(name)
         return entry(*args)
 
     def __eq__(self, other) -> bool:

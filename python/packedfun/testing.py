@@ -9,6 +9,7 @@ Importing this module loads ``lib/libpackedfun_testing.so`` (its static initiali
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from ._backend import core
 from .registry import init_ffi_api
@@ -25,3 +26,9 @@ def library_path() -> str:
 _MODULE = core.module_load(library_path())
 
 init_ffi_api("testing", __name__)
+
+
+def __getattr__(name: str) -> Any:
+    raise AttributeError(
+        f"module {__name__!r} has no attribute {name!r} (no global function 'testing.{name}')"
+    )

@@ -111,8 +111,16 @@ static inline PyObject* call_packed(PFPyFunction* f, PyObject* const* args, Py_s
     pfpy_args_release(pack);
     if (rc != 0) return failed;
   }
-  if (rv.type_index == kPFTypeNone) Py_RETURN_NONE;
-  return pfpy_any_steal_to_py(&rv);
+  switch (rv.type_index) { /* the common POD results, inline */
+    case kPFTypeNone:
+      Py_RETURN_NONE;
+    case kPFTypeInt:
+      return PyLong_FromLongLong(rv.v_int64);
+    case kPFTypeFloat:
+      return PyFloat_FromDouble(rv.v_float64);
+    default:
+      return pfpy_any_steal_to_py(&rv);
+  }
 }
 
 static PFPY_NOINLINE PyObject* call_many(PFPyFunction* f, PyObject* const* args, Py_ssize_t n) {

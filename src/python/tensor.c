@@ -30,6 +30,19 @@ static PyObject* raise_native(const char* where) {
   return NULL;
 }
 
+/* The last reference may run a producer's deleter, which may run Python code: any exception being
+ * raised is set aside meanwhile. */
+static void tensor_dealloc(PyObject* self) {
+  PFPyObject* o = (PFPyObject*)self;
+  PyObject* exc = PyErr_Occurred() ? pfpy_fetch_exception() : NULL;
+  if (o->weakrefs != NULL) PyObject_ClearWeakRefs(self);
+  PFObject* h = o->handle;
+  o->handle = NULL;
+  PFObjectDecRef(h);
+  if (exc != NULL) pfpy_restore_exception(exc);
+  Py_TYPE(self)->tp_free(self);
+}
+
 /* ---- properties --------------------------------------------------------------------------------- */
 
 static PyObject* int64_tuple(const int64_t* values, int32_t n) {
@@ -299,6 +312,7 @@ static PyMethodDef tensor_methods[] = {
 PyTypeObject PFPyTensor_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Tensor",
     .tp_basicsize = sizeof(PFPyObject),
+    .tp_dealloc = tensor_dealloc,
     .tp_repr = tensor_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Tensor(x)\n--\n\nA DLPack tensor owned by packedfun, sharing memory with its "

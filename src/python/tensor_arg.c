@@ -22,16 +22,24 @@ typedef struct Scratch {
   int32_t heap_rank;
   int has_view;
   Py_buffer view;
+  PyObject* owner; /* a packedfun.Tensor kept for the call, or NULL */
   struct Scratch* next;
 } Scratch;
 
 static Scratch* scratch_free_list = NULL;
 
+/* Runs when the call's temporaries are released, possibly with an exception being raised:
+ * a producer's deleter may run Python code, so the exception is set aside meanwhile. */
 static void scratch_release(PFObject* obj) {
   Scratch* s = (Scratch*)obj;
   if (s->has_view) {
     s->has_view = 0;
     PyBuffer_Release(&s->view);
+  }
+  if (s->owner != NULL) {
+    PyObject* exc = PyErr_Occurred() ? pfpy_fetch_exception() : NULL;
+    Py_CLEAR(s->owner);
+    if (exc != NULL) pfpy_restore_exception(exc);
   }
   s->next = scratch_free_list;
   scratch_free_list = s;
@@ -198,7 +206,9 @@ static void numpy_managed_delete(DLManagedTensorVersioned* m) {
   NumpyManaged* nm = (NumpyManaged*)m;
   if (Py_IsInitialized()) { /* at interpreter exit the array is gone with everything else */
     PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject* exc = PyErr_Occurred() ? pfpy_fetch_exception() : NULL;
     PyBuffer_Release(&nm->view);
+    if (exc != NULL) pfpy_restore_exception(exc);
     PyGILState_Release(gil);
   }
   PyMem_RawFree(nm);
@@ -336,24 +346,26 @@ static int pod_arg(PyObject* o, PFAny* out) {
   return 1;
 }
 
-/* Any other __dlpack__ producer (JAX, CuPy, ...): an owned Tensor kept in pack->temps. */
-static int dlpack_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos) {
-  PyObject* t = pfpy_from_dlpack(o);
+/* Passes packedfun.Tensor `t` (stolen) as an argument: for a call (pos >= 0) a Scratch keeps
+ * the wrapper; for a return value (pos < 0) the temp is the object's reference itself, which
+ * pfpy_any_from_py hands on to its result. Returns 1, or -1 with an exception. */
+static int tensor_temp(PyObject* t, PFPyArgs* pack, Py_ssize_t pos) {
   if (t == NULL) return -1;
   PFObject* h = ((PFPyObject*)t)->handle;
-  PFObjectIncRef(h);
-  Py_DECREF(t);
-  pack->temps[pack->num_temps++] = h;
   PFAny* out = &pack->args[pos < 0 ? 0 : pos];
-  out->type_index = kPFTypeTensor;
-  out->zero_padding = 0;
-  out->v_obj = h;
-  return 0;
-}
-
-static int owned_arg(PFObject* h, PFPyArgs* pack, Py_ssize_t pos) {
-  pack->temps[pack->num_temps++] = h;
-  PFAny* out = &pack->args[pos < 0 ? 0 : pos];
+  if (pos >= 0) {
+    Scratch* s = scratch_take();
+    if (s == NULL) {
+      Py_DECREF(t);
+      return -1;
+    }
+    s->owner = t;
+    pack->temps[pack->num_temps++] = &s->header;
+  } else {
+    PFObjectIncRef(h);
+    Py_DECREF(t);
+    pack->temps[pack->num_temps++] = h;
+  }
   out->type_index = kPFTypeTensor;
   out->zero_padding = 0;
   out->v_obj = h;
@@ -365,7 +377,8 @@ int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* f
   if (is_numpy_array(o)) {
     if (pos >= 0) return numpy_arg(o, pack, pos, fname) == 0 ? 1 : -1;
     PFObject* h = NULL;
-    return numpy_import(o, &h, fname, pos) == 0 ? owned_arg(h, pack, pos) : -1;
+    return numpy_import(o, &h, fname, pos) == 0 ? tensor_temp(pfpy_tensor_wrap(h), pack, pos)
+                                                 : -1;
   }
   const DLPackExchangeAPI* api = exchange_api_of(type);
   if (api != NULL) {
@@ -373,7 +386,7 @@ int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* f
       return exchange_arg(api, o, pack, pos) == 0 ? 1 : -1;
     }
     PFObject* h = NULL;
-    return exchange_import(api, o, &h) == 0 ? owned_arg(h, pack, pos) : -1;
+    return exchange_import(api, o, &h) == 0 ? tensor_temp(pfpy_tensor_wrap(h), pack, pos) : -1;
   }
   if (pfpy_dtype_class != NULL &&
       ((PyObject*)type == pfpy_dtype_class || (PyObject*)type == pfpy_device_class)) {
@@ -383,7 +396,7 @@ int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* f
   if (dlpack_name == NULL && (dlpack_name = PyUnicode_InternFromString("__dlpack__")) == NULL) {
     return -1;
   }
-  if (_PyType_Lookup(type, dlpack_name) != NULL) return dlpack_arg(o, pack, pos) == 0 ? 1 : -1;
+  if (_PyType_Lookup(type, dlpack_name) != NULL) return tensor_temp(pfpy_from_dlpack(o), pack, pos);
   return 0;
 }
 

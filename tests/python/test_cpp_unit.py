@@ -78,10 +78,11 @@ def _build_and_test() -> None:
     output = proc.stdout + proc.stderr
     if proc.returncode != 0:
         pytest.fail("ctest failed:\n" + _tail(proc))
-    match = re.search(r"tests passed, (\d+) tests failed out of (\d+)", output)
+    # "100% tests passed out of 18" (CMake 4) or "100% tests passed, 0 tests failed out of 18".
+    match = re.search(r"(\d+)% tests passed(?:, (\d+) tests failed)? out of (\d+)", output)
     assert match is not None, "ctest printed no summary:\n" + output[-4000:]
-    assert int(match.group(1)) == 0
-    assert int(match.group(2)) > 0, "ctest ran no test:\n" + output[-4000:]
+    assert match.group(1) == "100" and match.group(2) in (None, "0"), output[-4000:]
+    assert int(match.group(3)) > 0, "ctest ran no test:\n" + output[-4000:]
     cpp_tests = re.findall(r"Test +#\d+: cpp\.", output)
     assert cpp_tests, "no GoogleTest executable (tests/cpp/test_*.cc) was registered:\n" + output
 

@@ -192,3 +192,35 @@ def test_failed_conversion_releases_earlier_temporaries():
         with pytest.raises(OverflowError):
             testing.nop(obj, lambda: None, 2**64)
     assert sys.getrefcount(obj) == before
+
+
+@pytest.mark.skipif(packedfun.BACKEND != "_core", reason="a _core property")
+def test_pod_arguments_do_not_allocate():
+    import itertools
+    import tracemalloc
+
+    nop, echo = testing.nop, testing.echo
+    nop(1, 2.5, None, True)
+    echo(None)
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        for _ in itertools.repeat(None, 2000):
+            nop(1, 2.5, None, True, -7, 0.0)
+            echo(None)
+            echo(True)
+        after, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert after - before < 64
+    assert peak - before < 512
+
+
+def test_object_base_behaviour():
+    empty = packedfun.Object()
+    assert empty.handle == 0 and empty.type_index == 0
+    assert not empty.same_as(packedfun.Object())
+    f = packedfun.get_global_func("testing.echo")
+    assert f.type_key == "packedfun.Function"
+    assert {f, packedfun.get_global_func("testing.echo")} == {f}

@@ -241,6 +241,14 @@ struct TypeTraits<DLTensor*> {
   static std::string TypeName() { return "Tensor"; }
 };
 
+namespace detail {
+/*! Whether a reference type converts from an accepted object itself (`_type_try_from`). */
+template <typename T, typename = void>
+struct HasTypeTryFrom : std::false_type {};
+template <typename T>
+struct HasTypeTryFrom<T, std::void_t<decltype(T::_type_try_from(nullptr))>> : std::true_type {};
+}  // namespace detail
+
 /*! ObjectRef and every typed reference, through the reference's _type_* hooks. */
 template <typename T>
 struct TypeTraits<T, std::enable_if_t<std::is_base_of<ObjectRef, T>::value>> {
@@ -248,12 +256,14 @@ struct TypeTraits<T, std::enable_if_t<std::is_base_of<ObjectRef, T>::value>> {
   static void ToOwned(T v, PFAny* out) {
     detail::SetObject(out, detail::ObjectUnsafe::MoveToPFObject(std::move(v)));
   }
-  static std::optional<T> TryFrom(const PFAny* v) noexcept {
+  static std::optional<T> TryFrom(const PFAny* v) {
     if (v->type_index == kPFTypeNone) {
-      if (T::_type_is_nullable) return T();
+      if constexpr (T::_type_is_nullable) return T();
       return std::nullopt;
     }
     if (!T::_type_accepts(v->type_index)) return std::nullopt;
+    // Containers check their elements (and may throw a TypeError naming the bad one).
+    if constexpr (detail::HasTypeTryFrom<T>::value) return T::_type_try_from(v->v_obj);
     return detail::ObjectUnsafe::FromBorrowed<T>(v->v_obj);
   }
   static std::string TypeName() { return T::_type_name(); }

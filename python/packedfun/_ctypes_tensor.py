@@ -1,0 +1,380 @@
+# Tensors for the ctypes backend: packedfun.Tensor, DLPack capsules both ways, array arguments.
+"""The tensor half of :mod:`packedfun._ctypes_backend`, matching ``src/python/tensor*.c``.
+
+DLPack capsules are made and consumed through ``ctypes.pythonapi``; NumPy arguments travel as a
+borrowed ``DLTensor*`` filled from ``__array_interface__`` (no DLPack call), other producers
+(PyTorch, JAX, ...) through ``__dlpack__`` into an owned Tensor kept for the call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from ctypes import (
+    CFUNCTYPE,
+    POINTER,
+    Structure,
+    byref,
+    c_char_p,
+    c_int,
+    c_int32,
+    c_int64,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+    py_object,
+)
+
+from . import _ctypes_abi as abi
+from ._ctypes_abi import LIB, DLDataType, DLDevice, PFAny
+from ._ctypes_values import Object, _pack_ptr, raise_last_error
+
+__all__ = ["Tensor", "from_dlpack", "_set_tensor_classes", "_dtype_from_string",
+           "_dtype_to_string"]  # fmt: skip
+
+
+# ---- DLPack structs ------------------------------------------------------------------------------
+class DLTensor(Structure):
+    _fields_ = [
+        ("data", c_void_p),
+        ("device", DLDevice),
+        ("ndim", c_int32),
+        ("dtype", DLDataType),
+        ("shape", POINTER(c_int64)),
+        ("strides", POINTER(c_int64)),
+        ("byte_offset", c_uint64),
+    ]
+
+
+_Deleter = CFUNCTYPE(None, c_void_p)
+
+
+class DLManagedTensor(Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", c_void_p), ("deleter", c_void_p)]
+
+
+class DLPackVersion(Structure):
+    _fields_ = [("major", c_uint32), ("minor", c_uint32)]
+
+
+class DLManagedTensorVersioned(Structure):
+    _fields_ = [
+        ("version", DLPackVersion),
+        ("manager_ctx", c_void_p),
+        ("deleter", c_void_p),
+        ("flags", c_uint64),
+        ("dl_tensor", DLTensor),
+    ]
+
+
+class PFTensorObject(Structure):
+    _fields_ = [("header", abi.PFObject), ("tensor", DLTensor)]
+
+
+_LEGACY = b"dltensor"
+_VERSIONED = b"dltensor_versioned"
+_USED = {_LEGACY: b"used_dltensor", _VERSIONED: b"used_dltensor_versioned"}
+_READ_ONLY = 1  # DLPACK_FLAG_BITMASK_READ_ONLY
+
+_api = ctypes.pythonapi
+_CapsuleDestructor = CFUNCTYPE(None, c_void_p)
+_api.PyCapsule_New.restype = py_object
+_api.PyCapsule_New.argtypes = [c_void_p, c_char_p, _CapsuleDestructor]
+_api.PyCapsule_IsValid.restype = c_int
+_api.PyCapsule_IsValid.argtypes = [c_void_p, c_char_p]
+_api.PyCapsule_GetPointer.restype = c_void_p
+_api.PyCapsule_GetPointer.argtypes = [py_object, c_char_p]
+_api.PyCapsule_SetName.restype = c_int
+_api.PyCapsule_SetName.argtypes = [py_object, c_char_p]
+_api.PyCapsule_GetName.restype = c_char_p
+_api.PyCapsule_GetName.argtypes = [py_object]
+# For capsule destructors, which get the dying capsule's address (never a new reference to it).
+_get_pointer_raw = _api["PyCapsule_GetPointer"]
+_get_pointer_raw.restype = c_void_p
+_get_pointer_raw.argtypes = [c_void_p, c_char_p]
+
+
+def _run_deleter(managed: int, offset: int) -> None:
+    deleter = c_void_p.from_address(managed + offset).value
+    if deleter:
+        _Deleter(deleter)(managed)
+
+
+def _capsule_destructor(capsule: int, name: bytes, offset: int) -> None:
+    # A consumer renamed the capsule (used_dltensor*) when it took ownership: nothing to do then.
+    if _api.PyCapsule_IsValid(capsule, name):
+        _run_deleter(_get_pointer_raw(capsule, name), offset)
+
+
+_VERSIONED_DELETER_OFFSET = DLManagedTensorVersioned.deleter.offset
+_LEGACY_DELETER_OFFSET = DLManagedTensor.deleter.offset
+_destroy_versioned = _CapsuleDestructor(
+    lambda c: _capsule_destructor(c, _VERSIONED, _VERSIONED_DELETER_OFFSET)
+)
+_destroy_legacy = _CapsuleDestructor(
+    lambda c: _capsule_destructor(c, _LEGACY, _LEGACY_DELETER_OFFSET)
+)
+
+
+# ---- the Tensor class ----------------------------------------------------------------------------
+class Tensor(Object):
+    """A DLPack tensor owned by packedfun, sharing memory with its producer."""
+
+    __slots__ = ()
+
+    def __new__(cls, x=None):
+        if x is None:
+            return Object.__new__(cls)
+        return from_dlpack(x)
+
+    def _dl(self) -> DLTensor:
+        if not self._pf_handle:
+            raise ValueError("the packedfun.Tensor is empty")
+        return PFTensorObject.from_address(self._pf_handle).tensor
+
+    @property
+    def shape(self) -> tuple:
+        t = self._dl()
+        return tuple(t.shape[i] for i in range(t.ndim))
+
+    @property
+    def strides(self) -> tuple:
+        t = self._dl()
+        return tuple(t.strides[i] for i in range(t.ndim))
+
+    @property
+    def ndim(self) -> int:
+        return self._dl().ndim
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for extent in self.shape:
+            n *= extent
+        return n
+
+    size = numel
+
+    @property
+    def dtype(self):
+        d = self._dl().dtype
+        return dtype_to_py(d.code, d.bits, d.lanes)
+
+    @property
+    def device(self):
+        d = self._dl().device
+        return device_to_py(d.device_type, d.device_id)
+
+    @property
+    def data_ptr(self) -> int:
+        return self._dl().data or 0
+
+    @property
+    def byte_offset(self) -> int:
+        return self._dl().byte_offset
+
+    @property
+    def readonly(self) -> bool:
+        out = c_int()
+        if LIB.PFTensorIsReadOnly(self._pf_handle, byref(out)):
+            raise_last_error("Tensor")
+        return bool(out.value)
+
+    def __repr__(self) -> str:
+        if not self._pf_handle:
+            return "<packedfun.Tensor empty>"
+        return (f"<packedfun.Tensor shape={self.shape} dtype={self.dtype} device={self.device} "
+                f"at {self._pf_handle:#x}>")  # fmt: skip
+
+    def __dlpack_device__(self) -> tuple:
+        d = self._dl().device
+        return (d.device_type, d.device_id)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        t = self._dl()
+        if t.device.device_type == 1 and stream is not None:
+            raise BufferError("__dlpack__: stream must be None for a CPU tensor")
+        if copy:
+            raise BufferError("packedfun.Tensor.__dlpack__: copy=True is not supported "
+                              "(packedfun only shares memory)")  # fmt: skip
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(
+                f"packedfun.Tensor.__dlpack__: the tensor lives on device "
+                f"{self.__dlpack_device__()}, not on the requested {tuple(dl_device)}"
+            )
+        out = c_void_p()
+        if max_version is not None and max_version[0] >= 1:
+            if LIB.PFTensorToDLPackVersioned(self._pf_handle, byref(out)):
+                raise_last_error("__dlpack__")
+            return _new_capsule(
+                out.value, _VERSIONED, _destroy_versioned, _VERSIONED_DELETER_OFFSET
+            )
+        if self.readonly:
+            raise BufferError(
+                "packedfun.Tensor.__dlpack__: a read-only tensor cannot be "
+                "exported as legacy DLPack (ask for max_version=(1, 0))"
+            )
+        if LIB.PFTensorToDLPack(self._pf_handle, byref(out)):
+            raise_last_error("__dlpack__")
+        return _new_capsule(out.value, _LEGACY, _destroy_legacy, _LEGACY_DELETER_OFFSET)
+
+
+def _new_capsule(ptr: int, name: bytes, destructor, offset: int):
+    try:
+        return _api.PyCapsule_New(ptr, name, destructor)
+    except BaseException:
+        _run_deleter(ptr, offset)
+        raise
+
+
+def wrap_tensor(handle: int) -> Tensor:
+    """A Tensor taking over one reference to ``handle``."""
+    t = Object.__new__(Tensor)
+    t._pf_handle = handle
+    t._pf_tindex = abi.kPFTypeTensor
+    return t
+
+
+# ---- from_dlpack ---------------------------------------------------------------------------------
+def _from_capsule(capsule) -> Tensor:
+    out = c_void_p()
+    for name, entry in ((_VERSIONED, LIB.PFTensorFromDLPackVersioned),
+                        (_LEGACY, LIB.PFTensorFromDLPack)):  # fmt: skip
+        if _api.PyCapsule_IsValid(id(capsule), name):
+            ptr = _api.PyCapsule_GetPointer(capsule, name)
+            _api.PyCapsule_SetName(capsule, _USED[name])  # consumed exactly once, from here on
+            if entry(ptr, byref(out)):  # the runtime ran the deleter on failure
+                raise_last_error("from_dlpack")
+            return wrap_tensor(out.value)
+    name = _api.PyCapsule_GetName(capsule)
+    raise BufferError(f"from_dlpack: capsule '{(name or b'<unnamed>').decode()}' is not a DLPack "
+                      "tensor (or was consumed already)")  # fmt: skip
+
+
+def from_dlpack(x) -> Tensor:
+    """A Tensor sharing the memory of ``x`` (a __dlpack__ producer or a DLPack capsule)."""
+    if type(x) is Tensor:
+        return x
+    if type(x).__name__ == "PyCapsule":
+        return _from_capsule(x)
+    if _is_numpy(x):
+        _check_numpy_dtype(x, "from_dlpack")
+    method = getattr(x, "__dlpack__", None)
+    if method is None:
+        raise TypeError("from_dlpack: expected an object implementing __dlpack__ or a DLPack "
+                        f"capsule, got {type(x).__name__}")  # fmt: skip
+    try:
+        capsule = method(max_version=(1, 3))
+    except TypeError:
+        capsule = method()
+    if type(capsule).__name__ != "PyCapsule":
+        raise TypeError(f"from_dlpack: {type(x).__name__}.__dlpack__ returned "
+                        f"{type(capsule).__name__}, not a capsule")  # fmt: skip
+    return _from_capsule(capsule)
+
+
+# ---- arguments -----------------------------------------------------------------------------------
+_TYPESTR = {"b": 6, "i": 0, "u": 1, "f": 2, "c": 5}  # kind -> DLDataTypeCode
+
+
+def _is_numpy(x) -> bool:
+    return any(c.__module__ == "numpy" and c.__name__ == "ndarray" for c in type(x).__mro__)
+
+
+def _numpy_dtype_error(x, where: str, why: str) -> BufferError:
+    return BufferError(f"{where}: cannot pass a NumPy array of dtype '{x.dtype}' ({why})")
+
+
+def _check_numpy_dtype(x, where: str) -> tuple:
+    typestr = x.__array_interface__["typestr"]
+    order, kind, size = typestr[0], typestr[1], int(typestr[2:] or 0)
+    if order == ">":
+        raise _numpy_dtype_error(x, where, "byte-swapped data: DLPack only describes native "
+                                 "byte order")  # fmt: skip
+    code = _TYPESTR.get(kind)
+    if code is None or (kind == "c" and size not in (8, 16)) or (kind == "f" and size > 8):
+        raise _numpy_dtype_error(x, where, "DLPack cannot describe this element type")
+    return code, size
+
+
+def _numpy_dltensor(x, where: str, keep: list) -> int:
+    """Address of a DLTensor viewing NumPy array ``x`` (its storage appended to ``keep``)."""
+    code, size = _check_numpy_dtype(x, where)
+    iface = x.__array_interface__
+    ndim = len(iface["shape"])
+    dims = (c_int64 * (2 * ndim or 1))()
+    for i, extent in enumerate(iface["shape"]):
+        dims[i] = extent
+    for i, stride in enumerate(x.strides):
+        if stride % size:
+            raise _numpy_dtype_error(x, where, "a stride is not a multiple of the item size")
+        dims[ndim + i] = stride // size
+    t = DLTensor()
+    t.data = iface["data"][0]
+    t.device = DLDevice(1, 0)
+    t.ndim = ndim
+    t.dtype = DLDataType(code, size * 8, 1)
+    t.shape = ctypes.cast(dims, POINTER(c_int64))
+    t.strides = ctypes.cast(ctypes.byref(dims, 8 * ndim), POINTER(c_int64))
+    keep += (x, dims, t)
+    return ctypes.addressof(t)
+
+
+def pack_tensor_arg(value, fname, pos, temps: list):
+    """PFAny bytes of ``value`` when it is an array, dtype or device; else None."""
+    if _is_numpy(value) and pos is not None:
+        where = f"{fname}: argument {pos}" if fname else f"packedfun.Function argument {pos}"
+        return _pack_ptr(abi.kPFTypeDLTensorPtr, 0, _numpy_dltensor(value, where, temps))
+    kind = type(value)
+    if _classes and kind is _classes[0]:
+        any_ = PFAny(type_index=abi.kPFTypeDataType)
+        any_.v_dtype = DLDataType(value.type_code, value.bits, value.lanes)
+        return bytes(any_)
+    if _classes and kind is _classes[1]:
+        any_ = PFAny(type_index=abi.kPFTypeDevice)
+        any_.v_device = DLDevice(value.device_type, value.device_id)
+        return bytes(any_)
+    if hasattr(kind, "__dlpack__"):
+        tensor = from_dlpack(value)
+        temps.append(tensor)
+        return _pack_ptr(abi.kPFTypeTensor, 0, tensor._pf_handle)
+    return None
+
+
+# ---- dtype and device values ---------------------------------------------------------------------
+_classes: list = []
+
+
+def _set_tensor_classes(dtype_cls, device_cls) -> None:
+    _classes[:] = [dtype_cls, device_cls]
+
+
+def dtype_to_py(code: int, bits: int, lanes: int):
+    if not _classes:
+        return (code, bits, lanes)
+    return _classes[0]._from_dl(code, bits, lanes)
+
+
+def device_to_py(device_type: int, device_id: int):
+    if not _classes:
+        return (device_type, device_id)
+    return _classes[1](device_type, device_id)
+
+
+def _dtype_from_string(text: str) -> tuple:
+    if not isinstance(text, str):
+        raise TypeError(f"dtype expects a str, got {type(text).__name__}")
+    out = DLDataType()
+    if LIB.PFDataTypeFromString(abi.byte_array(text.encode("utf-8")), byref(out)):
+        raise_last_error("dtype")
+    return (out.code, out.bits, out.lanes)
+
+
+def _dtype_to_string(code: int, bits: int, lanes: int) -> str:
+    if not (0 <= code <= 255 and 0 <= bits <= 255 and 0 <= lanes <= 65535):
+        raise ValueError(f"not a valid DLPack data type: code={code} bits={bits} lanes={lanes}")
+    out = PFAny()
+    if LIB.PFDataTypeToString(DLDataType(code, bits, lanes), byref(out)):
+        raise_last_error("dtype")
+    from ._ctypes_values import take_any
+
+    return take_any(out)

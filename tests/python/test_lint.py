@@ -1,0 +1,53 @@
+# Runs the pinned linters as tests: ruff (lint + format) on all Python, mypy on the package.
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+PYTHON_DIRS = ["python", "tests", "benchmarks", "examples"]
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
+    reason="backend-independent: runs in the default-backend pass",
+)
+
+
+def _tool(module: str, *args: str) -> subprocess.CompletedProcess:
+    if not (REPO_ROOT / "pyproject.toml").is_file():
+        pytest.skip("not running from a source checkout")
+    if importlib.util.find_spec(module) is None:
+        if IN_CI:
+            pytest.fail(f"{module} is required in CI (pip install '.[test]')")
+        pytest.skip(f"{module} is not installed")
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+
+
+def _dirs() -> list:
+    return [d for d in PYTHON_DIRS if (REPO_ROOT / d).is_dir()]
+
+
+def test_ruff_lint():
+    proc = _tool("ruff", "check", "--no-cache", *_dirs())
+    assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-2000:]
+
+
+def test_ruff_format():
+    proc = _tool("ruff", "format", "--check", "--no-cache", *_dirs())
+    assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-2000:]
+
+
+def test_mypy_package():
+    proc = _tool("mypy", "--no-incremental", "python/packedfun")
+    assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-2000:]
