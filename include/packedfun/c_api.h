@@ -208,8 +208,9 @@ PACKEDFUN_API void PFObjectIncRef(PFObject* obj);
  *  when it reaches zero. Never fails. */
 PACKEDFUN_API void PFObjectDecRef(PFObject* obj);
 
-/*! Creates a kPFTypeOpaque object owning `handle`. `free_handle(handle)` runs when the object
- *  dies (on whatever thread drops the last reference). `*out` receives a new ref. */
+/*! Creates a kPFTypeOpaque object owning `handle` from the call on. `free_handle(handle)` runs
+ *  when the object dies (on whatever thread drops the last reference) and, should the create fail,
+ *  before this call returns. `*out` receives a new ref. */
 PACKEDFUN_API int PFOpaqueObjectCreate(void* handle, void (*free_handle)(void* handle),
                                        PFObject** out);
 
@@ -315,8 +316,9 @@ PACKEDFUN_API int PFTypeListKeys(PFAny* out, int32_t* num_types);
  * Functions and the global registry
  * ------------------------------------------------------------------------------------------------ */
 
-/*! Creates a Function that calls `safe_call(self, ...)`. The function owns `self`: `deleter(self)`
- *  runs when the function dies (deleter may be NULL). `*out` receives a new ref. */
+/*! Creates a Function that calls `safe_call(self, ...)`. The function owns `self` from the call
+ *  on: `deleter(self)` runs when the function dies (deleter may be NULL) and, should the create
+ *  fail, before this call returns. `*out` receives a new ref. */
 PACKEDFUN_API int PFFunctionCreate(void* self, PFSafeCall safe_call, void (*deleter)(void* self),
                                    PFObject** out);
 

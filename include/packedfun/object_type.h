@@ -59,8 +59,9 @@ struct IsObjectClass<T, std::enable_if_t<std::is_base_of<Object, T>::value>> : s
 template <typename T>
 inline bool IsInstanceIndex(int32_t type_index) {
   static_assert(std::is_base_of<Object, T>::value, "IsInstanceIndex<T>: T must derive from Object");
+  if (type_index < kPFTypeStaticObjectBegin) return false;  // POD kinds are never objects
   if constexpr (std::is_same<T, Object>::value) {
-    return type_index >= kPFTypeStaticObjectBegin;
+    return true;
   } else {
     int32_t want = T::RuntimeTypeIndex();
     if (type_index == want) return true;

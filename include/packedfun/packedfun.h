@@ -12,5 +12,12 @@
 #include <packedfun/registry.h>
 #include <packedfun/module.h>
 #include <packedfun/tensor.h>
+#include <packedfun/object_type.h>
+#include <packedfun/reflection.h>
+#include <packedfun/array.h>
+#include <packedfun/list.h>
+#include <packedfun/map.h>
+#include <packedfun/dict.h>
+#include <packedfun/shape.h>
 
 #endif  // PACKEDFUN_PACKEDFUN_H_

@@ -89,10 +89,10 @@ def module_get_imports(module) -> list:
     _check(LIB.PFModuleGetImports(handle, byref(out)))
     try:
         seq = abi.PFSeqObject.from_address(out.v_obj)
-        base = ctypes.cast(seq.data, c_void_p).value
+        base = ctypes.cast(seq.data, c_void_p).value or 0
         result = []
         for i in range(seq.size):
-            address = c_void_p.from_address(base + 16 * i + 8).value
+            address = c_void_p.from_address(base + 16 * i + 8).value or 0
             LIB.PFObjectIncRef(address)
             result.append(_wrap_module(address))
         return result

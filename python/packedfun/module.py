@@ -47,7 +47,7 @@ class Module:
         # inline attribute values into a real dict and slow every cached lookup down).
         self._pf_handle = handle
         self._pf_path = path
-        self._pf_items = {}
+        self._pf_items: dict[str, object] = {}
         self._pf_entry = None
 
     @property
@@ -183,10 +183,6 @@ class Module:
 
     def __hash__(self) -> int:
         return hash(self._pf_handle)
-
-    def __dir__(self):
-        cached = [k for k in self.__dict__ if not k.startswith("_pf_")]
-        return sorted(set(super().__dir__()) | set(cached))
 
     def __repr__(self) -> str:
         return f"<packedfun.Module {self._pf_path or '<system library>'}>"

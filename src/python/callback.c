@@ -12,6 +12,10 @@ static int python_alive(void) {
 }
 
 void pfpy_opaque_free(void* handle) {
+  if (pfpy_gil_held()) {
+    Py_DECREF((PyObject*)handle);
+    return;
+  }
   if (!python_alive()) return;
   PyGILState_STATE gil = PyGILState_Ensure();
   Py_DECREF((PyObject*)handle);
@@ -70,7 +74,8 @@ static PyObject* call_python(PyObject* callable, const PFAny* args, int32_t n) {
 }
 
 int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
-  PyGILState_STATE gil = PyGILState_Ensure();
+  int held = pfpy_gil_held(); /* called from Python code: no need to take the GIL again */
+  PyGILState_STATE gil = held ? PyGILState_UNLOCKED : PyGILState_Ensure();
   int rc = 0;
   PyObject* r = call_python((PyObject*)self, args, num_args);
   if (PFPY_UNLIKELY(r == NULL)) {
@@ -83,6 +88,6 @@ int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* r
     }
     Py_DECREF(r);
   }
-  PyGILState_Release(gil);
+  if (!held) PyGILState_Release(gil);
   return rc;
 }

@@ -120,6 +120,11 @@ static int arg_from_bytes_like(PyObject* o, PFPyArgs* pack, PFAny* out, Py_ssize
 int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
   Py_ssize_t slot = pos < 0 ? 0 : pos;
   PFAny* out = &pack->args[slot];
+  PFObject* obj = NULL;
+  if (PyFunction_Check(o) || Py_IS_TYPE(o, &PyCFunction_Type) || PyMethod_Check(o)) {
+    if (pfpy_callable_to_function(o, &obj) != 0) return -1; /* the usual callbacks, first */
+    return push_temp(pack, obj, out);
+  }
   if (PyUnicode_Check(o)) {
     PFByteArray* view = &pack->views[slot];
     if (pfpy_str_view(o, view) != 0) {
@@ -140,13 +145,12 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
   }
   if (PyObject_TypeCheck(o, &PFPyObject_Type)) return arg_from_object(o, out);
   if (PyBytes_Check(o) || PyByteArray_Check(o)) return arg_from_bytes_like(o, pack, out, slot);
-  int tensor_rc = pfpy_tensor_try_arg(o, pack, pos, fname); /* arrays, dtypes, devices */
-  if (tensor_rc != 0) return tensor_rc < 0 ? -1 : 0;
-  PFObject* obj = NULL;
-  if (PyCallable_Check(o)) {
+  if (PyCallable_Check(o)) { /* before the tensor probes: callbacks are hot, arrays not callable */
     if (pfpy_callable_to_function(o, &obj) != 0) return -1;
     return push_temp(pack, obj, out);
   }
+  int tensor_rc = pfpy_tensor_try_arg(o, pack, pos, fname); /* arrays, dtypes, devices */
+  if (tensor_rc != 0) return tensor_rc < 0 ? -1 : 0;
   PyObject* void_p = pfpy_ctypes_void_p(); /* c_void_p instances are not callable */
   if (void_p != NULL && PyObject_TypeCheck(o, (PyTypeObject*)void_p)) {
     return arg_from_void_p(o, out);

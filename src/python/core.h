@@ -99,6 +99,13 @@ static inline int pfpy_arg_from_py(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, 
     PFPY_SET_POD(out, kPFTypeBool, v_int64, o == Py_True);
     return 0;
   }
+  if (PyUnicode_CheckExact(o) && PyUnicode_IS_COMPACT_ASCII(o)) { /* ASCII is UTF-8 as is */
+    PFByteArray* view = &pack->views[pos < 0 ? 0 : pos];
+    view->data = (const char*)PyUnicode_DATA(o);
+    view->size = (size_t)PyUnicode_GET_LENGTH(o);
+    PFPY_SET_POD(out, kPFTypeStrView, v_ptr, view);
+    return 0;
+  }
   return pfpy_arg_from_py_slow(o, pack, pos, fname);
 }
 
@@ -167,6 +174,20 @@ static inline int pfpy_str_view(PyObject* s, PFByteArray* out) {
 }
 
 /* ---- Python-version shims --------------------------------------------------------------------- */
+
+/*! Whether the calling thread holds the GIL, without the thread-specific-storage lookups of
+ *  PyGILState_Ensure/Check (callbacks called from Python code, the common case, hold it). */
+static inline int pfpy_gil_held(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked() != NULL; /* thread-local: NULL unless attached */
+#elif PY_VERSION_HEX >= 0x030C0000
+  return _PyThreadState_UncheckedGet() != NULL;
+#else
+  /* The GIL holder's thread state; it is ours only if we hold the GIL. */
+  PyThreadState* holder = _PyThreadState_UncheckedGet();
+  return holder != NULL && holder->thread_id == PyThread_get_thread_ident();
+#endif
+}
 
 /*! Fetches and clears the current exception as one normalized object with its traceback set. */
 PyObject* pfpy_fetch_exception(void);

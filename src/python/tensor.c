@@ -174,21 +174,49 @@ static PyObject* export_capsule(PFObject* h, int versioned) {
   return cap;
 }
 
-static PyObject* tensor_dlpack(PyObject* self, PyObject* args, PyObject* kwargs) {
-  static char* keywords[] = {"stream", "max_version", "dl_device", "copy", NULL};
-  PyObject *stream = NULL, *max_version = NULL, *dl_device = NULL, *copy = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", keywords, &stream,
-                                   &max_version, &dl_device, &copy)) {
-    return NULL;
+/* Matches the keyword arguments of __dlpack__ by hand: the generic keyword parser costs more than
+ * the whole export. Returns 0, or -1 with a TypeError. */
+static int parse_dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                               PyObject** values) {
+  static const char* names[] = {"stream", "max_version", "dl_device", "copy"};
+  static PyObject* interned[4];
+  if (nargs != 0) {
+    PyErr_SetString(PyExc_TypeError, "__dlpack__() takes keyword arguments only");
+    return -1;
   }
+  Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    int found = 0;
+    for (int i = 0; i < 4 && !found; ++i) {
+      if (interned[i] == NULL && (interned[i] = PyUnicode_InternFromString(names[i])) == NULL) {
+        return -1;
+      }
+      if (key == interned[i] || PyUnicode_Compare(key, interned[i]) == 0) {
+        values[i] = args[k];
+        found = 1;
+      }
+    }
+    if (!found) {
+      PyErr_Format(PyExc_TypeError, "__dlpack__() got an unexpected keyword argument '%U'", key);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static PyObject* tensor_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                               PyObject* kwnames) {
+  PyObject* values[4] = {NULL, NULL, NULL, NULL}; /* stream, max_version, dl_device, copy */
+  if (parse_dlpack_kwargs(args, nargs, kwnames, values) != 0) return NULL;
   if (check_handle(self) != 0) return NULL;
   const DLTensor* t = tensor_of(self);
   /* CPU data needs no stream; for device data packedfun has no stream of its own to order. */
-  if (t->device.device_type == kDLCPU && stream != NULL && stream != Py_None) {
+  if (t->device.device_type == kDLCPU && values[0] != NULL && values[0] != Py_None) {
     return PyErr_Format(PyExc_BufferError, "__dlpack__: stream must be None for a CPU tensor");
   }
-  int versioned = wants_versioned(max_version);
-  if (versioned < 0 || check_export_request(t, dl_device, copy) != 0) return NULL;
+  int versioned = wants_versioned(values[1]);
+  if (versioned < 0 || check_export_request(t, values[2], values[3]) != 0) return NULL;
   return export_capsule(((PFPyObject*)self)->handle, versioned);
 }
 
@@ -302,7 +330,7 @@ static PyGetSetDef tensor_getset[] = {
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef tensor_methods[] = {
-    {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
+    {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "A DLPack capsule sharing this tensor's memory (versioned when max_version >= (1, 0))."},
     {"__dlpack_device__", tensor_dlpack_device, METH_NOARGS,

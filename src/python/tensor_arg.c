@@ -205,11 +205,12 @@ typedef struct {
 static void numpy_managed_delete(DLManagedTensorVersioned* m) {
   NumpyManaged* nm = (NumpyManaged*)m;
   if (Py_IsInitialized()) { /* at interpreter exit the array is gone with everything else */
-    PyGILState_STATE gil = PyGILState_Ensure();
+    int held = PyGILState_Check(); /* usually: the last reference dies in Python code */
+    PyGILState_STATE gil = held ? PyGILState_UNLOCKED : PyGILState_Ensure();
     PyObject* exc = PyErr_Occurred() ? pfpy_fetch_exception() : NULL;
     PyBuffer_Release(&nm->view);
     if (exc != NULL) pfpy_restore_exception(exc);
-    PyGILState_Release(gil);
+    if (!held) PyGILState_Release(gil);
   }
   PyMem_RawFree(nm);
 }

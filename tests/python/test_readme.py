@@ -25,7 +25,7 @@ def _block(heading: str, language: str) -> str:
 def test_readme_opens_with_the_two_commands():
     blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.S)
     assert blocks[0].strip() == "pip install . && python -m packedfun.demo"
-    assert blocks[1].strip().startswith('pip install ".[test]" && python -m pytest')
+    assert blocks[1].strip() == 'pip install ".[test]" && python -m pytest'
 
 
 def test_python_tour_runs(capsys):

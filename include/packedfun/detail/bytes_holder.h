@@ -54,7 +54,13 @@ class BytesHolder {
   BytesHolder(const BytesHolder& other) noexcept : data_(other.data_) { Retain(); }
   BytesHolder(BytesHolder&& other) noexcept : data_(other.data_) { other.data_ = EmptyValue(); }
   ~BytesHolder() { ReleaseObject(); }
-  BytesHolder& operator=(BytesHolder other) noexcept {
+  // Two overloads, not one by-value parameter: a derived class's implicit operator= could not
+  // construct the protected by-value BytesHolder argument.
+  BytesHolder& operator=(const BytesHolder& other) noexcept {
+    CopyFrom(other.data_);
+    return *this;
+  }
+  BytesHolder& operator=(BytesHolder&& other) noexcept {
     PFAny tmp = data_;
     data_ = other.data_;
     other.data_ = tmp;

@@ -202,8 +202,8 @@ int PackedTrampoline(void* self, const PFAny* args, int32_t num_args, PFAny* res
 /*! Wraps `self` (freed by `deleter`, also when creation fails) as a new Function object. */
 inline PFObject* CreateFunctionObject(void* self, PFSafeCall call, void (*deleter)(void*)) {
   PFObject* out = nullptr;
+  // PFFunctionCreate owns `self` from the call on: on failure it has already run `deleter`.
   if (PFFunctionCreate(self, call, deleter, &out) != 0) {
-    deleter(self);
     ThrowRaised();
   }
   return out;

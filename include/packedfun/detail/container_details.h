@@ -1,0 +1,141 @@
+// Internal: element checks and conversions shared by Array, List, Map and Dict.
+#ifndef PACKEDFUN_DETAIL_CONTAINER_DETAILS_H_
+#define PACKEDFUN_DETAIL_CONTAINER_DETAILS_H_
+
+#include <packedfun/any.h>
+#include <packedfun/c_api.h>
+#include <packedfun/detail/type_traits.h>
+#include <packedfun/error.h>
+#include <packedfun/object.h>
+
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace packedfun {
+namespace detail {
+
+/*! Thrown (and caught) while a container's elements are checked: where, what was wanted, what
+ *  was found. Containers turn it into one TypeError at the outermost level. */
+struct ElementMismatch {
+  std::string path;
+  std::string expected;
+  std::string got;
+};
+
+template <typename T, typename = void>
+struct HasCheckElements : std::false_type {};
+template <typename T>
+struct HasCheckElements<T, std::void_t<decltype(T::_type_check_elements(nullptr))>>
+    : std::true_type {};
+
+/*! Whether elements of type T need no check at all. */
+template <typename T>
+constexpr bool IsAnyElement() {
+  return std::is_same<T, Any>::value || std::is_same<T, AnyView>::value;
+}
+
+/*! The name of element type T in messages: "Any" for Any. */
+template <typename T>
+std::string ElementTypeName() {
+  return TypeTraits<T>::TypeName();
+}
+
+/*! How a key shows in a path: ['k'] for strings, [3] for ints, [<type>] otherwise. */
+inline std::string KeyPathPiece(const PFAny& key) {
+  if (AnyIsStr(key)) {
+    PFByteArray b = AnyBytes(key);
+    return "['" + std::string(b.data, b.size) + "']";
+  }
+  if (key.type_index == kPFTypeInt) return "[" + std::to_string(key.v_int64) + "]";
+  return "[<" + AnyTypeName(key) + ">]";
+}
+
+/*! Checks that `v` converts to T, throwing ElementMismatch with `piece` prepended to the path. */
+template <typename T>
+void CheckElement(const PFAny& v, const std::string& piece) {
+  if constexpr (IsAnyElement<T>()) {
+    return;
+  } else if constexpr (HasCheckElements<T>::value) {
+    if (T::_type_accepts(v.type_index)) {
+      try {
+        T::_type_check_elements(v.v_obj);
+      } catch (ElementMismatch& e) {
+        e.path = piece + e.path;
+        throw;
+      }
+      return;
+    }
+    throw ElementMismatch{piece, ElementTypeName<T>(), AnyTypeName(v)};
+  } else {
+    if (!TypeTraits<T>::TryFrom(&v)) throw ElementMismatch{piece, ElementTypeName<T>(), AnyTypeName(v)};
+  }
+}
+
+/*! Runs `check` (which throws ElementMismatch) and reports a mismatch as one TypeError:
+ *  "Array[int] element [3]: expected int, got str". */
+template <typename F>
+void ReportElementMismatch(const std::string& container, F&& check) {
+  try {
+    check();
+  } catch (const ElementMismatch& e) {
+    throw Error("TypeError", container + " element " + e.path + ": expected " + e.expected +
+                                 ", got " + e.got);
+  }
+}
+
+/*! Element `v` (borrowed, owned by a container) as T; a TypeError names `piece` when it does
+ *  not convert (possible only for mutable containers changed behind a typed reference). */
+template <typename T>
+T ElementAs(const PFAny& v, const std::string& container, int64_t index) {
+  if constexpr (std::is_same<T, Any>::value) {
+    return Any(AnyView::FromPFAny(v));
+  } else {
+    std::optional<T> r = TypeTraits<T>::TryFrom(&v);
+    if (!r) {
+      throw Error("TypeError", container + " element [" + std::to_string(index) +
+                                   "]: expected " + ElementTypeName<T>() + ", got " +
+                                   AnyTypeName(v));
+    }
+    return std::move(*r);
+  }
+}
+
+/*! Owned PFAny of a C++ value (a new ref). */
+template <typename T>
+PFAny ToOwnedAny(T&& value) {
+  using Key = TraitsKey<T>;
+  PFAny out;
+  SetPod(&out, kPFTypeNone);
+  TypeTraits<Key>::ToOwned(Key(std::forward<T>(value)), &out);
+  return out;
+}
+
+/*! Releases owned PFAny values on scope exit. */
+class OwnedAnys {
+ public:
+  explicit OwnedAnys(size_t reserve) { items_.reserve(reserve); }
+  ~OwnedAnys() {
+    for (PFAny& v : items_) PFAnyRelease(&v);
+  }
+  OwnedAnys(const OwnedAnys&) = delete;
+  OwnedAnys& operator=(const OwnedAnys&) = delete;
+  void push(PFAny v) { items_.push_back(v); }
+  const PFAny* data() const noexcept { return items_.data(); }
+  int64_t size() const noexcept { return static_cast<int64_t>(items_.size()); }
+
+ private:
+  std::vector<PFAny> items_;
+};
+
+/*! Takes over an owned object value produced by an ABI call into a reference R. */
+template <typename R>
+R TakeObject(PFAny* v) {
+  return ObjectUnsafe::FromOwned<R>(v->v_obj);
+}
+
+}  // namespace detail
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_DETAIL_CONTAINER_DETAILS_H_

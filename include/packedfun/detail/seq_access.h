@@ -1,0 +1,105 @@
+// Internal: SeqAccess, the read side (size, indexing, iteration) shared by Array and List.
+#ifndef PACKEDFUN_DETAIL_SEQ_ACCESS_H_
+#define PACKEDFUN_DETAIL_SEQ_ACCESS_H_
+
+#include <packedfun/any.h>
+#include <packedfun/c_api.h>
+#include <packedfun/detail/container_details.h>
+#include <packedfun/error.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace packedfun {
+namespace detail {
+
+/*! Read access shared by Array and List. Elements are converted to T when read; the iterator
+ *  walks by index, so it stays valid while a List grows (but not past a shrink). */
+template <typename T, typename Self>
+class SeqAccess {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = T;
+    iterator(const Self* self, int64_t i) noexcept : self_(self), i_(i) {}
+    T operator*() const { return (*self_)[i_]; }
+    iterator& operator++() noexcept {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const noexcept { return i_ == o.i_; }
+    bool operator!=(const iterator& o) const noexcept { return i_ != o.i_; }
+
+   private:
+    const Self* self_;
+    int64_t i_;
+  };
+
+  /*! The runtime object (borrowed). */
+  PFSeqObject* seq() const noexcept { return reinterpret_cast<PFSeqObject*>(self().get()); }
+  int64_t size() const noexcept { return seq()->size; }
+  bool empty() const noexcept { return size() == 0; }
+  /*! Element i (negative counts from the end); IndexError when out of range. */
+  T operator[](int64_t i) const {
+    int64_t n = size();
+    int64_t j = i < 0 ? i + n : i;
+    if (j < 0 || j >= n) {
+      throw Error("IndexError", Self::_type_name() + " index " + std::to_string(i) +
+                                    " out of range for size " + std::to_string(n));
+    }
+    return ElementAs<T>(seq()->data[j], Self::_type_name(), j);
+  }
+  T front() const { return (*this)[0]; }
+  T back() const { return (*this)[-1]; }
+  iterator begin() const noexcept { return iterator(&self(), 0); }
+  iterator end() const noexcept { return iterator(&self(), size()); }
+  /*! The elements as a std::vector<T>. */
+  std::vector<T> to_vector() const {
+    std::vector<T> out;
+    out.reserve(static_cast<size_t>(size()));
+    for (int64_t i = 0; i < size(); ++i) out.push_back((*this)[i]);
+    return out;
+  }
+
+  /*! Throws ElementMismatch unless every element of `obj` (a sequence) converts to T. */
+  static void _type_check_elements(PFObject* obj) {
+    if constexpr (!IsAnyElement<T>()) {
+      const PFSeqObject* s = reinterpret_cast<const PFSeqObject*>(obj);
+      for (int64_t i = 0; i < s->size; ++i) {
+        CheckElement<T>(s->data[i], "[" + std::to_string(i) + "]");
+      }
+    }
+  }
+  static std::string _type_name() {
+    if constexpr (IsAnyElement<T>()) {
+      return Self::kKind;
+    } else {
+      return std::string(Self::kKind) + "[" + ElementTypeName<T>() + "]";
+    }
+  }
+
+ protected:
+  const Self& self() const noexcept { return static_cast<const Self&>(*this); }
+  /*! A new sequence from C++ values, made by `create` (PFArrayCreate or PFListCreate). */
+  template <typename It>
+  static PFObject* Build(It first, It last, int (*create)(const PFAny*, int64_t, PFAny*)) {
+    OwnedAnys items(0);
+    for (; first != last; ++first) items.push(ToOwnedAny<T>(T(*first)));
+    PFAny out;
+    SetPod(&out, kPFTypeNone);
+    CheckCallResult(create(items.data(), items.size(), &out));
+    return out.v_obj;
+  }
+};
+
+}  // namespace detail
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_DETAIL_SEQ_ACCESS_H_

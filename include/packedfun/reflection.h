@@ -1,0 +1,237 @@
+// Reflection: registering an object type's fields, methods and constructor in the type table.
+//
+//   PACKEDFUN_STATIC_INIT_BLOCK() {
+//     namespace refl = packedfun::reflection;
+//     refl::ObjectDef<PointObj>("A point.")
+//         .def_ro("x", &PointObj::x, "the x coordinate")
+//         .def_rw("label", &PointObj::label)
+//         .def("norm", &PointObj::Norm, "distance to the origin")
+//         .def_static("__create__", [](int64_t x) { return Point(x); }, "make a point");
+//   }
+//
+// Everything lands in the C ABI's type table (PFTypeRegisterField / PFTypeRegisterMethod), so any
+// language reads it with PFTypeGetInfo. Names and docstrings must be string literals (the table
+// keeps the pointers).
+#ifndef PACKEDFUN_REFLECTION_H_
+#define PACKEDFUN_REFLECTION_H_
+
+#include <packedfun/any.h>
+#include <packedfun/c_api.h>
+#include <packedfun/error.h>
+#include <packedfun/function.h>
+#include <packedfun/object.h>
+#include <packedfun/object_type.h>
+#include <packedfun/registry.h>
+#include <packedfun/string.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace packedfun {
+namespace detail {
+
+template <typename T, typename = void>
+struct HasContainerType : std::false_type {};
+template <typename T>
+struct HasContainerType<T, std::void_t<typename T::ContainerType>> : std::true_type {};
+template <typename T, typename = void>
+struct HasStaticTypeIndex : std::false_type {};
+template <typename T>
+struct HasStaticTypeIndex<T, std::void_t<decltype(T::_type_static_index)>> : std::true_type {};
+
+/*! The static type index recorded for a field of C++ type F (kPFTypeAny when it varies). */
+template <typename F>
+int32_t FieldStaticTypeIndex() {
+  if constexpr (std::is_same<F, bool>::value) {
+    return kPFTypeBool;
+  } else if constexpr (std::is_integral<F>::value) {
+    return kPFTypeInt;
+  } else if constexpr (std::is_floating_point<F>::value) {
+    return kPFTypeFloat;
+  } else if constexpr (std::is_same<F, DLDataType>::value) {
+    return kPFTypeDataType;
+  } else if constexpr (std::is_same<F, DLDevice>::value) {
+    return kPFTypeDevice;
+  } else if constexpr (std::is_same<F, String>::value || std::is_same<F, std::string>::value) {
+    return kPFTypeString;
+  } else if constexpr (std::is_same<F, Function>::value) {
+    return kPFTypeFunction;
+  } else if constexpr (HasStaticTypeIndex<F>::value) {
+    return F::_type_static_index;
+  } else if constexpr (HasContainerType<F>::value) {
+    return F::ContainerType::RuntimeTypeIndex();
+  } else {
+    return kPFTypeAny;
+  }
+}
+
+/*! Reads a field of type F into an owned value. */
+template <typename F>
+int FieldGetter(void* field, PFAny* result) noexcept {
+  try {
+    TypeTraits<F>::ToOwned(F(*static_cast<const F*>(field)), result);
+    return 0;
+  } catch (...) {
+    return SetRaisedFromCurrentException();
+  }
+}
+
+/*! Writes a field of type F from a borrowed value: TypeError "expected T, got X" on mismatch. */
+template <typename F>
+int FieldSetter(void* field, const PFAny* value) noexcept {
+  try {
+    std::optional<F> v = TypeTraits<F>::TryFrom(value);
+    if (!v) ThrowConversionError("", TypeTraits<F>::TypeName(), IntRangeName<F>(), *value);
+    *static_cast<F*>(field) = std::move(*v);
+    return 0;
+  } catch (...) {
+    return SetRaisedFromCurrentException();
+  }
+}
+
+/*! The receiver of an instance method: a non-null reference to a T (or a subclass). */
+template <typename T>
+class MethodSelf : public ObjectRef {
+ public:
+  MethodSelf() noexcept = default;
+  T* get_mutable() const noexcept { return static_cast<T*>(get()); }
+  static constexpr bool _type_is_nullable = false;
+  static bool _type_accepts(int32_t type_index) { return IsInstanceIndex<T>(type_index); }
+  static const char* _type_name() noexcept { return T::_type_key; }
+};
+
+/*! Binds a member function pointer as a callable taking the receiver first. */
+template <typename T, typename M>
+struct MemberMethod;
+template <typename T, typename C, typename R, typename... A>
+struct MemberMethod<T, R (C::*)(A...)> {
+  R (C::*m)(A...);
+  R operator()(MethodSelf<T> self, A... a) const { return (self.get_mutable()->*m)(a...); }
+};
+template <typename T, typename C, typename R, typename... A>
+struct MemberMethod<T, R (C::*)(A...) const> {
+  R (C::*m)(A...) const;
+  R operator()(MethodSelf<T> self, A... a) const { return (self.get_mutable()->*m)(a...); }
+};
+
+/*! Byte offset of `member` from the PFObject header of a T. */
+template <typename T, typename F, typename C>
+int64_t FieldOffset(F C::*member) noexcept {
+  // Pointer arithmetic on a fake, suitably aligned address: nothing is dereferenced.
+  alignas(alignof(T)) static char probe[sizeof(T)];
+  T* p = reinterpret_cast<T*>(probe);
+  return reinterpret_cast<const char*>(&(p->*member)) -
+         reinterpret_cast<const char*>(static_cast<PFObject*>(p));
+}
+
+/*! Runs a static-init body, reporting (never propagating) what it throws. */
+inline int RunStaticInit(void (*body)(), const char* file, int line) noexcept {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "packedfun: static initialization at %s:%d failed: %s\n", file, line,
+                 e.what());
+  }
+  return 0;
+}
+
+}  // namespace detail
+
+namespace reflection {
+
+/*!
+ * Registers the reflection of object class T (declared with PACKEDFUN_DECLARE_OBJECT_INFO).
+ * Each def_* throws packedfun::Error when the type table refuses it (a duplicate name).
+ */
+template <typename T>
+class ObjectDef {
+ public:
+  explicit ObjectDef(const char* doc = nullptr) : type_index_(T::RuntimeTypeIndex()) {
+    static_assert(std::is_base_of<Object, T>::value, "ObjectDef<T>: T must derive from Object");
+    if (doc != nullptr) {
+      PFByteArray d{doc, std::strlen(doc)};
+      detail::CheckCallResult(PFTypeSetDoc(type_index_, &d));
+    }
+  }
+
+  /*! A read-only field: readable from every language, never writable through reflection. */
+  template <typename F, typename C>
+  ObjectDef& def_ro(const char* name, F C::*member, const char* doc = "") {
+    return AddField(name, member, doc, PACKEDFUN_FIELD_READONLY, nullptr);
+  }
+  /*! A read-write field; writes are type-checked (TypeError "expected T, got X"). */
+  template <typename F, typename C>
+  ObjectDef& def_rw(const char* name, F C::*member, const char* doc = "") {
+    return AddField(name, member, doc, 0, &detail::FieldSetter<F>);
+  }
+  /*! An instance method: a member function pointer, or a callable taking the receiver (a
+   *  reference to T) first. */
+  template <typename Fn>
+  ObjectDef& def(const char* name, Fn fn, const char* doc = "") {
+    if constexpr (std::is_member_function_pointer<Fn>::value) {
+      return AddMethod(name, detail::MemberMethod<T, Fn>{fn}, doc, 0);
+    } else {
+      return AddMethod(name, std::move(fn), doc, 0);
+    }
+  }
+  /*! A static method; one named "__create__" is the type's constructor. */
+  template <typename Fn>
+  ObjectDef& def_static(const char* name, Fn fn, const char* doc = "") {
+    return AddMethod(name, std::move(fn), doc, PACKEDFUN_METHOD_STATIC);
+  }
+
+  int32_t type_index() const noexcept { return type_index_; }
+
+ private:
+  template <typename F, typename C>
+  ObjectDef& AddField(const char* name, F C::*member, const char* doc, int32_t flags,
+                      PFFieldSetter setter) {
+    static_assert(std::is_base_of<C, T>::value, "the member must belong to T or a base");
+    static_assert(detail::HasTryFrom<F>::value, "a reflected field needs TypeTraits with TryFrom");
+    PFFieldInfo info;
+    info.name = PFByteArray{name, std::strlen(name)};
+    info.doc = PFByteArray{doc, std::strlen(doc)};
+    info.offset = detail::FieldOffset<T>(member);
+    info.flags = flags;
+    info.static_type_index = detail::FieldStaticTypeIndex<F>();
+    info.getter = &detail::FieldGetter<F>;
+    info.setter = setter;
+    detail::CheckCallResult(PFTypeRegisterField(type_index_, &info));
+    return *this;
+  }
+
+  template <typename Fn>
+  ObjectDef& AddMethod(const char* name, Fn fn, const char* doc, int32_t flags) {
+    Function f = Function::FromTyped(std::move(fn), std::string(T::_type_key) + "." + name);
+    PFMethodInfo info;
+    info.name = PFByteArray{name, std::strlen(name)};
+    info.doc = PFByteArray{doc, std::strlen(doc)};
+    info.method = f.get();
+    info.flags = flags;
+    info.reserved = 0;
+    detail::CheckCallResult(PFTypeRegisterMethod(type_index_, &info));
+    return *this;
+  }
+
+  int32_t type_index_;
+};
+
+}  // namespace reflection
+}  // namespace packedfun
+
+/*!
+ * A block of code run when the library is loaded (static initialization), typically reflection
+ * definitions. What it throws is reported on stderr, never propagated:
+ *   PACKEDFUN_STATIC_INIT_BLOCK() { packedfun::reflection::ObjectDef<PointObj>().def_ro(...); }
+ */
+#define PACKEDFUN_STATIC_INIT_BLOCK()                                                    \
+  static void PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__)();                      \
+  [[maybe_unused]] static const int PACKEDFUN_CONCAT_(pf_static_init_, __LINE__) =      \
+      ::packedfun::detail::RunStaticInit(&PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__), \
+                                         __FILE__, __LINE__);                           \
+  static void PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__)()
+
+#endif  // PACKEDFUN_REFLECTION_H_
