@@ -4,7 +4,8 @@
 A :class:`Case` holds, per peer, a *loop*: a function ``loop(n)`` that makes the call under test
 ``n`` times. The harness times the loops of all peers of a case round-robin, one sample per peer per
 repetition (starting with a different peer each time), subtracts the cost of an empty loop of the
-same shape measured in the same repetition, and reports the median nanoseconds per call.
+same shape measured in the same repetition, and reports the median nanoseconds per call. Samples
+are short (well under a scheduler time slice) and many, so a busy machine spoils few of them.
 """
 
 from __future__ import annotations
@@ -143,10 +144,11 @@ def measure(case: Case, repeat: int, sample_ns: float) -> Result:
     finally:
         if gc_was_enabled:
             gc.enable()
-    overhead = statistics.median(samples.pop(EMPTY))
+    # Subtract the empty loop of the same round: drifts in machine speed hit both alike.
+    empty = samples.pop(EMPTY)
     result = Result(case=case)
     for peer, values in samples.items():
-        net = sorted(max(v - overhead, 0.0) for v in values)
+        net = sorted(max(v - e, 0.0) for v, e in zip(values, empty))
         result.ns[peer] = statistics.median(net)
         result.spread[peer] = (net[len(net) // 4], net[(3 * len(net)) // 4])
     return result

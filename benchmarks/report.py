@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 
 from harness import FLOOR, PEER_ORDER, Result
 
@@ -22,6 +23,13 @@ def peer_versions(peers) -> str:
             except importlib.metadata.PackageNotFoundError:
                 parts.append(f"{name} (in-tree)")
     return ", ".join(parts) or "-"
+
+
+def load_average() -> str:
+    """Return the 1-minute load average and core count, with a warning when the machine is busy."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    text = f"{load:.2f} on {cores} cores"
+    return text + (" (busy machine: expect noisy numbers)" if load > 0.5 * cores else "")
 
 
 def packedfun_backend(peers) -> str:

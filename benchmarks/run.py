@@ -28,16 +28,16 @@ import report  # noqa: E402
 def _parse(argv: list | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a few short samples (smoke test)")
-    parser.add_argument("--repeat", type=int, help="samples per peer per case (default 41)")
-    parser.add_argument("--sample-ms", type=float, help="target length of one sample (default 2)")
+    parser.add_argument("--repeat", type=int, help="samples per peer per case (default 101)")
+    parser.add_argument("--sample-ms", type=float, help="target length of one sample (default 0.5)")
     parser.add_argument("--peers", help="comma-separated peers to load (default: all)")
     parser.add_argument("--cases", help="only cases whose name contains this text")
     parser.add_argument("--no-build", action="store_true", help="use the peers already built")
     parser.add_argument("--out", help="markdown file for the table ('-' for none)")
     parser.add_argument("--verbose", action="store_true", help="print build logs of failed peers")
     args = parser.parse_args(argv)
-    args.repeat = args.repeat or (3 if args.quick else 41)
-    args.sample_ms = args.sample_ms or (0.1 if args.quick else 2.0)
+    args.repeat = args.repeat or (3 if args.quick else 101)
+    args.sample_ms = args.sample_ms or (0.1 if args.quick else 0.5)
     if args.out is None:
         args.out = "-" if args.quick else str(HERE / "results" / "latest.md")
     return args
@@ -80,6 +80,7 @@ def main(argv: list | None = None) -> int:
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {platform.processor() or platform.system()}",
         "samples": f"{args.repeat} per peer per case, ~{args.sample_ms} ms each, interleaved",
+        "load average at start": report.load_average(),
         "versions": report.peer_versions(peers),
         "packedfun backend": report.packedfun_backend(peers),
     }

@@ -179,6 +179,8 @@ class _Packer:
             return self.pack_view(abi.kPFTypeBytesView, bytes(value))
         if isinstance(value, c_void_p):
             return _pack_ptr(abi.kPFTypeOpaquePtr, 0, value.value or 0)
+        if isinstance(value, (list, tuple, dict)):  # issue 3: -> Array / Map, nested
+            return self.keep(_containers.pack_container(self, value))
         packed = _tensor.pack_tensor_arg(value, self.fname, self.pos, self.temps)
         if packed is not None:  # an array, a dtype or a device
             return packed
@@ -206,6 +208,11 @@ class _Packer:
     def keep(self, obj: Object) -> bytes:
         self.temps.append(obj)
         return _pack_ptr(obj._pf_tindex, 0, obj._pf_handle)
+
+
+def new_packer(temps=None) -> _Packer:
+    """A packer for values that are not arguments of a named function (containers' elements)."""
+    return _Packer(None, None, [] if temps is None else temps)
 
 
 def pack_value(value, temps: list, pos=None) -> bytes:
@@ -238,3 +245,6 @@ def _name_opaque_args(exc: TypeError, args: tuple, packed: bytes) -> None:
             f"argument {i} is a Python object of type '{tp_name(type(args[i]))}'" for i in named
         )
         exc.args = (f"{message} ({parts})",)
+
+
+from . import _ctypes_containers as _containers  # noqa: E402  (imports this module)

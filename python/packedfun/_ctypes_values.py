@@ -311,10 +311,10 @@ def class_for(tindex: int) -> type:
         return cls
     factory = _object_factory
     if factory is None:
-        return Object
+        return _objects.default_class(tindex)
     cls = factory(tindex)
     if cls is None:
-        return Object
+        return _objects.default_class(tindex)
     if not (isinstance(cls, type) and issubclass(cls, Object)):
         raise TypeError(
             f"object factory returned {cls!r} for type index {tindex}, "
@@ -477,3 +477,4 @@ def raise_last_error(fname=None):
 from . import _ctypes_errors as _errors  # noqa: E402
 from . import _ctypes_pack as _pack  # noqa: E402
 from . import _ctypes_tensor as _tensor  # noqa: E402
+from . import _ctypes_objects as _objects  # noqa: E402

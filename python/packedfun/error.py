@@ -137,19 +137,17 @@ class NativeBacktrace(str):
 
 
 _PLACEHOLDER = "Native backtrace: (symbolized when printed)"
-_new_str = str.__new__
 
 
-def _backtrace_note(error) -> NativeBacktrace:
-    """A NativeBacktrace note for ``error`` (built without a Python-level ``__new__``: fast)."""
-    note = _new_str(NativeBacktrace, _PLACEHOLDER)
-    note._error = error
-    return note
+def _make_exception(
+    kind: str, message: str, error, _kinds=_KINDS, _new=str.__new__, _note=NativeBacktrace
+) -> BaseException:
+    """The error factory installed into the backend: a native error as a Python exception.
 
-
-def _make_exception(kind: str, message: str, error) -> BaseException:
-    """The error factory installed into the backend: a native error as a Python exception."""
-    cls = _KINDS.get(kind) or _class_for(kind)
+    It is on the error path of every native call, so it is kept short: the note is built with
+    ``str.__new__`` (no Python-level constructor) and nothing is symbolized here.
+    """
+    cls = _kinds.get(kind) or _class_for(kind)
     if cls is None:
         exc = Error(message, kind)
     else:
@@ -157,8 +155,10 @@ def _make_exception(kind: str, message: str, error) -> BaseException:
             exc = cls(message)
         except Exception:  # a class that cannot take a bare message
             exc = Error(message, kind)
+    note = _new(_note, _PLACEHOLDER)
+    note._error = error
     exc.kind = kind
-    exc.__notes__ = [_backtrace_note(error)]
+    exc.__notes__ = [note]
     return exc
 
 

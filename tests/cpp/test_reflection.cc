@@ -85,7 +85,9 @@ TEST(Reflection, TableHoldsFieldsMethodsAndDocs) {
   EXPECT_EQ(x->setter, nullptr);
   EXPECT_EQ(x->static_type_index, kPFTypeInt);
   EXPECT_EQ(Str(x->doc), "x coordinate");
-  EXPECT_EQ(x->offset, static_cast<int64_t>(offsetof(PointObj, x)));
+  PointObj probe;
+  EXPECT_EQ(x->offset, reinterpret_cast<char*>(&probe.x) -
+                           reinterpret_cast<char*>(static_cast<PFObject*>(&probe)));
   EXPECT_EQ(Field("y")->static_type_index, kPFTypeFloat);
   EXPECT_NE(Field("y")->setter, nullptr);
   EXPECT_EQ(Field("label")->static_type_index, kPFTypeString);

@@ -1,4 +1,5 @@
 # Tests of Python callables called from C++: arguments, results, nesting, errors, lifetime, threads.
+import ctypes
 import gc
 import sys
 import threading
@@ -8,6 +9,7 @@ import weakref
 import packedfun
 import pytest
 from packedfun import testing
+from packedfun._backend import core
 
 
 def test_apply_calls_python_with_converted_arguments():
@@ -149,3 +151,37 @@ def test_callbacks_from_other_python_threads():
     for t in threads:
         t.join()
     assert sorted(results) == [i * 2 for i in range(8)]
+
+
+def _runtime():
+    """libpackedfun through ctypes.CDLL, whose calls release the GIL."""
+    lib = ctypes.CDLL(core.LIB_PATH)
+    ptr = ctypes.c_void_p
+    lib.PFFunctionCall.argtypes = [ptr, ptr, ctypes.c_int32, ptr]
+    return lib
+
+
+def test_callback_and_release_without_the_gil():
+    lib = _runtime()
+    calls = []
+    f = packedfun.Function(lambda: calls.append(threading.get_ident()) or 7)
+    result = (ctypes.c_int64 * 2)()  # a PFAny holding None
+
+    def call():
+        assert lib.PFFunctionCall(f.handle, None, 0, result) == 0
+
+    call()
+    thread = threading.Thread(target=call)
+    thread.start()
+    thread.join()
+    assert len(calls) == 2 and calls[0] != calls[1]
+    assert result[0] == 1 and result[1] == 7  # kPFTypeInt, 7
+
+    obj = type("Held", (), {})()
+    ref = weakref.ref(obj)
+    testing.store_value(obj)
+    del obj
+    clear = packedfun.get_global_func("testing.clear_value")
+    assert lib.PFFunctionCall(clear.handle, None, 0, (ctypes.c_int64 * 2)()) == 0
+    gc.collect()
+    assert ref() is None

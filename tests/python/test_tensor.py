@@ -221,7 +221,7 @@ def test_dlpack_export_arguments():
         t.__dlpack__(stream=1)
 
 
-# ---- hand-made DLPack producers: lifetimes, deleters, foreign devices ------------------------------
+# ---- hand-made DLPack producers: lifetimes, deleters, foreign devices -------------------------
 class _Version(ctypes.Structure):
     _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
 
@@ -231,7 +231,8 @@ class _DLTensor(ctypes.Structure):
                 ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
                 ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
                 ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]  # fmt: skip
+                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]  # fmt: skip
 
 
 _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -239,7 +240,8 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 class _Managed(ctypes.Structure):
     _fields_ = [("version", _Version), ("manager_ctx", ctypes.c_void_p),
-                ("deleter", _DELETER), ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]  # fmt: skip
+                ("deleter", _DELETER), ("flags", ctypes.c_uint64),
+                ("dl_tensor", _DLTensor)]  # fmt: skip
 
 
 class Producer:

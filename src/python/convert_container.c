@@ -1,0 +1,281 @@
+/* Python lists, tuples and dicts -> native Array/List/Map/Dict, nested, with the path of a bad element. */
+#include "core.h"
+#include "object_system.h"
+
+#include <string.h>
+
+/* One conversion: who asked (for messages), the containers being converted (cycle detection) and
+ * the path of a failing element, collected innermost first while unwinding. */
+typedef struct {
+  PyObject* fname;     /* borrowed, may be NULL */
+  Py_ssize_t pos;      /* argument position */
+  PyObject** open;     /* containers on the current path */
+  int depth, cap;
+  PyObject* path;      /* list of segment strs, or NULL before a failure */
+  int own_error;       /* the pending exception's message is a bare "what" to prefix */
+} Ctx;
+
+/* The items of one container under construction: `n` owned PFAny plus StrView/BytesView backing. */
+typedef struct {
+  PFAny* items;
+  PFByteArray* views;
+  Py_ssize_t n, filled;
+  PFAny small_items[16];
+  PFByteArray small_views[16];
+} Items;
+
+static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view);
+
+static int items_init(Items* it, Py_ssize_t n) {
+  it->n = n;
+  it->filled = 0;
+  if (n <= 16) {
+    it->items = it->small_items;
+    it->views = it->small_views;
+    return 0;
+  }
+  it->items = (PFAny*)PyMem_Malloc((size_t)n * (sizeof(PFAny) + sizeof(PFByteArray)));
+  if (it->items == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  it->views = (PFByteArray*)(it->items + n);
+  return 0;
+}
+
+/* Releases the owned items (views own nothing) and the buffer. */
+static void items_free(Items* it) {
+  for (Py_ssize_t i = 0; i < it->filled; ++i) {
+    if (it->items[i].type_index >= kPFTypeStaticObjectBegin) PFObjectDecRef(it->items[i].v_obj);
+  }
+  if (it->items != it->small_items) PyMem_Free(it->items);
+}
+
+static PFPY_NOINLINE int own_error(Ctx* ctx, PyObject* type, const char* what) {
+  PyErr_SetString(type, what);
+  ctx->own_error = 1;
+  return -1;
+}
+
+/* Records `segment` (stolen) of the path of the element that failed. */
+static PFPY_NOINLINE int add_segment(Ctx* ctx, PyObject* segment) {
+  if (segment == NULL) return -1;
+  PyObject* exc = pfpy_fetch_exception();
+  if (ctx->path == NULL) ctx->path = PyList_New(0);
+  if (ctx->path != NULL && PyList_Append(ctx->path, segment) != 0) PyErr_Clear();
+  Py_DECREF(segment);
+  pfpy_restore_exception(exc);
+  return -1;
+}
+
+static int enter(Ctx* ctx, PyObject* o) {
+  for (int i = 0; i < ctx->depth; ++i) {
+    if (ctx->open[i] == o) return own_error(ctx, PyExc_ValueError, "container contains itself");
+  }
+  if (Py_EnterRecursiveCall(" while converting a nested container")) return -1;
+  if (ctx->depth == ctx->cap) {
+    int cap = ctx->cap ? ctx->cap * 2 : 32;
+    PyObject** grown = (PyObject**)PyMem_Realloc(ctx->open, (size_t)cap * sizeof(PyObject*));
+    if (grown == NULL) {
+      Py_LeaveRecursiveCall();
+      PyErr_NoMemory();
+      return -1;
+    }
+    ctx->open = grown;
+    ctx->cap = cap;
+  }
+  ctx->open[ctx->depth++] = o;
+  return 0;
+}
+
+static void leave(Ctx* ctx) {
+  --ctx->depth;
+  Py_LeaveRecursiveCall();
+}
+
+/* Builds the native container of `kind` from `it` (items borrowed by the create call). */
+static int create(int32_t kind, Items* it, PFAny* out) {
+  int rc;
+  switch (kind) {
+    case kPFTypeList: rc = PFListCreate(it->items, it->n, out); break;
+    case kPFTypeMap: rc = PFMapCreate(it->items, it->n / 2, out); break;
+    case kPFTypeDict: rc = PFDictCreate(it->items, it->n / 2, out); break;
+    default: rc = PFArrayCreate(it->items, it->n, out); break;
+  }
+  if (rc != 0) {
+    pfpy_raise_native(NULL);
+    return -1;
+  }
+  return 0;
+}
+
+static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
+  if (enter(ctx, o) != 0) return -1;
+  int is_list = PyList_Check(o);
+  Py_ssize_t n = is_list ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
+  Items it;
+  int rc = items_init(&it, n);
+  for (Py_ssize_t i = 0; rc == 0 && i < n; ++i) {
+    if (is_list && PyList_GET_SIZE(o) != n) {
+      rc = own_error(ctx, PyExc_RuntimeError, "list changed size during conversion");
+      break;
+    }
+    PyObject* item = is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
+    Py_INCREF(item); /* converting may run Python code that mutates the list */
+    rc = value_from_py(ctx, item, &it.items[i], &it.views[i]);
+    Py_DECREF(item);
+    if (rc != 0) {
+      add_segment(ctx, PyUnicode_FromFormat("[%zd]", i));
+    } else {
+      it.filled = i + 1;
+    }
+  }
+  if (rc == 0) rc = create(kind, &it, out);
+  if (it.items != NULL) items_free(&it);
+  leave(ctx);
+  return rc;
+}
+
+static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
+  if (enter(ctx, o) != 0) return -1;
+  Py_ssize_t n = PyDict_GET_SIZE(o), cursor = 0;
+  Items it;
+  int rc = items_init(&it, 2 * n);
+  PyObject *key, *value;
+  for (Py_ssize_t i = 0; rc == 0 && PyDict_Next(o, &cursor, &key, &value); ++i) {
+    if (PyDict_GET_SIZE(o) != n || i >= n) {
+      rc = own_error(ctx, PyExc_RuntimeError, "dict changed size during conversion");
+      break;
+    }
+    Py_INCREF(key);
+    Py_INCREF(value);
+    rc = value_from_py(ctx, key, &it.items[2 * i], &it.views[2 * i]);
+    if (rc == 0) {
+      it.filled = 2 * i + 1;
+      rc = value_from_py(ctx, value, &it.items[2 * i + 1], &it.views[2 * i + 1]);
+      if (rc == 0) it.filled = 2 * i + 2;
+    }
+    if (rc != 0) add_segment(ctx, PyUnicode_FromFormat("[%R]", key));
+    Py_DECREF(key);
+    Py_DECREF(value);
+  }
+  if (rc == 0) rc = create(kind, &it, out);
+  if (it.items != NULL) items_free(&it);
+  leave(ctx);
+  return rc;
+}
+
+/* Converts one element into `*out`: an owned value, or a StrView/BytesView over `view` that
+ * borrows `o`'s buffer (the caller keeps `o` alive until the container is created). */
+static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view) {
+  if (o == Py_None) {
+    PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
+  } else if (PyBool_Check(o)) {
+    PFPY_SET_POD(out, kPFTypeBool, v_int64, o == Py_True);
+  } else if (PyLong_Check(o)) {
+    int overflow;
+    long long value = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (value == -1 && PyErr_Occurred()) return -1;
+    if (overflow != 0) {
+      return own_error(ctx, PyExc_OverflowError,
+                       overflow > 0 ? "int too large for int64" : "int too small for int64");
+    }
+    PFPY_SET_POD(out, kPFTypeInt, v_int64, (int64_t)value);
+  } else if (PyFloat_Check(o)) {
+    PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
+  } else if (PyUnicode_Check(o)) {
+    if (pfpy_str_view(o, view) != 0) return -1;
+    PFPY_SET_POD(out, kPFTypeStrView, v_ptr, view);
+  } else if (PyObject_TypeCheck(o, &PFPyObject_Type)) {
+    PFObject* h = ((PFPyObject*)o)->handle;
+    if (h == NULL) {
+      PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
+    } else {
+      PFObjectIncRef(h);
+      out->type_index = h->type_index;
+      out->zero_padding = 0;
+      out->v_obj = h;
+    }
+  } else if (PyList_Check(o) || PyTuple_Check(o)) {
+    return seq_from_py(ctx, o, kPFTypeArray, out);
+  } else if (PyDict_Check(o)) {
+    return dict_from_py(ctx, o, kPFTypeMap, out);
+  } else if (PyBytes_Check(o)) {
+    view->data = PyBytes_AS_STRING(o);
+    view->size = (size_t)PyBytes_GET_SIZE(o);
+    PFPY_SET_POD(out, kPFTypeBytesView, v_ptr, view);
+  } else {
+    return pfpy_any_from_py(o, out); /* callables, bytearray, arrays, Opaque: owned */
+  }
+  return 0;
+}
+
+/* Rewrites the pending exception to name the function, the argument and the element's path. */
+static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
+  PyObject* path = NULL;
+  if (ctx->path != NULL) {
+    PyList_Reverse(ctx->path);
+    PyObject* empty = PyUnicode_FromString("");
+    path = empty ? PyUnicode_Join(empty, ctx->path) : NULL;
+    Py_XDECREF(empty);
+  }
+  if (path == NULL) {
+    PyErr_Clear();
+    path = PyUnicode_FromString("");
+  }
+  PyObject* exc = pfpy_fetch_exception();
+  if (exc == NULL || path == NULL) {
+    Py_XDECREF(path);
+    if (exc != NULL) pfpy_restore_exception(exc);
+    return;
+  }
+  PyObject* name = ctx->fname ? ctx->fname : NULL;
+  if (ctx->own_error) {
+    PyObject* what = PyObject_Str(exc);
+    if (what != NULL) {
+      if (name != NULL) {
+        PyErr_Format((PyObject*)Py_TYPE(exc), "%U: argument %zd%U: %U", name, ctx->pos, path, what);
+      } else {
+        PyErr_Format((PyObject*)Py_TYPE(exc), "packedfun.Function argument %zd%U: %U", ctx->pos,
+                     path, what);
+      }
+      Py_DECREF(what);
+      Py_DECREF(exc);
+      Py_DECREF(path);
+      return;
+    }
+    PyErr_Clear();
+  }
+#if PY_VERSION_HEX >= 0x030B0000
+  if (!PyErr_GivenExceptionMatches(exc, PyExc_RecursionError)) {
+    PyObject* note = PyUnicode_FromFormat("while converting argument %zd%U of %S", ctx->pos, path,
+                                          name ? name : (PyObject*)Py_None);
+    PyObject* r = note ? PyObject_CallMethod(exc, "add_note", "O", note) : NULL;
+    Py_XDECREF(r);
+    Py_XDECREF(note);
+    PyErr_Clear();
+  }
+#endif
+  Py_DECREF(path);
+  pfpy_restore_exception(exc);
+}
+
+int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname,
+                           Py_ssize_t pos) {
+  Ctx ctx = {fname, pos < 0 ? 0 : pos, NULL, 0, 0, NULL, 0};
+  int rc = PyDict_Check(o) ? dict_from_py(&ctx, o, kind, out) : seq_from_py(&ctx, o, kind, out);
+  if (rc != 0) decorate_error(&ctx);
+  PyMem_Free(ctx.open);
+  Py_XDECREF(ctx.path);
+  return rc;
+}
+
+int pfpy_container_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  PFAny* slot = &pack->args[pos < 0 ? 0 : pos];
+  PFAny made;
+  int32_t kind = PyDict_Check(o) ? kPFTypeMap : kPFTypeArray;
+  if (pfpy_container_from_py(o, kind, &made, fname, pos) != 0) return -1;
+  pack->temps[pack->num_temps++] = made.v_obj;
+  *slot = made;
+  return 0;
+}

@@ -1,0 +1,42 @@
+/* Private header of packedfun._core's object system: reflected classes, containers, conversions. */
+#ifndef PACKEDFUN_SRC_PYTHON_OBJECT_SYSTEM_H_
+#define PACKEDFUN_SRC_PYTHON_OBJECT_SYSTEM_H_
+
+#include "core.h"
+
+/* ---- containers (container.c, container_map.c) ------------------------------------------------ */
+
+extern PyTypeObject PFPyArray_Type;
+extern PyTypeObject PFPyList_Type;
+extern PyTypeObject PFPyMap_Type;
+extern PyTypeObject PFPyDict_Type;
+extern PyTypeObject PFPyShape_Type;
+
+/*! Readies the sequence types (container.c) / map types (container_map.c) and adds them to `m`. */
+int pfpy_seq_types_add(PyObject* m);
+int pfpy_map_types_add(PyObject* m);
+
+/*! Converts a Python list/tuple (kind kPFTypeArray or kPFTypeList) or dict (kPFTypeMap or
+ *  kPFTypeDict) `o` (borrowed) into a new native container in `*out` (new ref). Elements convert
+ *  like arguments, nested lists/tuples/dicts become Arrays/Maps. Errors name `fname` (may be NULL),
+ *  argument `pos` and the element's path. Returns 0, or -1 with a Python exception set. */
+int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname,
+                           Py_ssize_t pos);
+
+/*! The argument conversion of a list/tuple/dict: an Array/Map owned by `pack`'s temporaries. */
+int pfpy_container_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
+
+/*! Converts a Python value into an owned PFAny the way container elements are (lists -> Arrays). */
+int pfpy_value_to_owned(PyObject* o, PFAny* out);
+
+/* ---- reflection (object_class.c) ------------------------------------------------------------- */
+
+/*! The class of a native object when the object factory has none: the container types for
+ *  container type indices, packedfun.Object otherwise (borrowed). */
+PyTypeObject* pfpy_default_class(int32_t type_index);
+
+/*! Readies FieldDescriptor/MethodDescriptor/ConstructorDescriptor and adds them and the type-table
+ *  functions to `m`; also calls the container add functions. 0, or -1 with an exception. */
+int pfpy_object_system_add(PyObject* m);
+
+#endif /* PACKEDFUN_SRC_PYTHON_OBJECT_SYSTEM_H_ */
