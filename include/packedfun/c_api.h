@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #define PACKEDFUN_ABI_VERSION_MAJOR 1
-#define PACKEDFUN_ABI_VERSION_MINOR 1
+#define PACKEDFUN_ABI_VERSION_MINOR 2
 
 #if defined(_WIN32)
 #define PACKEDFUN_EXPORT __declspec(dllexport)
@@ -495,6 +495,33 @@ PACKEDFUN_API int PFDataTypeFromString(const PFByteArray* text, DLDataType* out)
 
 /*! Prints `dtype` into `*out` (a new ref to a string). */
 PACKEDFUN_API int PFDataTypeToString(DLDataType dtype, PFAny* out);
+
+/* Added in ABI 1.2: promotable tensor arguments (appended; nothing above changed).
+ * A binding passing a producer's array (a NumPy array, a torch tensor) as a kPFTypeDLTensorPtr
+ * argument may make it promotable: it points v_ptr at the `tensor` member of a PFDLTensorArg (its
+ * first member, so every reader of a plain DLTensor* works unchanged) and sets the PFAny's
+ * zero_padding to PACKEDFUN_DLTENSOR_ARG_TAG (any other value: a plain DLTensor*).
+ * PFAnyViewToOwned then makes a Tensor that shares the data, copies the metadata and owns a
+ * reference to `keeper` (instead of one borrowing the data), so whatever keeps the argument (a
+ * C++ `Tensor` parameter, an Any, a container element, a callback's argument) keeps the producer
+ * alive, and keeps the read-only flag. The hot path (a TensorView parameter) costs nothing more
+ * than a plain DLTensor*. */
+
+/*! The zero_padding value marking a kPFTypeDLTensorPtr that points into a PFDLTensorArg. */
+#define PACKEDFUN_DLTENSOR_ARG_TAG 0x50464454u
+/*! PFDLTensorArg flag: the producer exported the memory read-only (kept by promotion). */
+#define PACKEDFUN_DLTENSOR_ARG_READ_ONLY 1u
+
+/*! A borrowed tensor argument that can be promoted to an owning Tensor. Valid, like any argument,
+ *  for the duration of the call; the binding owns it. */
+typedef struct PFDLTensorArg {
+  DLTensor tensor;  /*!< the borrowed tensor; first, so the PFAny's v_ptr points at both */
+  PFObject* keeper; /*!< never NULL; borrowed: one reference to it keeps `tensor.data` valid
+                         after the call. A promoted Tensor holds one and drops it when it dies,
+                         on whatever thread that is (the keeper's deleter must allow that) */
+  uint32_t flags;   /*!< PACKEDFUN_DLTENSOR_ARG_* bits */
+  uint32_t reserved; /*!< zero */
+} PFDLTensorArg;
 
 /* ------------------------------------------------------------------------------------------------
  * Modules

@@ -18,6 +18,7 @@
 #define PACKEDFUN_OBJECT_TYPE_H_
 
 #include <packedfun/c_api.h>
+#include <packedfun/detail/type_name.h>
 #include <packedfun/error.h>
 #include <packedfun/object.h>
 

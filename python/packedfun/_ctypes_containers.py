@@ -423,18 +423,21 @@ CONTAINER_CLASSES = {
 def pack_container(packer, value) -> Object:
     """A new native Array (list/tuple) or Map (dict) holding the converted elements of ``value``.
     ``packer`` is the :class:`packedfun._ctypes_pack._Packer` converting the whole argument: its
-    path grows (``0[3]['k']``) while elements convert and its ``active`` set detects containers
-    that contain themselves; the elements' temporaries are released when this returns."""
+    ``pos`` grows into the element's path (``0[3]['k']``; a return value or ``convert`` counts as
+    argument 0, as in ``_core``) while elements convert, and its ``active`` set holds the
+    containers on that path (a container met again contains itself). The elements' temporaries
+    are released when this returns."""
+    pos = 0 if packer.pos is None else packer.pos
     key = id(value)
     if key in packer.active:
-        raise ValueError(_pack._arg_message(packer.fname, packer.pos, "container contains itself"))
+        raise ValueError(_pack._arg_message(packer.fname, pos, "container contains itself"))
     packer.active.add(key)
     outer_pos, outer_temps = packer.pos, packer.temps
     packer.temps = []
     try:
         if isinstance(value, dict):
-            return _create(LIB.PFMapCreate, _pack_pairs(packer, outer_pos, value), len(value))
-        return _create(LIB.PFArrayCreate, _pack_items(packer, outer_pos, value), len(value))
+            return _create(LIB.PFMapCreate, _pack_pairs(packer, pos, value), len(value))
+        return _create(LIB.PFArrayCreate, _pack_items(packer, pos, value), len(value))
     finally:
         packer.pos, packer.temps = outer_pos, outer_temps
         packer.active.discard(key)
@@ -443,26 +446,26 @@ def pack_container(packer, value) -> Object:
 def _pack_items(packer, pos, items) -> list:
     parts = []
     size = len(items)
-    for i, item in enumerate(items):
-        packer.pos = _subpath(pos, i)
-        parts.append(packer.pack(item))
+    for i in range(size):
         if len(items) != size:
-            raise RuntimeError(f"{tp_name(type(items))} changed size during conversion")
+            what = f"{'list' if isinstance(items, list) else 'tuple'} changed size during conversion"
+            raise RuntimeError(_pack._arg_message(packer.fname, pos, what))
+        packer.pos = f"{pos}[{i}]"
+        parts.append(packer.pack(items[i]))
     return parts
 
 
-def _pack_pairs(packer, pos, mapping: dict) -> list:
+def _pack_pairs(packer, pos, mapping) -> list:
     parts = []
-    for k, v in mapping.items():
-        packer.pos = _subpath(pos, k)
+    size = len(mapping)
+    for k, v in list(mapping.items()):
+        if len(mapping) != size:
+            what = "dict changed size during conversion"
+            raise RuntimeError(_pack._arg_message(packer.fname, pos, what))
+        packer.pos = f"{pos}[{k!r}]"
         parts.append(packer.pack(k))
         parts.append(packer.pack(v))
     return parts
-
-
-def _subpath(pos, key) -> str:
-    piece = f"[{key!r}]" if isinstance(key, str) else f"[{key}]"
-    return ("" if pos is None else str(pos)) + piece
 
 
 def _create(create, parts: list, count: int) -> Object:
@@ -474,7 +477,7 @@ def _create(create, parts: list, count: int) -> Object:
 def make_sequence(items: list, create) -> Object:
     """A new Array or List (``create``: PFArrayCreate or PFListCreate) holding ``items``."""
     packer = _pack.new_packer()
-    parts = _pack_items(packer, None, items)
+    parts = _pack_items(packer, 0, items)
     return _create(create, parts, len(parts))
 
 
@@ -483,7 +486,7 @@ def make_mapping(pairs: list, create) -> Object:
     packer = _pack.new_packer()
     parts = []
     for k, v in pairs:
-        packer.pos = _subpath(None, k)
+        packer.pos = f"0[{k!r}]"
         parts.append(packer.pack(k))
         parts.append(packer.pack(v))
     return _create(create, parts, len(pairs))

@@ -10,10 +10,12 @@ Type indices without a registered Python class wrap as the built-in container cl
 from __future__ import annotations
 
 from ctypes import POINTER, byref, c_int32
+from types import MethodType
 
 from . import _ctypes_abi as abi
 from ._ctypes_abi import LIB, PFAny, PFByteArray
 from ._ctypes_values import (
+    Function,
     Object,
     make_function,
     raise_last_error,
@@ -60,89 +62,167 @@ def type_index_to_key(tindex: int) -> str:
     return _text(_info(tindex).type_key)
 
 
-def type_ancestors(tindex: int) -> list:
-    """``[root, ..., tindex]``: the type's ancestors by depth, the type itself last."""
-    info = _info(tindex)
-    return [info.ancestors[d] for d in range(info.depth + 1)]
-
-
 def type_is_instance(tindex: int, base: int) -> bool:
     """Whether ``tindex`` is ``base`` or derives from it (O(1) in the runtime)."""
     return bool(LIB.PFTypeIsInstance(tindex, base))
 
 
-def type_doc(tindex: int) -> str:
-    """The docstring of the type ("" when none)."""
-    return _text(_info(tindex).doc)
-
-
-def type_fields(tindex: int) -> list:
-    """The type's own reflected fields as :class:`FieldInfo` (not its parents')."""
+def type_info(tindex: int) -> dict:
+    """Everything PFTypeGetInfo says of ``tindex``, as a fresh dict (the type's OWN fields and
+    methods only; IndexError from the runtime for an unknown index)."""
     info = _info(tindex)
-    return [FieldInfo(tindex, info.fields[i]) for i in range(info.num_fields)]
-
-
-def type_methods(tindex: int) -> list:
-    """The type's own methods as ``(name, doc, Function, is_static)`` (not its parents')."""
-    info = _info(tindex)
-    result = []
+    fields = []
+    for i in range(info.num_fields):
+        field = info.fields[i]
+        fields.append({
+            "name": _text(field.name),
+            "doc": _text(field.doc),
+            "readonly": bool(field.flags & abi.PACKEDFUN_FIELD_READONLY) or not field.setter,
+            "static_type_index": field.static_type_index,
+        })
+    methods = []
     for i in range(info.num_methods):
         method = info.methods[i]
+        name = _text(method.name)
         _IncRef(method.method)
-        func = make_function(method.method, _text(method.name))
-        is_static = bool(method.flags & abi.PACKEDFUN_METHOD_STATIC)
-        result.append((_text(method.name), _text(method.doc), func, is_static))
-    return result
+        methods.append({
+            "name": name,
+            "doc": _text(method.doc),
+            "is_static": bool(method.flags & abi.PACKEDFUN_METHOD_STATIC),
+            "func": make_function(method.method, name),
+        })
+    return {
+        "type_index": info.type_index,
+        "type_key": _text(info.type_key),
+        "depth": info.depth,
+        "ancestors": tuple(info.ancestors[d] for d in range(info.depth + 1)),
+        "doc": _text(info.doc),
+        "fields": fields,
+        "methods": methods,
+    }
 
 
-# ---- fields -------------------------------------------------------------------------------------
-class FieldInfo:
-    """One reflected field: reads and writes it on objects through its getter/setter."""
+# ---- descriptors --------------------------------------------------------------------------------
+class FieldDescriptor:
+    """FieldDescriptor(type_index, name)
 
-    __slots__ = ("type_index", "name", "doc", "offset", "readonly", "static_type_index",
-                 "_getter", "_setter")
+    Data descriptor of one reflected field of ``type_index`` (its own field ``name``): reads
+    and writes go through the field's getter and setter every time."""
 
-    def __init__(self, tindex: int, info) -> None:
-        self.type_index = tindex
-        self.name = _text(info.name)
-        self.doc = _text(info.doc)
-        self.offset = info.offset
-        self.static_type_index = info.static_type_index
-        self.readonly = bool(info.flags & abi.PACKEDFUN_FIELD_READONLY) or not info.setter
-        self._getter = abi.PFFieldGetter(info.getter)
-        self._setter = abi.PFFieldSetter(info.setter) if info.setter else None
+    __slots__ = ("type_index", "readonly", "__name__", "__doc__", "_offset", "_getter",
+                 "_setter", "_type_key")
 
-    def get(self, obj: Object):
-        """The field's value on ``obj``."""
-        handle = _field_owner(obj, self)
+    def __init__(self, type_index: int, name: str) -> None:
+        info = _info(type_index)
+        for i in range(info.num_fields):
+            field = info.fields[i]
+            if _text(field.name) == name:
+                break
+        else:
+            raise KeyError(f"{_text(info.type_key)} has no field '{name}'")
+        self.type_index = type_index
+        self.__name__ = name
+        self.__doc__ = _text(field.doc) or None
+        self.readonly = bool(field.flags & abi.PACKEDFUN_FIELD_READONLY) or not field.setter
+        self._offset = field.offset
+        self._getter = abi.PFFieldGetter(field.getter)
+        self._setter = None if self.readonly else abi.PFFieldSetter(field.setter)
+        self._type_key = _text(info.type_key)
+
+    def _address(self, obj) -> int:
+        """Where the field lives in ``obj`` (after checking that ``obj`` has it)."""
+        if not isinstance(obj, Object):
+            raise TypeError(f"field '{self.__name__}' of {self._type_key} needs a "
+                            f"packedfun.Object, got {tp_name(type(obj))}")
+        handle = obj._pf_handle
+        if not handle:
+            raise ValueError(f"field '{self.__name__}' of {self._type_key} read on an empty "
+                             "object")
+        tindex = obj._pf_tindex
+        if tindex != self.type_index and not LIB.PFTypeIsInstance(tindex, self.type_index):
+            raise TypeError(f"field '{self.__name__}' of {self._type_key} read on an object "
+                            f"of type {type_index_to_key(tindex)}")
+        return handle + self._offset
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
         out = PFAny()
-        if self._getter(handle + self.offset, byref(out)):
+        if self._getter(self._address(obj), byref(out)):
             raise_last_error()
         return take_any(out)
 
-    def set(self, obj: Object, value) -> None:
-        """Writes ``value`` (converted as an argument) into the field of ``obj``."""
-        handle = _field_owner(obj, self)
+    def __set__(self, obj, value) -> None:
+        address = self._address(obj)
         if self._setter is None:
-            raise AttributeError(f"field '{self.name}' of {type_index_to_key(self.type_index)} "
-                                 "is read-only")
+            raise AttributeError(f"field '{self.__name__}' of {self._type_key} is read-only")
         temps: list = []
-        packed = _pack.pack_value(value, temps)
-        view = PFAny.from_buffer_copy(packed)
-        if self._setter(handle + self.offset, byref(view)):
+        view = PFAny.from_buffer_copy(_pack.pack_value(value, temps))
+        if self._setter(address, byref(view)):
             raise_last_error()
 
+    def __delete__(self, obj) -> None:
+        raise AttributeError(f"field '{self.__name__}' of {self._type_key} cannot be deleted")
 
-def _field_owner(obj, field: FieldInfo) -> int:
-    """The handle of ``obj`` after checking that it has ``field``."""
-    if not isinstance(obj, Object) or not obj._pf_handle:
-        raise TypeError(f"field '{field.name}' needs a non-empty packedfun.Object, "
-                        f"got {tp_name(type(obj))}")
-    if not type_is_instance(obj._pf_tindex, field.type_index):
-        raise TypeError(f"field '{field.name}' of {type_index_to_key(field.type_index)} read on "
-                        f"an object of type {type_index_to_key(obj._pf_tindex)}")
-    return obj._pf_handle
+    def __repr__(self):
+        return f"<packedfun.FieldDescriptor '{self.__name__}' of {self._type_key}>"
 
+
+class MethodDescriptor:
+    """MethodDescriptor(func, name, doc=None)
+
+    An instance method: binds like a Python function, calling ``func(self, *args)``."""
+
+    __slots__ = ("__func__", "__name__", "__doc__")
+
+    def __init__(self, func, name: str, doc=None) -> None:
+        if not isinstance(func, Function):
+            raise TypeError(
+                f"MethodDescriptor expects a packedfun.Function, got {tp_name(type(func))}"
+            )
+        self.__func__ = func
+        self.__name__ = name
+        self.__doc__ = doc
+
+    def __get__(self, obj, cls=None):
+        return self if obj is None else MethodType(self, obj)
+
+    def __call__(self, self_obj, *args):
+        return self.__func__(self_obj, *args)
+
+    def __repr__(self):
+        return f"<packedfun.MethodDescriptor '{self.__name__}'>"
+
+
+class ConstructorDescriptor:
+    """ConstructorDescriptor(ctor)
+
+    Used as a class's ``__init__``: fills the new wrapper with the object ``ctor(*args)``
+    returns (``self.__init_handle_by_constructor__(ctor, *args)``)."""
+
+    __slots__ = ("__func__", "__doc__")
+
+    def __init__(self, ctor) -> None:
+        if not isinstance(ctor, Function):
+            raise TypeError(
+                f"ConstructorDescriptor expects a packedfun.Function, got {tp_name(type(ctor))}"
+            )
+        self.__func__ = ctor
+        self.__doc__ = None
+
+    def __get__(self, obj, cls=None):
+        return self if obj is None else MethodType(self, obj)
+
+    def __call__(self, self_obj, *args) -> None:
+        self_obj.__init_handle_by_constructor__(self.__func__, *args)
+
+    @property
+    def __name__(self) -> str:
+        return "__init__"
+
+
+for _cls in (FieldDescriptor, MethodDescriptor, ConstructorDescriptor):
+    _cls.__module__ = "packedfun"
 
 from . import _ctypes_containers as _containers  # noqa: E402
 from . import _ctypes_pack as _pack  # noqa: E402

@@ -210,9 +210,12 @@ class _Packer:
         return _pack_ptr(obj._pf_tindex, 0, obj._pf_handle)
 
 
-def new_packer(temps=None) -> _Packer:
-    """A packer for values that are not arguments of a named function (containers' elements)."""
-    return _Packer(None, None, [] if temps is None else temps)
+def new_packer(temps: list, fname=None, pos=None) -> _Packer:
+    """A packer for a value that is not an argument of a Function (a container's element, a
+    field's value): ``fname`` (a str or None) and ``pos`` name it in messages."""
+    packer = _Packer(None, pos, temps)
+    packer.fname = fname
+    return packer
 
 
 def pack_value(value, temps: list, pos=None) -> bytes:

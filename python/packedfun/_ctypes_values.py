@@ -174,7 +174,7 @@ _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
 def tp_name(cls: type) -> str:
     """What ``Py_TYPE(o)->tp_name`` is in C: the bare name of classes defined in Python, the
     dotted name of types defined in C (builtins bare); packedfun's wrappers count as C types."""
-    if cls in (Object, Function):
+    if cls in C_TYPES:
         return f"packedfun.{cls.__name__}"
     if cls.__flags__ & _HEAPTYPE or cls.__module__ == "builtins":
         return cls.__name__
@@ -290,6 +290,9 @@ def wrapped_callable(handle: int):
 
 
 Function.__module__ = Object.__module__ = "packedfun"
+#: The backend's classes that stand for _core's C types (named "packedfun.X" in messages);
+#: the container and descriptor modules add theirs.
+C_TYPES = {Object, Function}
 
 _object_factory = None
 _class_cache: dict = {}

@@ -8,7 +8,7 @@
  * the path of a failing element, collected innermost first while unwinding. */
 typedef struct {
   PyObject* fname;     /* borrowed, may be NULL */
-  Py_ssize_t pos;      /* argument position */
+  Py_ssize_t pos;      /* argument position; negative: a value (convert, return values) */
   PyObject** open;     /* containers on the current path */
   int depth, cap;
   PyObject* path;      /* list of segment strs, or NULL before a failure */
@@ -233,7 +233,10 @@ static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
   if (ctx->own_error) {
     PyObject* what = PyObject_Str(exc);
     if (what != NULL) {
-      if (name != NULL) {
+      if (ctx->pos < 0) {
+        PyErr_Format((PyObject*)Py_TYPE(exc), "%s%U: %U", name ? "return value" : "value", path,
+                     what);
+      } else if (name != NULL) {
         PyErr_Format((PyObject*)Py_TYPE(exc), "%U: argument %zd%U: %U", name, ctx->pos, path, what);
       } else {
         PyErr_Format((PyObject*)Py_TYPE(exc), "packedfun.Function argument %zd%U: %U", ctx->pos,
@@ -248,8 +251,9 @@ static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
   }
 #if PY_VERSION_HEX >= 0x030B0000
   if (!PyErr_GivenExceptionMatches(exc, PyExc_RecursionError)) {
-    PyObject* note = PyUnicode_FromFormat("while converting argument %zd%U of %S", ctx->pos, path,
-                                          name ? name : (PyObject*)Py_None);
+    PyObject* note = ctx->pos < 0 ? PyUnicode_FromFormat("while converting value%U", path)
+                     : PyUnicode_FromFormat("while converting argument %zd%U of %S", ctx->pos,
+                                            path, name ? name : (PyObject*)Py_None);
     PyObject* r = note ? PyObject_CallMethod(exc, "add_note", "O", note) : NULL;
     Py_XDECREF(r);
     Py_XDECREF(note);
@@ -262,7 +266,7 @@ static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
 
 int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname,
                            Py_ssize_t pos) {
-  Ctx ctx = {fname, pos < 0 ? 0 : pos, NULL, 0, 0, NULL, 0};
+  Ctx ctx = {fname, pos, NULL, 0, 0, NULL, 0};
   int rc = PyDict_Check(o) ? dict_from_py(&ctx, o, kind, out) : seq_from_py(&ctx, o, kind, out);
   if (rc != 0) decorate_error(&ctx);
   PyMem_Free(ctx.open);

@@ -1,0 +1,318 @@
+/* packedfun's Array, List and Shape types: Python sequences over the native object, no copy. */
+#include "container_common.h"
+
+/* ---- element access ---------------------------------------------------------------------------- */
+
+static inline int is_shape(PyObject* self) { return PyObject_TypeCheck(self, &PFPyShape_Type); }
+
+Py_ssize_t pfpy_seq_size(PyObject* self) {
+  PFObject* h = ((PFPyObject*)self)->handle;
+  if (h == NULL) return 0;
+  if (h->type_index == kPFTypeShape) return (Py_ssize_t)((PFShapeObject*)h)->size;
+  return (Py_ssize_t)((PFSeqObject*)h)->size;
+}
+
+/* Element `i` (in range) as a new Python object. */
+static inline PyObject* element(PyObject* self, Py_ssize_t i) {
+  PFObject* h = ((PFPyObject*)self)->handle;
+  if (h->type_index == kPFTypeShape) return PyLong_FromLongLong(((PFShapeObject*)h)->data[i]);
+  const PFAny* v = &((PFSeqObject*)h)->data[i];
+  if (PFPY_LIKELY(v->type_index == kPFTypeInt)) return PyLong_FromLongLong(v->v_int64);
+  return pfpy_any_view_to_py(v);
+}
+
+static PFPY_NOINLINE PyObject* index_error(PyObject* self) {
+  return PyErr_Format(PyExc_IndexError, "%s index out of range", Py_TYPE(self)->tp_name);
+}
+
+PyObject* pfpy_seq_item(PyObject* self, Py_ssize_t i) {
+  if (i < 0 || i >= pfpy_seq_size(self)) return index_error(self);
+  return element(self, i);
+}
+
+/* A new Python list of every element (a snapshot). */
+PyObject* pfpy_seq_to_list(PyObject* self) {
+  Py_ssize_t n = pfpy_seq_size(self);
+  PyObject* list = PyList_New(n);
+  for (Py_ssize_t i = 0; list != NULL && i < n; ++i) {
+    PyObject* e = i < pfpy_seq_size(self) ? element(self, i) : index_error(self);
+    if (e == NULL) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, i, e);
+  }
+  return list;
+}
+
+static PFPY_NOINLINE PyObject* seq_slice(PyObject* self, PyObject* key) {
+  Py_ssize_t start, stop, step;
+  if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
+  Py_ssize_t n = PySlice_AdjustIndices(pfpy_seq_size(self), &start, &stop, step);
+  PFObject* h = ((PFPyObject*)self)->handle;
+  if (is_shape(self) || h == NULL) {
+    PyObject* t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t != NULL && i < n; ++i) {
+      PyObject* e = element(self, start + i * step);
+      if (e == NULL) Py_CLEAR(t);
+      else PyTuple_SET_ITEM(t, i, e);
+    }
+    return t;
+  }
+  PFAny* items = (PFAny*)PyMem_Malloc(sizeof(PFAny) * (size_t)(n > 0 ? n : 1));
+  if (items == NULL) return PyErr_NoMemory();
+  for (Py_ssize_t i = 0; i < n; ++i) items[i] = ((PFSeqObject*)h)->data[start + i * step];
+  PFAny out;
+  int rc = h->type_index == kPFTypeList ? PFListCreate(items, n, &out)
+                                        : PFArrayCreate(items, n, &out);
+  PyMem_Free(items);
+  if (rc != 0) return pfpy_raise_native(NULL);
+  return pfpy_any_steal_to_py(&out);
+}
+
+PyObject* pfpy_seq_subscript(PyObject* self, PyObject* key) {
+  if (PFPY_LIKELY(PyLong_CheckExact(key))) {
+    Py_ssize_t i = PyLong_AsSsize_t(key);
+    if (PFPY_UNLIKELY(i == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return index_error(self);
+    }
+    Py_ssize_t n = pfpy_seq_size(self);
+    if (i < 0) i += n;
+    if (PFPY_UNLIKELY(i < 0 || i >= n)) return index_error(self);
+    return element(self, i);
+  }
+  if (PySlice_Check(key)) return seq_slice(self, key);
+  if (PyIndex_Check(key)) {
+    Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0) i += pfpy_seq_size(self);
+    return pfpy_seq_item(self, i);
+  }
+  return PyErr_Format(PyExc_TypeError, "%s indices must be integers or slices, not %.200s",
+                      Py_TYPE(self)->tp_name, Py_TYPE(key)->tp_name);
+}
+
+int pfpy_seq_contains(PyObject* self, PyObject* x) {
+  for (Py_ssize_t i = 0; i < pfpy_seq_size(self); ++i) {
+    PyObject* e = element(self, i);
+    if (e == NULL) return -1;
+    int eq = PyObject_RichCompareBool(e, x, Py_EQ);
+    Py_DECREF(e);
+    if (eq != 0) return eq;
+  }
+  return 0;
+}
+
+PyObject* pfpy_seq_index(PyObject* self, PyObject* x) {
+  for (Py_ssize_t i = 0; i < pfpy_seq_size(self); ++i) {
+    PyObject* e = element(self, i);
+    int eq = e ? PyObject_RichCompareBool(e, x, Py_EQ) : -1;
+    Py_XDECREF(e);
+    if (eq < 0) return NULL;
+    if (eq) return PyLong_FromSsize_t(i);
+  }
+  return PyErr_Format(PyExc_ValueError, "%R is not in %s", x, Py_TYPE(self)->tp_name);
+}
+
+PyObject* pfpy_seq_count(PyObject* self, PyObject* x) {
+  Py_ssize_t count = 0;
+  for (Py_ssize_t i = 0; i < pfpy_seq_size(self); ++i) {
+    PyObject* e = element(self, i);
+    int eq = e ? PyObject_RichCompareBool(e, x, Py_EQ) : -1;
+    Py_XDECREF(e);
+    if (eq < 0) return NULL;
+    count += eq;
+  }
+  return PyLong_FromSsize_t(count);
+}
+
+/* ---- comparison, hash, repr ---------------------------------------------------------------------- */
+
+static int comparable(PyObject* self, PyObject* other) {
+  if (PyList_Check(other) || PyTuple_Check(other)) return 1;
+  return PyObject_TypeCheck(other, &PFPyArray_Type) || PyObject_TypeCheck(other, &PFPyList_Type) ||
+         PyObject_TypeCheck(other, &PFPyShape_Type) || (self == other);
+}
+
+PyObject* pfpy_seq_richcompare(PyObject* self, PyObject* other, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !comparable(self, other)) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* a = pfpy_seq_to_list(self);
+  PyObject* b = a ? PySequence_List(other) : NULL;
+  PyObject* r = b ? PyObject_RichCompare(a, b, op) : NULL;
+  Py_XDECREF(a);
+  Py_XDECREF(b);
+  return r;
+}
+
+Py_hash_t pfpy_seq_hash(PyObject* self) {
+  PyObject* list = pfpy_seq_to_list(self);
+  PyObject* t = list ? PyList_AsTuple(list) : NULL;
+  Py_XDECREF(list);
+  Py_hash_t h = t ? PyObject_Hash(t) : -1;
+  Py_XDECREF(t);
+  return h;
+}
+
+PyObject* pfpy_seq_repr(PyObject* self) {
+  if (Py_EnterRecursiveCall(" while getting the repr of a container")) return NULL;
+  PyObject* list = pfpy_seq_to_list(self);
+  PyObject* shown = list && is_shape(self) ? PyList_AsTuple(list) : (Py_XINCREF(list), list);
+  Py_XDECREF(list);
+  PyObject* r = shown ? PyObject_Repr(shown) : NULL;
+  Py_XDECREF(shown);
+  Py_LeaveRecursiveCall();
+  return r;
+}
+
+/* ---- iteration ----------------------------------------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  PyObject* seq; /* owned; NULL once exhausted */
+  Py_ssize_t index;
+} SeqIter;
+
+static void seqiter_dealloc(PyObject* self) {
+  Py_XDECREF(((SeqIter*)self)->seq);
+  PyObject_Free(self);
+}
+
+static PyObject* seqiter_next(PyObject* self) {
+  SeqIter* it = (SeqIter*)self;
+  if (it->seq == NULL) return NULL;
+  if (it->index < pfpy_seq_size(it->seq)) return element(it->seq, it->index++);
+  Py_CLEAR(it->seq);
+  return NULL;
+}
+
+static PyTypeObject SeqIter_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun._core.SequenceIterator",
+    .tp_basicsize = sizeof(SeqIter),
+    .tp_dealloc = seqiter_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = seqiter_next,
+};
+
+PyObject* pfpy_seq_iter(PyObject* self) {
+  SeqIter* it = PyObject_New(SeqIter, &SeqIter_Type);
+  if (it == NULL) return NULL;
+  Py_INCREF(self);
+  it->seq = self;
+  it->index = 0;
+  return (PyObject*)it;
+}
+
+/* ---- construction -------------------------------------------------------------------------------- */
+
+/* Array(iterable=()) / List(iterable=()) / Shape(iterable=()). */
+PyObject* pfpy_seq_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  PyObject* src = NULL;
+  if (!PyArg_ParseTuple(args, "|O", &src) || (kwds && PyDict_Size(kwds))) {
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s() takes no keywords", type->tp_name);
+    return NULL;
+  }
+  PyObject* items = src ? PySequence_Tuple(src) : PyTuple_New(0);
+  if (items == NULL) return NULL;
+  PFAny made = {0};
+  int rc;
+  if (PyType_IsSubtype(type, &PFPyShape_Type)) {
+    rc = pfpy_shape_from_py(items, &made);
+  } else {
+    int32_t kind = PyType_IsSubtype(type, &PFPyList_Type) ? kPFTypeList : kPFTypeArray;
+    rc = pfpy_container_from_py(items, kind, &made, NULL, -1);
+  }
+  Py_DECREF(items);
+  if (rc != 0) return NULL;
+  return pfpy_wrap_as(type, made.v_obj);
+}
+
+PyObject* pfpy_wrap_as(PyTypeObject* type, PFObject* obj) {
+  PFPyObject* self = (PFPyObject*)type->tp_alloc(type, 0);
+  if (self == NULL) {
+    PFObjectDecRef(obj);
+    return NULL;
+  }
+  self->handle = obj;
+  return (PyObject*)self;
+}
+
+int pfpy_shape_from_py(PyObject* items, PFAny* out) {
+  Py_ssize_t n = PyTuple_GET_SIZE(items);
+  int64_t* dims = (int64_t*)PyMem_Malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  if (dims == NULL) return PyErr_NoMemory(), -1;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* d = PyTuple_GET_ITEM(items, i);
+    long long v = PyIndex_Check(d) && !PyBool_Check(d) ? PyLong_AsLongLong(d) : -1;
+    if (v == -1 && (PyErr_Occurred() || !PyIndex_Check(d) || PyBool_Check(d))) {
+      if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Format(PyExc_TypeError, "Shape: dimension %zd: expected int, got %.200s", i,
+                     Py_TYPE(d)->tp_name);
+      }
+      PyMem_Free(dims);
+      return -1;
+    }
+    dims[i] = (int64_t)v;
+  }
+  PFObject* shape = NULL;
+  int rc = PFShapeCreate(dims, (int64_t)n, &shape);
+  PyMem_Free(dims);
+  if (rc != 0) return pfpy_raise_native(NULL), -1;
+  out->type_index = kPFTypeShape;
+  out->zero_padding = 0;
+  out->v_obj = shape;
+  return 0;
+}
+
+/* ---- the types ----------------------------------------------------------------------------------- */
+
+PySequenceMethods pfpy_seq_as_sequence = {
+    .sq_length = pfpy_seq_size,
+    .sq_item = pfpy_seq_item,
+    .sq_contains = pfpy_seq_contains,
+};
+
+static PyMappingMethods seq_as_mapping = {
+    .mp_length = pfpy_seq_size,
+    .mp_subscript = pfpy_seq_subscript,
+};
+
+PyMethodDef pfpy_seq_methods[] = {
+    {"index", pfpy_seq_index, METH_O, "Position of the first element equal to `x` (ValueError if none)."},
+    {"count", pfpy_seq_count, METH_O, "Number of elements equal to `x`."},
+    {NULL, NULL, 0, NULL}};
+
+#define SEQ_TYPE_COMMON                                            \
+  .tp_basicsize = sizeof(PFPyObject), .tp_base = &PFPyObject_Type, \
+  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, .tp_repr = pfpy_seq_repr, \
+  .tp_richcompare = pfpy_seq_richcompare, .tp_iter = pfpy_seq_iter, .tp_new = pfpy_seq_new
+
+PyTypeObject PFPyArray_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Array",
+    SEQ_TYPE_COMMON,
+    .tp_doc = "An immutable native array (kPFTypeArray); Array(iterable) converts each element.",
+    .tp_as_sequence = &pfpy_seq_as_sequence,
+    .tp_as_mapping = &seq_as_mapping,
+    .tp_hash = pfpy_seq_hash,
+    .tp_methods = pfpy_seq_methods,
+};
+
+PyTypeObject PFPyShape_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Shape",
+    SEQ_TYPE_COMMON,
+    .tp_doc = "An immutable tuple of int64 (kPFTypeShape), e.g. a tensor's shape.",
+    .tp_as_sequence = &pfpy_seq_as_sequence,
+    .tp_as_mapping = &seq_as_mapping,
+    .tp_hash = pfpy_seq_hash,
+    .tp_methods = pfpy_seq_methods,
+};
+
+int pfpy_seq_types_add(PyObject* m) {
+  PyTypeObject* types[] = {&PFPyArray_Type, &PFPyList_Type, &PFPyShape_Type};
+  const char* names[] = {"Array", "List", "Shape"};
+  if (PyType_Ready(&SeqIter_Type) < 0) return -1;
+  for (int i = 0; i < 3; ++i) {
+    if (PyType_Ready(types[i]) < 0) return -1;
+    Py_INCREF(types[i]);
+    if (PyModule_AddObject(m, names[i], (PyObject*)types[i]) < 0) return -1;
+  }
+  return 0;
+}

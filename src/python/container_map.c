@@ -1,0 +1,282 @@
+/* packedfun's Map and Dict types: Python mappings over the native hash maps, no copy. */
+#include "container_common.h"
+
+static PyObject* map_name(void) {
+  static PyObject* name = NULL;
+  if (name == NULL) name = PyUnicode_InternFromString("packedfun.Map");
+  return name;
+}
+
+static PFObject* map_handle(PyObject* self) {
+  PFObject* h = ((PFPyObject*)self)->handle;
+  if (h == NULL) PyErr_Format(PyExc_ValueError, "%s: empty wrapper", Py_TYPE(self)->tp_name);
+  return h;
+}
+
+static Py_ssize_t map_len(PyObject* self) {
+  PFObject* h = ((PFPyObject*)self)->handle;
+  int64_t n = 0;
+  if (h != NULL && PFMapSize(h, &n) != 0) return pfpy_native_fail();
+  return (Py_ssize_t)n;
+}
+
+/* Looks `key` up: 1 with `*out` a new reference, 0 when absent, -1 with an exception. */
+static int map_lookup(PyObject* self, PyObject* key, PyObject** out) {
+  PFObject* h = map_handle(self);
+  if (h == NULL) return -1;
+  PFPyOneArg a;
+  if (pfpy_one_arg(&a, key, map_name()) != 0) return -1;
+  PFAny value = {0};
+  int found = 0;
+  int rc = PFMapGetItem(h, &a.arg, &value, &found);
+  pfpy_one_arg_release(&a);
+  if (rc != 0) return pfpy_native_fail();
+  if (!found) return 0;
+  *out = pfpy_any_steal_to_py(&value);
+  return *out == NULL ? -1 : 1;
+}
+
+static PyObject* map_subscript(PyObject* self, PyObject* key) {
+  PyObject* value = NULL;
+  int rc = map_lookup(self, key, &value);
+  if (rc == 0) PyErr_SetObject(PyExc_KeyError, key);
+  return rc == 1 ? value : NULL;
+}
+
+static int map_contains(PyObject* self, PyObject* key) {
+  PyObject* value = NULL;
+  int rc = map_lookup(self, key, &value);
+  Py_XDECREF(value);
+  return rc;
+}
+
+static PyObject* map_get(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 1 || nargs > 2) return PyErr_Format(PyExc_TypeError, "get expected 1 or 2 arguments");
+  PyObject* value = NULL;
+  int rc = map_lookup(self, args[0], &value);
+  if (rc != 0) return rc == 1 ? value : NULL;
+  PyObject* dflt = nargs == 2 ? args[1] : Py_None;
+  Py_INCREF(dflt);
+  return dflt;
+}
+
+/* A list of the keys (which 0), values (1) or (key, value) tuples (2), in iteration order. */
+static PyObject* map_listing(PyObject* self, int which) {
+  PFObject* h = map_handle(self);
+  if (h == NULL) return NULL;
+  PFAny items = {0};
+  if (PFMapItems(h, &items) != 0) return pfpy_raise_native(NULL);
+  PFSeqObject* kv = (PFSeqObject*)items.v_obj;
+  Py_ssize_t n = (Py_ssize_t)(kv->size / 2);
+  PyObject* list = PyList_New(n);
+  for (Py_ssize_t i = 0; list != NULL && i < n; ++i) {
+    PyObject* e;
+    if (which == 2) {
+      PyObject* k = pfpy_any_view_to_py(&kv->data[2 * i]);
+      PyObject* v = k ? pfpy_any_view_to_py(&kv->data[2 * i + 1]) : NULL;
+      e = v ? PyTuple_Pack(2, k, v) : NULL;
+      Py_XDECREF(k);
+      Py_XDECREF(v);
+    } else {
+      e = pfpy_any_view_to_py(&kv->data[2 * i + which]);
+    }
+    if (e == NULL) Py_CLEAR(list);
+    else PyList_SET_ITEM(list, i, e);
+  }
+  PFAnyRelease(&items);
+  return list;
+}
+
+static PyObject* map_keys(PyObject* self, PyObject* unused) {
+  (void)unused;
+  return map_listing(self, 0);
+}
+
+static PyObject* map_values(PyObject* self, PyObject* unused) {
+  (void)unused;
+  return map_listing(self, 1);
+}
+
+static PyObject* map_items(PyObject* self, PyObject* unused) {
+  (void)unused;
+  return map_listing(self, 2);
+}
+
+static PyObject* map_iter(PyObject* self) {
+  PyObject* keys = map_listing(self, 0);
+  PyObject* it = keys ? PyObject_GetIter(keys) : NULL;
+  Py_XDECREF(keys);
+  return it;
+}
+
+/* A Python dict holding the entries (a snapshot). */
+static PyObject* map_to_dict(PyObject* self) {
+  PyObject* items = map_listing(self, 2);
+  if (items == NULL) return NULL;
+  PyObject* d = PyDict_New();
+  for (Py_ssize_t i = 0; d != NULL && i < PyList_GET_SIZE(items); ++i) {
+    PyObject* kv = PyList_GET_ITEM(items, i);
+    if (PyDict_SetItem(d, PyTuple_GET_ITEM(kv, 0), PyTuple_GET_ITEM(kv, 1)) != 0) Py_CLEAR(d);
+  }
+  Py_DECREF(items);
+  return d;
+}
+
+static PyObject* map_richcompare(PyObject* self, PyObject* other, int op) {
+  int is_map = PyObject_TypeCheck(other, &PFPyMap_Type) || PyObject_TypeCheck(other, &PFPyDict_Type);
+  if ((op != Py_EQ && op != Py_NE) || !(is_map || PyDict_Check(other))) Py_RETURN_NOTIMPLEMENTED;
+  PyObject* a = map_to_dict(self);
+  PyObject* b = a == NULL ? NULL : is_map ? map_to_dict(other) : (Py_INCREF(other), other);
+  PyObject* r = b ? PyObject_RichCompare(a, b, op) : NULL;
+  Py_XDECREF(a);
+  Py_XDECREF(b);
+  return r;
+}
+
+static PyObject* map_repr(PyObject* self) {
+  if (Py_EnterRecursiveCall(" while getting the repr of a container")) return NULL;
+  PyObject* d = map_to_dict(self);
+  PyObject* r = d ? PyObject_Repr(d) : NULL;
+  Py_XDECREF(d);
+  Py_LeaveRecursiveCall();
+  return r;
+}
+
+/* Map(mapping_or_pairs={}) / Dict(mapping_or_pairs={}). */
+static PyObject* map_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  PyObject* src = NULL;
+  if (!PyArg_ParseTuple(args, "|O", &src) || (kwds && PyDict_Size(kwds))) {
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s() takes no keywords", type->tp_name);
+    return NULL;
+  }
+  PyObject* d = PyDict_New();
+  if (d != NULL && src != NULL && PyDict_Merge(d, src, 1) != 0) {
+    PyErr_Clear(); /* not a mapping: an iterable of pairs */
+    if (PyDict_MergeFromSeq2(d, src, 1) != 0) Py_CLEAR(d);
+  }
+  if (d == NULL) return NULL;
+  PFAny made = {0};
+  int32_t kind = PyType_IsSubtype(type, &PFPyDict_Type) ? kPFTypeDict : kPFTypeMap;
+  int rc = pfpy_container_from_py(d, kind, &made, NULL, -1);
+  Py_DECREF(d);
+  return rc != 0 ? NULL : pfpy_wrap_as(type, made.v_obj);
+}
+
+/* ---- Dict mutation ------------------------------------------------------------------------------- */
+
+static int dict_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
+  PFObject* h = map_handle(self);
+  if (h == NULL) return -1;
+  PFPyOneArg k, v;
+  if (pfpy_one_arg(&k, key, map_name()) != 0) return -1;
+  int rc;
+  if (value == NULL) {
+    rc = PFDictDelItem(h, &k.arg);
+  } else if (pfpy_one_arg(&v, value, map_name()) != 0) {
+    pfpy_one_arg_release(&k);
+    return -1;
+  } else {
+    rc = PFDictSetItem(h, &k.arg, &v.arg);
+    pfpy_one_arg_release(&v);
+  }
+  pfpy_one_arg_release(&k);
+  if (rc == 0) return 0;
+  if (value == NULL) { /* the runtime's KeyError names the key natively; Python's names it as is */
+    PFObject* err = NULL;
+    PFErrorMoveFromRaised(&err);
+    PFObjectDecRef(err);
+    PyErr_SetObject(PyExc_KeyError, key);
+    return -1;
+  }
+  return pfpy_native_fail();
+}
+
+static PyObject* dict_clear(PyObject* self, PyObject* unused) {
+  (void)unused;
+  PFObject* h = map_handle(self);
+  if (h == NULL) return NULL;
+  if (PFDictClear(h) != 0) return pfpy_raise_native(NULL);
+  Py_RETURN_NONE;
+}
+
+static PyObject* dict_pop(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 1 || nargs > 2) return PyErr_Format(PyExc_TypeError, "pop expected 1 or 2 arguments");
+  PyObject* value = NULL;
+  int rc = map_lookup(self, args[0], &value);
+  if (rc < 0) return NULL;
+  if (rc == 0) {
+    if (nargs == 2) return Py_INCREF(args[1]), args[1];
+    PyErr_SetObject(PyExc_KeyError, args[0]);
+    return NULL;
+  }
+  if (dict_ass_subscript(self, args[0], NULL) != 0) {
+    Py_DECREF(value);
+    return NULL;
+  }
+  return value;
+}
+
+/* ---- the types ----------------------------------------------------------------------------------- */
+
+static PySequenceMethods map_as_sequence = {.sq_contains = map_contains};
+static PyMappingMethods map_as_mapping = {.mp_length = map_len, .mp_subscript = map_subscript};
+static PyMappingMethods dict_as_mapping = {
+    .mp_length = map_len, .mp_subscript = map_subscript, .mp_ass_subscript = dict_ass_subscript};
+
+#define MAP_METHODS                                                                          \
+  {"get", (PyCFunction)(void (*)(void))map_get, METH_FASTCALL,                               \
+   "get(key, default=None): the value of `key`, or `default`."},                             \
+      {"keys", map_keys, METH_NOARGS, "A list of the keys, in iteration order."},            \
+      {"values", map_values, METH_NOARGS, "A list of the values, in iteration order."},      \
+      {"items", map_items, METH_NOARGS, "A list of (key, value) pairs, in iteration order."}
+
+static PyMethodDef map_methods[] = {MAP_METHODS, {NULL, NULL, 0, NULL}};
+static PyMethodDef dict_methods[] = {
+    MAP_METHODS,
+    {"clear", dict_clear, METH_NOARGS, "Removes every entry."},
+    {"pop", (PyCFunction)(void (*)(void))dict_pop, METH_FASTCALL,
+     "pop(key[, default]): removes `key` and returns its value."},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject PFPyMap_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Map",
+    .tp_basicsize = sizeof(PFPyObject),
+    .tp_base = &PFPyObject_Type,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "An immutable native map (kPFTypeMap); Map(mapping) converts keys and values.",
+    .tp_repr = map_repr,
+    .tp_richcompare = map_richcompare,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_iter = map_iter,
+    .tp_new = map_new,
+    .tp_as_sequence = &map_as_sequence,
+    .tp_as_mapping = &map_as_mapping,
+    .tp_methods = map_methods,
+};
+
+PyTypeObject PFPyDict_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Dict",
+    .tp_basicsize = sizeof(PFPyObject),
+    .tp_base = &PFPyObject_Type,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "A mutable native dict (kPFTypeDict); Dict(mapping) converts keys and values.",
+    .tp_repr = map_repr,
+    .tp_richcompare = map_richcompare,
+    .tp_hash = PyObject_HashNotImplemented,
+    .tp_iter = map_iter,
+    .tp_new = map_new,
+    .tp_as_sequence = &map_as_sequence,
+    .tp_as_mapping = &dict_as_mapping,
+    .tp_methods = dict_methods,
+};
+
+int pfpy_map_types_add(PyObject* m) {
+  PyTypeObject* types[] = {&PFPyMap_Type, &PFPyDict_Type};
+  const char* names[] = {"Map", "Dict"};
+  for (int i = 0; i < 2; ++i) {
+    if (PyType_Ready(types[i]) < 0) return -1;
+    Py_INCREF(types[i]);
+    if (PyModule_AddObject(m, names[i], (PyObject*)types[i]) < 0) return -1;
+  }
+  return 0;
+}
