@@ -6,6 +6,7 @@
 #include "internal/error.h"
 #include "internal/object.h"
 #include "internal/string.h"
+#include "internal/tensor.h"
 
 // Resolved against tensor.cc in the same library; weak so the runtime links while it is absent.
 #pragma weak PFTensorFromDLPack
@@ -62,6 +63,10 @@ void ViewToOwned(const PFAny& view, PFAny* out) {
       *out = MakeBytesAny(text);
       return;
     case kPFTypeDLTensorPtr:
+      if (view.zero_padding == PACKEDFUN_DLTENSOR_ARG_TAG && view.v_ptr != nullptr) {
+        *out = ObjectAny(TensorFromArg(*static_cast<const PFDLTensorArg*>(view.v_ptr)));
+        return;
+      }
       *out = ObjectAny(TensorFromBorrowed(static_cast<const DLTensor*>(view.v_ptr)));
       return;
     default:

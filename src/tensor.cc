@@ -17,6 +17,7 @@ enum class Owner : uint8_t {
   kLegacy,     // `manager` is a DLManagedTensor*
   kVersioned,  // `manager` is a DLManagedTensorVersioned*
   kAligned,    // `manager` is memory from std::aligned_alloc
+  kKeeper,     // `manager` is a PFObject* (a PFDLTensorArg's keeper) holding the data alive
 };
 
 /*! Shape and strides of tensors up to this rank live inside the object (no second allocation). */
@@ -46,6 +47,9 @@ void ReleaseProducer(Owner owner, void* manager) noexcept {
     }
     case Owner::kAligned:
       std::free(manager);
+      break;
+    case Owner::kKeeper:
+      DecRef(static_cast<PFObject*>(manager));
       break;
     case Owner::kNone:
       break;
@@ -203,6 +207,19 @@ void* AllocOnDevice(DLDevice device, uint64_t nbytes) {
 }
 
 }  // namespace
+
+PFObject* TensorFromArg(const PFDLTensorArg& arg) {
+  static const char* fn = "PFAnyViewToOwned";
+  if (arg.keeper == nullptr) {
+    Throw("ValueError", std::string(fn) + ": the promotable tensor argument has no keeper");
+  }
+  TensorImpl* t = NewTensorImpl(arg.tensor, fn);
+  IncRef(arg.keeper);
+  t->owner = Owner::kKeeper;
+  t->manager = arg.keeper;
+  t->read_only = (arg.flags & PACKEDFUN_DLTENSOR_ARG_READ_ONLY) != 0;
+  return Header(t);
+}
 
 uint64_t TensorNumBytes(const DLTensor& t) {
   return NumBytes(ValidateLayout(t, "TensorNumBytes"), t.dtype, "TensorNumBytes");

@@ -46,11 +46,24 @@ class Tensor;
  * A borrowed tensor: a pointer to a DLTensor someone else owns, for function parameters. No
  * reference counting, no allocation; valid for the duration of the call that handed it over.
  * Read the DLPack fields through `->`: `x->ndim`, `x->dtype`, `x->shape[0]`, `x->data`.
+ *
+ * A view remembers where it came from (a Tensor object, a promotable argument such as a NumPy
+ * array passed from Python, or a plain DLTensor*), so that passing it on or keeping it (Any,
+ * Tensor) keeps the producer alive, and so that IsReadOnly() knows the producer's flag. Writing
+ * through the view of a read-only array is a bug of the kernel: check IsReadOnly() first.
  */
 class TensorView {
  public:
   explicit TensorView(const DLTensor* tensor) noexcept : tensor_(tensor) {}
+  /*! A view of a promotable argument (kept as an owning Tensor when passed on or stored). */
+  explicit TensorView(const PFDLTensorArg* arg) noexcept : tensor_(&arg->tensor), arg_(arg) {}
   TensorView(const Tensor& tensor) noexcept;  // NOLINT(runtime/explicit)
+  /*! A view of `tensor` (borrowed; must be a kPFTypeTensor object). */
+  static TensorView FromObject(PFObject* tensor) noexcept {
+    TensorView v(&reinterpret_cast<PFTensorObject*>(tensor)->tensor);
+    v.object_ = tensor;
+    return v;
+  }
 
   const DLTensor* operator->() const noexcept { return tensor_; }
   const DLTensor& operator*() const noexcept { return *tensor_; }
@@ -58,14 +71,37 @@ class TensorView {
 
   int64_t numel() const noexcept { return detail::TensorNumel(*tensor_); }
   bool IsContiguous() const noexcept { return detail::TensorIsContiguous(*tensor_); }
+  /*! Whether the producer exported the memory read-only (false for a plain DLTensor*). */
+  bool IsReadOnly() const {
+    if (object_ != nullptr) {
+      int out = 0;
+      detail::CheckCallResult(PFTensorIsReadOnly(object_, &out));
+      return out != 0;
+    }
+    return arg_ != nullptr && (arg_->flags & PACKEDFUN_DLTENSOR_ARG_READ_ONLY) != 0;
+  }
   /*! The data as T*, byte offset applied. */
   template <typename T>
   T* data_ptr() const noexcept {
     return reinterpret_cast<T*>(static_cast<char*>(tensor_->data) + tensor_->byte_offset);
   }
 
+  /*! The view as a borrowed argument: the Tensor object, the promotable argument, or a plain
+   *  DLTensor*, whichever it came from. */
+  void ToAny(PFAny* out) const noexcept {
+    if (object_ != nullptr) {
+      detail::SetObject(out, object_);
+    } else {
+      detail::SetPod(out, kPFTypeDLTensorPtr);
+      out->v_ptr = const_cast<DLTensor*>(tensor_);
+      if (arg_ != nullptr) out->zero_padding = PACKEDFUN_DLTENSOR_ARG_TAG;
+    }
+  }
+
  private:
   const DLTensor* tensor_;
+  const PFDLTensorArg* arg_ = nullptr;  // set for a promotable argument
+  PFObject* object_ = nullptr;          // set for a view of a Tensor object (borrowed)
 };
 
 /*!
@@ -137,34 +173,38 @@ class Tensor : public ObjectRef {
   PFTensorObject* raw() const noexcept { return reinterpret_cast<PFTensorObject*>(get()); }
 };
 
-inline TensorView::TensorView(const Tensor& tensor) noexcept : tensor_(tensor.operator->()) {}
+inline TensorView::TensorView(const Tensor& tensor) noexcept
+    : tensor_(tensor.operator->()), object_(tensor.get()) {}
 
-/*! TensorView: passed as a borrowed DLTensor*; received from a DLTensor* or a Tensor object. */
+/*! TensorView: passed on as what it came from (TensorView::ToAny); received from a DLTensor*
+ *  (promotable or plain) or a Tensor object. */
 template <>
 struct TypeTraits<TensorView> {
-  static void ToView(const TensorView& v, PFAny* out, PFByteArray*) {
-    detail::SetPod(out, kPFTypeDLTensorPtr);
-    out->v_ptr = const_cast<DLTensor*>(v.get());
-  }
-  /*! A Tensor object borrowing the data (PFAnyViewToOwned): the data must outlive it. */
+  static void ToView(const TensorView& v, PFAny* out, PFByteArray*) { v.ToAny(out); }
+  /*! A Tensor: the object itself, a promoted argument owning its producer, or (plain DLTensor*
+   *  only) a Tensor borrowing the data, which must then outlive it. */
   static void ToOwned(const TensorView& v, PFAny* out) {
     PFAny view;
-    ToView(v, &view, nullptr);
+    v.ToAny(&view);
     detail::CheckCallResult(PFAnyViewToOwned(&view, out));
   }
   static std::optional<TensorView> TryFrom(const PFAny* v) noexcept {
-    if (v->type_index == kPFTypeDLTensorPtr) return TensorView(static_cast<DLTensor*>(v->v_ptr));
-    if (v->type_index == kPFTypeTensor) {
-      return TensorView(&reinterpret_cast<PFTensorObject*>(v->v_obj)->tensor);
+    if (v->type_index == kPFTypeDLTensorPtr) {
+      if (v->zero_padding == PACKEDFUN_DLTENSOR_ARG_TAG) {
+        return TensorView(static_cast<const PFDLTensorArg*>(v->v_ptr));
+      }
+      return TensorView(static_cast<DLTensor*>(v->v_ptr));
     }
+    if (v->type_index == kPFTypeTensor) return TensorView::FromObject(v->v_obj);
     return std::nullopt;
   }
   static std::string TypeName() { return "Tensor"; }
 };
 
-/*! Tensor: an object; also received from a borrowed DLTensor*, as a Tensor that copies the
- *  metadata and borrows the data (valid only while the caller's data lives: to keep a tensor
- *  beyond the call, the caller passes a Tensor object, e.g. packedfun.from_dlpack(x)). */
+/*! Tensor: an object; also received from a borrowed DLTensor* through PFAnyViewToOwned: a
+ *  promotable argument (what the Python bindings pass for NumPy arrays and torch tensors) becomes
+ *  a Tensor owning a reference to its producer; a plain DLTensor* becomes a Tensor that copies the
+ *  metadata and borrows the data (valid only while the caller's data lives). */
 template <>
 struct TypeTraits<Tensor> {
   static void ToView(const Tensor& v, PFAny* out, PFByteArray*) {

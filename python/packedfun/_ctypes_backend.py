@@ -14,9 +14,18 @@ from ctypes import byref, c_int, c_int32, c_void_p
 
 from . import _ctypes_abi as abi
 from ._ctypes_abi import LIB, PFAny, PFByteArray
+from ._ctypes_containers import Array, Dict, List, Map, Shape
 from ._ctypes_errors import error_get_backtrace, raise_last_error, set_error_factory
 from ._ctypes_modules import *  # noqa: F403 (module entry points; see _ctypes_modules.__all__)
 from ._ctypes_modules import __all__ as _module_names
+from ._ctypes_objects import (
+    ConstructorDescriptor,
+    FieldDescriptor,
+    MethodDescriptor,
+    type_info,
+    type_is_instance,
+    type_key_to_index,
+)
 from ._ctypes_pack import pack_value as _pack_value
 from ._ctypes_tensor import *  # noqa: F403 (tensor entry points; see _ctypes_tensor.__all__)
 from ._ctypes_tensor import __all__ as _tensor_names
@@ -51,6 +60,19 @@ __all__ = [
     "module_get_function",
 ]
 __all__ += _module_names
+__all__ += [  # objects and containers (issue 3; _ctypes_objects.py, _ctypes_containers.py)
+    "type_key_to_index",
+    "type_info",
+    "type_is_instance",
+    "FieldDescriptor",
+    "MethodDescriptor",
+    "ConstructorDescriptor",
+    "Array",
+    "List",
+    "Map",
+    "Dict",
+    "Shape",
+]
 __all__ += _tensor_names
 
 #: PFGetABIVersion() of the loaded runtime: (major << 16) | minor.

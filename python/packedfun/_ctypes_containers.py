@@ -1,6 +1,7 @@
 # The ctypes backend's containers: Array/List/Map/Dict/Shape wrappers over the native objects.
 """Containers of :mod:`packedfun._ctypes_backend` (issue 3; the interface is "Objects and
-containers" in docs/internals/python-backends.md).
+containers" in docs/internals/python-backends.md, the behaviour that of ``_core``'s
+``src/python/container*.c`` and ``convert_container.c``).
 
 ``Array``/``List`` read the native ``PFSeqObject`` directly (``len`` and indexing never call the
 runtime), ``Shape`` reads ``PFShapeObject``; ``Map``/``Dict`` go through ``PFMapSize``/
@@ -11,13 +12,20 @@ into native containers for arguments and ``convert``.
 
 from __future__ import annotations
 
-import operator
 import struct
 from ctypes import byref, c_int, c_int64, c_void_p, string_at
 
 from . import _ctypes_abi as abi
 from ._ctypes_abi import LIB, PFAny
-from ._ctypes_values import Object, borrow_any, raise_last_error, take_any, tp_name, wrap
+from ._ctypes_values import (
+    C_TYPES,
+    Object,
+    borrow_any,
+    raise_last_error,
+    take_any,
+    tp_name,
+    wrap,
+)
 
 __all__ = ["Array", "List", "Map", "Dict", "Shape", "CONTAINER_CLASSES", "pack_container"]
 
@@ -37,65 +45,92 @@ def _check(rc: int) -> None:
         raise_last_error()
 
 
-def _index(index, kind: str) -> int:
-    try:
-        return operator.index(index)
-    except TypeError:
-        raise TypeError(
-            f"{kind} indices must be integers or slices, not {tp_name(type(index))}"
-        ) from None
+def _as_index(key, overflow=IndexError) -> int:
+    """``PyNumber_AsSsize_t(key, overflow)``: an int of Py_ssize_t range."""
+    i = key.__index__()
+    if not -(1 << 63) <= i < (1 << 63):
+        raise overflow(f"cannot fit '{tp_name(type(key))}' into an index-sized integer")
+    return i
 
 
-def _pack_one(value, temps: list) -> bytes:
-    return _pack.pack_value(value, temps)
+def _is_index(key) -> bool:
+    return hasattr(type(key), "__index__")
 
 
-def _adopt(self: Object, made: Object) -> None:
-    """Moves the reference of ``made`` (a fresh wrapper) into ``self`` (being initialized)."""
-    handle, made._pf_handle = made._pf_handle, 0
-    old = self._pf_handle
-    self._pf_handle, self._pf_tindex = handle, made._pf_tindex
-    if old:
-        LIB.PFObjectDecRef(old)
+def _no_keywords(cls, kwargs) -> None:
+    if kwargs:
+        raise TypeError(f"{tp_name(cls)}() takes no keywords")
 
 
-def _ne(self, other):
-    result = self.__eq__(other)
-    return result if result is NotImplemented else not result
+def _one_arg(value, temps: list, fname: str) -> bytes:
+    """``value`` converted as argument 0 of ``fname`` (a value stored into a container)."""
+    return _pack.new_packer(temps, fname, 0).pack(value)
+
+
+def _handle(self, prefix: str) -> int:
+    handle = self._pf_handle
+    if not handle:
+        raise ValueError(f"{prefix}: empty wrapper")
+    return handle
+
+
+def _native_new(cls, made: Object):
+    """A new instance of ``cls`` taking over the reference of ``made`` (a fresh wrapper)."""
+    self = object.__new__(cls)
+    self._pf_handle, made._pf_handle = made._pf_handle, 0
+    self._pf_tindex = made._pf_tindex
+    return self
 
 
 # ---- sequences ----------------------------------------------------------------------------------
 class _Sequence(Object):
-    """What Array and List share: in-place reads of the PFSeqObject."""
+    """What Array, List and Shape share (``_core``'s pfpy_seq_*): in-place element reads."""
 
     __slots__ = ()
-    _pf_kind = "Array"
-    _pf_create = "PFArrayCreate"
 
-    def __init__(self, iterable=()):
-        _adopt(self, make_sequence(list(iterable), getattr(LIB, self._pf_create)))
+    def __new__(cls, *args, **kwargs):
+        _no_keywords(cls, kwargs)
+        if len(args) > 1:
+            raise TypeError(f"{tp_name(cls)}() takes at most 1 argument ({len(args)} given)")
+        items = tuple(args[0]) if args else ()
+        return _native_new(cls, cls._pf_make(items))
+
+    def _pf_element(self, data: int, i: int):
+        return borrow_any(data + 16 * i)
 
     def __len__(self) -> int:
         return _seq_view(self._pf_handle)[1]
 
-    def __getitem__(self, index):
-        data, size = _seq_view(self._pf_handle)
-        if isinstance(index, slice):
-            return self._slice(data, range(*index.indices(size)))
-        i = _index(index, self._pf_kind)
-        if i < 0:
-            i += size
-        if not 0 <= i < size:
-            raise IndexError(f"{self._pf_kind} index out of range")
-        return borrow_any(data + 16 * i)
+    def __getitem__(self, key):
+        if type(key) is int:
+            data, size = _seq_view(self._pf_handle)
+            i = key + size if key < 0 else key
+            if not 0 <= i < size:
+                raise IndexError(f"{tp_name(type(self))} index out of range")
+            return self._pf_element(data, i)
+        if isinstance(key, slice):
+            return self._pf_slice(key)
+        if _is_index(key):
+            i = _as_index(key)
+            data, size = _seq_view(self._pf_handle)
+            if i < 0:
+                i += size
+            if not 0 <= i < size:
+                raise IndexError(f"{tp_name(type(self))} index out of range")
+            return self._pf_element(data, i)
+        raise TypeError(
+            f"{tp_name(type(self))} indices must be integers or slices, not {tp_name(type(key))}"
+        )
 
-    def _slice(self, data: int, indices: range):
+    def _pf_slice(self, key: slice):
+        data, size = _seq_view(self._pf_handle)
+        indices = range(*key.indices(size))
+        if not self._pf_handle:
+            return tuple(self._pf_element(data, i) for i in indices)
+        items = b"".join(string_at(data + 16 * i, 16) for i in indices)
+        create = LIB.PFListCreate if self._pf_tindex == abi.kPFTypeList else LIB.PFArrayCreate
         out = PFAny()
-        if indices.step == 1:  # the owned elements are copied by the create call itself
-            items = data + 16 * indices.start if len(indices) else None
-        else:
-            items = b"".join(string_at(data + 16 * i, 16) for i in indices)
-        _check(getattr(LIB, self._pf_create)(items, len(indices), byref(out)))
+        _check(create(items or None, len(indices), byref(out)))
         return take_any(out)
 
     def __iter__(self):
@@ -104,254 +139,129 @@ class _Sequence(Object):
             data, size = _seq_view(self._pf_handle)
             if i >= size:
                 return
-            yield borrow_any(data + 16 * i)
+            yield self._pf_element(data, i)
             i += 1
 
-    def __reversed__(self):
-        i = len(self) - 1
-        while i >= 0:
-            data, size = _seq_view(self._pf_handle)
-            if i < size:
-                yield borrow_any(data + 16 * i)
-            i -= 1
+    def __contains__(self, x) -> bool:
+        return any(e is x or e == x for e in self)
 
-    def __contains__(self, value) -> bool:
-        return any(item is value or item == value for item in self)
-
-    def index(self, value, start=0, stop=None) -> int:
-        """The first index of ``value`` in ``[start, stop)`` (ValueError when absent)."""
-        items = list(self)
-        stop = len(items) if stop is None else stop
-        for i in range(*slice(start, stop).indices(len(items))):
-            if items[i] is value or items[i] == value:
+    def index(self, x) -> int:
+        """Position of the first element equal to ``x`` (ValueError if none)."""
+        for i, e in enumerate(self):
+            if e is x or e == x:
                 return i
-        raise ValueError(f"{value!r} is not in {self._pf_kind}")
+        raise ValueError(f"{x!r} is not in {tp_name(type(self))}")
 
-    def count(self, value) -> int:
-        """How many elements equal ``value``."""
-        return sum(1 for item in self if item is value or item == value)
+    def count(self, x) -> int:
+        """Number of elements equal to ``x``."""
+        return sum(1 for e in self if e is x or e == x)
+
+    def _pf_comparable(self, other) -> bool:
+        return isinstance(other, (list, tuple, _Sequence)) or self is other
 
     def __eq__(self, other):
-        if isinstance(other, (list, tuple, _Sequence, Shape)):
-            if isinstance(other, Object) and self.same_as(other):
-                return True
-            mine = list(self)
-            return len(mine) == len(other) and all(a == b for a, b in zip(mine, other))
-        return NotImplemented
+        if not self._pf_comparable(other):
+            return NotImplemented
+        return list(self) == list(other)
 
-    __ne__ = _ne
+    def __ne__(self, other):
+        if not self._pf_comparable(other):
+            return NotImplemented
+        return list(self) != list(other)
+
+    def __hash__(self):
+        return hash(tuple(self))
 
     def __repr__(self):
         return repr(list(self))
 
 
 class Array(_Sequence):
-    """Array(iterable=())
-
-    An immutable sequence (kPFTypeArray), read in place: no copy is made."""
+    """An immutable native array (kPFTypeArray); Array(iterable) converts each element."""
 
     __slots__ = ()
 
-    def __hash__(self):
-        return hash(tuple(self))
+    @staticmethod
+    def _pf_make(items: tuple) -> Object:
+        return make_sequence(items, LIB.PFArrayCreate)
 
 
 class List(_Sequence):
-    """List(iterable=())
-
-    A mutable sequence (kPFTypeList); writes go through the PFList* entry points."""
+    """A mutable native list (kPFTypeList); List(iterable) converts each element."""
 
     __slots__ = ()
-    _pf_kind = "List"
-    _pf_create = "PFListCreate"
     __hash__ = None  # type: ignore[assignment]
 
-    def __setitem__(self, index, value) -> None:
-        index = _index(index, "List")
-        temps: list = []
-        packed = _pack_one(value, temps)
-        _check(LIB.PFListSetItem(self._pf_handle, index, packed))
+    @staticmethod
+    def _pf_make(items: tuple) -> Object:
+        return make_sequence(items, LIB.PFListCreate)
 
-    def __delitem__(self, index) -> None:
-        _check(LIB.PFListPop(self._pf_handle, _index(index, "List"), None))
-
-    def insert(self, index, value) -> None:
-        """Inserts ``value`` before ``index`` (clamped as ``list.insert``)."""
-        index = _index(index, "List")
+    def __setitem__(self, key, value) -> None:
+        i = self._pf_index(key)
+        handle = _handle(self, "packedfun.List")
         temps: list = []
-        packed = _pack_one(value, temps)
-        _check(LIB.PFListInsert(self._pf_handle, index, packed))
+        packed = _one_arg(value, temps, "packedfun.List")
+        _check(LIB.PFListSetItem(handle, i, packed))
+
+    def __delitem__(self, key) -> None:
+        i = self._pf_index(key)
+        _check(LIB.PFListPop(_handle(self, "packedfun.List"), i, None))
+
+    @staticmethod
+    def _pf_index(key) -> int:
+        if not _is_index(key):
+            raise TypeError(f"packedfun.List indices must be integers, not {tp_name(type(key))}")
+        return _as_index(key)
 
     def append(self, value) -> None:
-        """Appends ``value``."""
+        """Appends ``value`` (converted like an argument)."""
+        handle = _handle(self, "packedfun.List")
         temps: list = []
-        packed = _pack_one(value, temps)
-        _check(LIB.PFListAppend(self._pf_handle, packed))
+        packed = _one_arg(value, temps, "packedfun.List")
+        _check(LIB.PFListAppend(handle, packed))
 
-    def extend(self, iterable) -> None:
-        """Appends every element of ``iterable``."""
-        for value in list(iterable):
-            self.append(value)
+    def insert(self, index, value) -> None:
+        """Inserts ``value`` before ``index`` (clamped like list.insert)."""
+        i = _as_index(index, OverflowError)
+        handle = _handle(self, "packedfun.List")
+        temps: list = []
+        packed = _one_arg(value, temps, "packedfun.List")
+        _check(LIB.PFListInsert(handle, i, packed))
 
     def pop(self, index=-1):
-        """Removes and returns element ``index`` (default: the last)."""
+        """Removes and returns an element (IndexError when out of range)."""
+        i = _as_index(index)
         out = PFAny()
-        _check(LIB.PFListPop(self._pf_handle, _index(index, "List"), byref(out)))
+        _check(LIB.PFListPop(_handle(self, "packedfun.List"), i, byref(out)))
         return take_any(out)
 
     def clear(self) -> None:
         """Removes every element."""
-        _check(LIB.PFListClear(self._pf_handle))
+        _check(LIB.PFListClear(_handle(self, "packedfun.List")))
+
+    def extend(self, iterable) -> None:
+        """Appends every element of ``iterable`` (a snapshot: extending by itself ends)."""
+        for value in tuple(iterable):
+            self.append(value)
+
+    def __iadd__(self, other):
+        self.extend(other)
+        return self
 
 
-# ---- maps ---------------------------------------------------------------------------------------
-def _map_items(handle: int) -> list:
-    """``[(key, value), ...]`` of a Map or Dict in iteration order (a snapshot)."""
-    out = PFAny()
-    _check(LIB.PFMapItems(handle, byref(out)))
-    try:
-        data, size = _seq_view(out.v_obj)
-        flat = [borrow_any(data + 16 * i) for i in range(size)]
-    finally:
-        LIB.PFAnyRelease(byref(out))
-    return list(zip(flat[0::2], flat[1::2]))
-
-
-class _Mapping(Object):
-    """What Map and Dict share: lookups through the PFMap* entry points."""
-
-    __slots__ = ()
-    _pf_create = "PFMapCreate"
-    __hash__ = None  # type: ignore[assignment]
-
-    def __init__(self, mapping_or_pairs=()):
-        pairs = mapping_or_pairs
-        if hasattr(pairs, "keys"):
-            pairs = [(k, pairs[k]) for k in pairs.keys()]
-        _adopt(self, make_mapping(list(pairs), getattr(LIB, self._pf_create)))
-
-    def __len__(self) -> int:
-        size = c_int64()
-        _check(LIB.PFMapSize(self._pf_handle, byref(size)))
-        return size.value
-
-    def _lookup(self, key, default):
-        temps: list = []
-        try:
-            packed = _pack_one(key, temps)
-        except (OverflowError, UnicodeEncodeError):  # such a key cannot be in a native map
-            return default
-        out = PFAny()
-        found = c_int(0)
-        _check(LIB.PFMapGetItem(self._pf_handle, packed, byref(out), byref(found)))
-        return take_any(out) if found.value else default
-
-    def __getitem__(self, key):
-        value = self._lookup(key, _MISSING)
-        if value is _MISSING:
-            raise KeyError(key)
-        return value
-
-    def get(self, key, default=None):
-        """The value of ``key``, or ``default``."""
-        return self._lookup(key, default)
-
-    def __contains__(self, key) -> bool:
-        return self._lookup(key, _MISSING) is not _MISSING
-
-    def __iter__(self):
-        return iter(self.keys())
-
-    def keys(self) -> list:
-        """The keys, in iteration order (a snapshot)."""
-        return [k for k, _ in _map_items(self._pf_handle)]
-
-    def values(self) -> list:
-        """The values, in iteration order (a snapshot)."""
-        return [v for _, v in _map_items(self._pf_handle)]
-
-    def items(self) -> list:
-        """The ``(key, value)`` pairs, in iteration order (a snapshot)."""
-        return _map_items(self._pf_handle)
-
-    def __eq__(self, other):
-        if not isinstance(other, (dict, _Mapping)):
-            return NotImplemented
-        if isinstance(other, Object) and self.same_as(other):
-            return True
-        items = self.items()
-        if len(items) != len(other):
-            return False
-        for key, value in items:
-            theirs = other.get(key, _MISSING)
-            if theirs is _MISSING or not (theirs is value or theirs == value):
-                return False
-        return True
-
-    __ne__ = _ne
-
-    def __repr__(self):
-        return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in self.items()) + "}"
-
-
-class Map(_Mapping):
-    """Map(mapping_or_pairs={})
-
-    An immutable hash map (kPFTypeMap) read through PFMapSize/PFMapGetItem/PFMapItems."""
+class Shape(_Sequence):
+    """An immutable tuple of int64 (kPFTypeShape), e.g. a tensor's shape."""
 
     __slots__ = ()
 
+    @staticmethod
+    def _pf_make(items: tuple) -> Object:
+        return make_shape(items)
 
-class Dict(_Mapping):
-    """Dict(mapping_or_pairs={})
+    def _pf_element(self, data: int, i: int):
+        return c_int64.from_address(data + 8 * i).value
 
-    A mutable hash map (kPFTypeDict); writes go through the PFDict* entry points."""
-
-    __slots__ = ()
-    _pf_create = "PFDictCreate"
-
-    def __setitem__(self, key, value) -> None:
-        temps: list = []
-        packed_key = _pack_one(key, temps)
-        packed_value = _pack_one(value, temps)
-        _check(LIB.PFDictSetItem(self._pf_handle, packed_key, packed_value))
-
-    def __delitem__(self, key) -> None:
-        temps: list = []
-        try:
-            packed = _pack_one(key, temps)
-        except (OverflowError, UnicodeEncodeError):
-            raise KeyError(key) from None
-        if LIB.PFDictDelItem(self._pf_handle, packed):
-            raise_last_error()
-
-    def pop(self, key, default=_MISSING):
-        """Removes ``key`` and returns its value (``default``, or KeyError, when absent)."""
-        value = self._lookup(key, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                raise KeyError(key)
-            return default
-        del self[key]
-        return value
-
-    def clear(self) -> None:
-        """Removes every entry."""
-        _check(LIB.PFDictClear(self._pf_handle))
-
-
-# ---- shapes -------------------------------------------------------------------------------------
-class Shape(Object):
-    """Shape(iterable_of_ints=())
-
-    An immutable run of int64 (kPFTypeShape) that behaves like a tuple of ints."""
-
-    __slots__ = ()
-
-    def __init__(self, iterable_of_ints=()):
-        _adopt(self, make_shape(list(iterable_of_ints)))
-
-    def _dims(self) -> tuple:
+    def _pf_dims(self) -> tuple:
         data, size = _seq_view(self._pf_handle)
         if not size:
             return ()
@@ -360,53 +270,163 @@ class Shape(Object):
             unpack = _unpack_dims[size] = struct.Struct(f"={size}q").unpack
         return unpack(string_at(data, 8 * size))
 
-    def __len__(self) -> int:
-        return _seq_view(self._pf_handle)[1]
-
-    def __getitem__(self, index):
-        dims = self._dims()
-        if isinstance(index, slice):
-            return dims[index]
-        i = _index(index, "Shape")
-        if not -len(dims) <= i < len(dims):
-            raise IndexError("Shape index out of range")
-        return dims[i]
+    def _pf_slice(self, key: slice):
+        return self._pf_dims()[key]
 
     def __iter__(self):
-        return iter(self._dims())
-
-    def __reversed__(self):
-        return reversed(self._dims())
-
-    def __contains__(self, value) -> bool:
-        return value in self._dims()
-
-    def index(self, value, *args) -> int:
-        """The first index of ``value`` (ValueError when absent)."""
-        return self._dims().index(value, *args)
-
-    def count(self, value) -> int:
-        """How many dimensions equal ``value``."""
-        return self._dims().count(value)
-
-    def __eq__(self, other):
-        if isinstance(other, Shape):
-            return self._dims() == other._dims()
-        if isinstance(other, (tuple, list)):
-            return self._dims() == tuple(other)
-        return NotImplemented
-
-    __ne__ = _ne
+        return iter(self._pf_dims())
 
     def __hash__(self):
-        return hash(self._dims())
+        return hash(self._pf_dims())
 
     def __repr__(self):
-        return f"packedfun.Shape({', '.join(map(str, self._dims()))})"
+        return repr(self._pf_dims())
+
+
+# ---- maps ---------------------------------------------------------------------------------------
+class _Mapping(Object):
+    """What Map and Dict share (``_core``'s container_map.c): reads through PFMap*."""
+
+    __slots__ = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def __new__(cls, *args, **kwargs):
+        _no_keywords(cls, kwargs)
+        if len(args) > 1:
+            raise TypeError(f"{tp_name(cls)}() takes at most 1 argument ({len(args)} given)")
+        merged = dict(args[0]) if args else {}
+        return _native_new(cls, make_mapping(merged, cls._pf_create()))
+
+    def __len__(self) -> int:
+        if not self._pf_handle:
+            return 0
+        size = c_int64()
+        _check(LIB.PFMapSize(self._pf_handle, byref(size)))
+        return size.value
+
+    def _pf_lookup(self, key, default):
+        handle = _handle(self, tp_name(type(self)))
+        temps: list = []
+        packed = _one_arg(key, temps, "packedfun.Map")
+        out = PFAny()
+        found = c_int(0)
+        _check(LIB.PFMapGetItem(handle, packed, byref(out), byref(found)))
+        return take_any(out) if found.value else default
+
+    def __getitem__(self, key):
+        value = self._pf_lookup(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def get(self, key, default=None):
+        """get(key, default=None): the value of ``key``, or ``default``."""
+        return self._pf_lookup(key, default)
+
+    def __contains__(self, key) -> bool:
+        return self._pf_lookup(key, _MISSING) is not _MISSING
+
+    def _pf_items(self) -> list:
+        """``[(key, value), ...]`` in iteration order (a snapshot)."""
+        out = PFAny()
+        _check(LIB.PFMapItems(_handle(self, tp_name(type(self))), byref(out)))
+        try:
+            data, size = _seq_view(out.v_obj)
+            flat = [borrow_any(data + 16 * i) for i in range(size)]
+        finally:
+            LIB.PFAnyRelease(byref(out))
+        return list(zip(flat[0::2], flat[1::2]))
+
+    def keys(self) -> list:
+        """A list of the keys, in iteration order."""
+        return [k for k, _ in self._pf_items()]
+
+    def values(self) -> list:
+        """A list of the values, in iteration order."""
+        return [v for _, v in self._pf_items()]
+
+    def items(self) -> list:
+        """A list of (key, value) pairs, in iteration order."""
+        return self._pf_items()
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def _pf_dict(self) -> dict:
+        return dict(self._pf_items())
+
+    def __eq__(self, other):
+        if isinstance(other, _Mapping):
+            return self._pf_dict() == other._pf_dict()
+        if isinstance(other, dict):
+            return self._pf_dict() == other
+        return NotImplemented
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __repr__(self):
+        return repr(self._pf_dict())
+
+
+class Map(_Mapping):
+    """An immutable native map (kPFTypeMap); Map(mapping) converts keys and values."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def _pf_create():
+        return LIB.PFMapCreate
+
+
+class Dict(_Mapping):
+    """A mutable native dict (kPFTypeDict); Dict(mapping) converts keys and values."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def _pf_create():
+        return LIB.PFDictCreate
+
+    def __setitem__(self, key, value) -> None:
+        handle = _handle(self, tp_name(type(self)))
+        temps: list = []
+        packed_key = _one_arg(key, temps, "packedfun.Map")
+        packed_value = _one_arg(value, temps, "packedfun.Map")
+        _check(LIB.PFDictSetItem(handle, packed_key, packed_value))
+
+    def __delitem__(self, key) -> None:
+        handle = _handle(self, tp_name(type(self)))
+        temps: list = []
+        packed = _one_arg(key, temps, "packedfun.Map")
+        if LIB.PFDictDelItem(handle, packed):
+            # the runtime's KeyError names the key natively; Python's names it as is
+            err = c_void_p()
+            LIB.PFErrorMoveFromRaised(byref(err))
+            LIB.PFObjectDecRef(err.value)
+            raise KeyError(key)
+
+    def clear(self) -> None:
+        """Removes every entry."""
+        _check(LIB.PFDictClear(_handle(self, tp_name(type(self)))))
+
+    def pop(self, key, *default):
+        """pop(key[, default]): removes ``key`` and returns its value."""
+        if len(default) > 1:
+            raise TypeError("pop expected 1 or 2 arguments")
+        value = self._pf_lookup(key, _MISSING)
+        if value is _MISSING:
+            if default:
+                return default[0]
+            raise KeyError(key)
+        del self[key]
+        return value
 
 
 for _cls in (Array, List, Map, Dict, Shape):
     _cls.__module__ = "packedfun"
+    C_TYPES.add(_cls)
 
 #: The wrapper class of each built-in container type index.
 CONTAINER_CLASSES = {
@@ -416,7 +436,6 @@ CONTAINER_CLASSES = {
     abi.kPFTypeDict: Dict,
     abi.kPFTypeShape: Shape,
 }
-
 
 
 # ---- Python -> native containers ----------------------------------------------------------------
@@ -448,7 +467,8 @@ def _pack_items(packer, pos, items) -> list:
     size = len(items)
     for i in range(size):
         if len(items) != size:
-            what = f"{'list' if isinstance(items, list) else 'tuple'} changed size during conversion"
+            kind = "list" if isinstance(items, list) else "tuple"
+            what = f"{kind} changed size during conversion"
             raise RuntimeError(_pack._arg_message(packer.fname, pos, what))
         packer.pos = f"{pos}[{i}]"
         parts.append(packer.pack(items[i]))
@@ -471,33 +491,37 @@ def _pack_pairs(packer, pos, mapping) -> list:
 def _create(create, parts: list, count: int) -> Object:
     out = PFAny()
     _check(create(b"".join(parts) if parts else None, count, byref(out)))
-    return wrap(out.v_obj, out.type_index)
+    return wrap(out.v_obj, out.type_index, Object)  # a plain holder: no object factory
 
 
-def make_sequence(items: list, create) -> Object:
-    """A new Array or List (``create``: PFArrayCreate or PFListCreate) holding ``items``."""
-    packer = _pack.new_packer()
-    parts = _pack_items(packer, 0, items)
-    return _create(create, parts, len(parts))
+def make_sequence(items, create) -> Object:
+    """A new Array or List (``create``: PFArrayCreate or PFListCreate) holding ``items``
+    (converted as the elements of argument 0, as ``_core``'s constructors do)."""
+    packer = _pack.new_packer([], None, 0)
+    packer.active.add(id(items))
+    return _create(create, _pack_items(packer, 0, items), len(items))
 
 
-def make_mapping(pairs: list, create) -> Object:
-    """A new Map or Dict (``create``: PFMapCreate or PFDictCreate) of ``(key, value)`` pairs."""
-    packer = _pack.new_packer()
-    parts = []
-    for k, v in pairs:
-        packer.pos = f"0[{k!r}]"
-        parts.append(packer.pack(k))
-        parts.append(packer.pack(v))
-    return _create(create, parts, len(pairs))
+def make_mapping(mapping: dict, create) -> Object:
+    """A new Map or Dict (``create``: PFMapCreate or PFDictCreate) of the pairs of ``mapping``."""
+    packer = _pack.new_packer([], None, 0)
+    packer.active.add(id(mapping))
+    return _create(create, _pack_pairs(packer, 0, mapping), len(mapping))
 
 
-def make_shape(dims: list) -> Object:
-    """A new Shape of ``dims`` (ints)."""
-    values = [_index(d, "Shape dimension") for d in dims]
+def make_shape(items) -> Object:
+    """A new Shape of the ints ``items`` (TypeError names a bad dimension)."""
+    dims = []
+    for i, d in enumerate(items):
+        if isinstance(d, bool) or not _is_index(d):
+            raise TypeError(f"Shape: dimension {i}: expected int, got {tp_name(type(d))}")
+        value = d.__index__()
+        if not -(1 << 63) <= value < (1 << 63):
+            raise OverflowError("Python int too large to convert to C long long")
+        dims.append(value)
     out = c_void_p()
-    _check(LIB.PFShapeCreate((c_int64 * len(values))(*values), len(values), byref(out)))
-    return wrap(out.value, abi.kPFTypeShape)
+    _check(LIB.PFShapeCreate((c_int64 * len(dims))(*dims), len(dims), byref(out)))
+    return wrap(out.value, abi.kPFTypeShape, Object)
 
 
 from . import _ctypes_pack as _pack  # noqa: E402  (imports this module at its end)

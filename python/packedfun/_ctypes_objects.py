@@ -1,4 +1,4 @@
-# The ctypes backend's object system: type-table reads, class dispatch, reflected fields and methods.
+# The ctypes backend's object system: type table, class dispatch, reflected fields and methods.
 """Reflection of :mod:`packedfun._ctypes_backend` (issue 3), over ``PFTypeGetInfo`` alone.
 
 Fields are read and written through the ``PFFieldGetter``/``PFFieldSetter`` of their
@@ -9,12 +9,13 @@ Type indices without a registered Python class wrap as the built-in container cl
 
 from __future__ import annotations
 
-from ctypes import POINTER, byref, c_int32
+from ctypes import POINTER, byref, c_int32, c_void_p
 from types import MethodType
 
 from . import _ctypes_abi as abi
 from ._ctypes_abi import LIB, PFAny, PFByteArray
 from ._ctypes_values import (
+    C_TYPES,
     Function,
     Object,
     make_function,
@@ -24,6 +25,8 @@ from ._ctypes_values import (
 )
 
 _IncRef = LIB.PFObjectIncRef
+_DecRef = LIB.PFObjectDecRef
+_IsInstance = LIB.PFTypeIsInstance
 _TypeGetInfo = LIB.PFTypeGetInfo
 
 
@@ -42,18 +45,21 @@ def _info(tindex: int):
 
 
 def _text(view) -> str:
-    return abi.read_bytes(view).decode("utf-8")
+    return abi.read_bytes(view).decode("utf-8", "replace")
 
 
 def type_key_to_index(type_key: str) -> int:
-    """The type index of ``type_key`` (KeyError from the runtime when unknown)."""
+    """The type index of ``type_key`` (KeyError when unknown)."""
     if not isinstance(type_key, str):
-        raise TypeError(f"type key must be a str, got {tp_name(type(type_key))}")
+        raise TypeError("type key must be a str")
     data = type_key.encode("utf-8")
     view = PFByteArray(data, len(data))
     out = c_int32()
     if LIB.PFTypeKeyToIndex(byref(view), byref(out)):
-        raise_last_error()
+        err = c_void_p()
+        LIB.PFErrorMoveFromRaised(byref(err))
+        _DecRef(err.value)
+        raise KeyError(f"unknown type key {type_key!r}")
     return out.value
 
 
@@ -71,29 +77,34 @@ def type_info(tindex: int) -> dict:
     """Everything PFTypeGetInfo says of ``tindex``, as a fresh dict (the type's OWN fields and
     methods only; IndexError from the runtime for an unknown index)."""
     info = _info(tindex)
+    type_key = _text(info.type_key)
     fields = []
     for i in range(info.num_fields):
         field = info.fields[i]
-        fields.append({
-            "name": _text(field.name),
-            "doc": _text(field.doc),
-            "readonly": bool(field.flags & abi.PACKEDFUN_FIELD_READONLY) or not field.setter,
-            "static_type_index": field.static_type_index,
-        })
+        fields.append(
+            {
+                "name": _text(field.name),
+                "doc": _text(field.doc),
+                "readonly": bool(field.flags & abi.PACKEDFUN_FIELD_READONLY) or not field.setter,
+                "static_type_index": field.static_type_index,
+            }
+        )
     methods = []
     for i in range(info.num_methods):
         method = info.methods[i]
         name = _text(method.name)
         _IncRef(method.method)
-        methods.append({
-            "name": name,
-            "doc": _text(method.doc),
-            "is_static": bool(method.flags & abi.PACKEDFUN_METHOD_STATIC),
-            "func": make_function(method.method, name),
-        })
+        methods.append(
+            {
+                "name": name,
+                "doc": _text(method.doc),
+                "is_static": bool(method.flags & abi.PACKEDFUN_METHOD_STATIC),
+                "func": make_function(method.method, f"{type_key}.{name}"),
+            }
+        )
     return {
         "type_index": info.type_index,
-        "type_key": _text(info.type_key),
+        "type_key": type_key,
         "depth": info.depth,
         "ancestors": tuple(info.ancestors[d] for d in range(info.depth + 1)),
         "doc": _text(info.doc),
@@ -104,81 +115,85 @@ def type_info(tindex: int) -> dict:
 
 # ---- descriptors --------------------------------------------------------------------------------
 class FieldDescriptor:
-    """FieldDescriptor(type_index, name)
+    """FieldDescriptor(type_index, name): reads/writes a reflected field of an object.
 
-    Data descriptor of one reflected field of ``type_index`` (its own field ``name``): reads
-    and writes go through the field's getter and setter every time."""
-
-    __slots__ = ("type_index", "readonly", "__name__", "__doc__", "_offset", "_getter",
-                 "_setter", "_type_key")
+    A data descriptor for the own field ``name`` of ``type_index``; every read and write goes
+    through the field's getter/setter (``PFFieldInfo``) at ``handle + offset``."""
 
     def __init__(self, type_index: int, name: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"FieldDescriptor() argument 'name' must be str, not {tp_name(type(name))}"
+            )
         info = _info(type_index)
+        type_key = _text(info.type_key)
         for i in range(info.num_fields):
             field = info.fields[i]
             if _text(field.name) == name:
                 break
         else:
-            raise KeyError(f"{_text(info.type_key)} has no field '{name}'")
+            raise KeyError(f"type {type_key} has no field {name!r}")
         self.type_index = type_index
-        self.__name__ = name
-        self.__doc__ = _text(field.doc) or None
         self.readonly = bool(field.flags & abi.PACKEDFUN_FIELD_READONLY) or not field.setter
+        self.__name__ = name
+        self.__qualname__ = f"{type_key}.{name}"
+        self.__doc__ = _text(field.doc)
         self._offset = field.offset
         self._getter = abi.PFFieldGetter(field.getter)
         self._setter = None if self.readonly else abi.PFFieldSetter(field.setter)
-        self._type_key = _text(info.type_key)
 
-    def _address(self, obj) -> int:
-        """Where the field lives in ``obj`` (after checking that ``obj`` has it)."""
+    def _target(self, obj) -> int:
+        """The handle of ``obj`` when it has this field (TypeError/ValueError otherwise)."""
         if not isinstance(obj, Object):
-            raise TypeError(f"field '{self.__name__}' of {self._type_key} needs a "
-                            f"packedfun.Object, got {tp_name(type(obj))}")
+            raise TypeError(
+                f"{self.__qualname__}: expected a packedfun.Object, got {tp_name(type(obj))}"
+            )
         handle = obj._pf_handle
         if not handle:
-            raise ValueError(f"field '{self.__name__}' of {self._type_key} read on an empty "
-                             "object")
+            raise ValueError(f"{self.__qualname__}: the object is empty (not constructed)")
         tindex = obj._pf_tindex
-        if tindex != self.type_index and not LIB.PFTypeIsInstance(tindex, self.type_index):
-            raise TypeError(f"field '{self.__name__}' of {self._type_key} read on an object "
-                            f"of type {type_index_to_key(tindex)}")
-        return handle + self._offset
+        if tindex != self.type_index and not _IsInstance(tindex, self.type_index):
+            raise TypeError(
+                f"{self.__qualname__}: object of type index {tindex} does not have this field"
+            )
+        return handle
 
     def __get__(self, obj, cls=None):
         if obj is None:
             return self
         out = PFAny()
-        if self._getter(self._address(obj), byref(out)):
-            raise_last_error()
+        if self._getter(self._target(obj) + self._offset, byref(out)):
+            raise_last_error(self.__qualname__)
         return take_any(out)
 
     def __set__(self, obj, value) -> None:
-        address = self._address(obj)
-        if self._setter is None:
-            raise AttributeError(f"field '{self.__name__}' of {self._type_key} is read-only")
+        if self.readonly:
+            raise AttributeError(f"field '{self.__name__}' of {tp_name(type(obj))} is read-only")
+        address = self._target(obj) + self._offset
         temps: list = []
-        view = PFAny.from_buffer_copy(_pack.pack_value(value, temps))
-        if self._setter(address, byref(view)):
-            raise_last_error()
+        packed = _pack.new_packer(temps, self.__qualname__, 0).pack(value)
+        if self._setter(address, PFAny.from_buffer_copy(packed)):
+            raise_last_error(self.__qualname__)
 
     def __delete__(self, obj) -> None:
-        raise AttributeError(f"field '{self.__name__}' of {self._type_key} cannot be deleted")
+        raise AttributeError(
+            f"field '{self.__name__}' of {tp_name(type(obj))} is read-only (cannot be deleted)"
+        )
 
     def __repr__(self):
-        return f"<packedfun.FieldDescriptor '{self.__name__}' of {self._type_key}>"
+        return f"<packedfun field {self.__qualname__}>"
 
 
 class MethodDescriptor:
-    """MethodDescriptor(func, name, doc=None)
+    """MethodDescriptor(func, name, doc=None): a reflected instance method.
 
-    An instance method: binds like a Python function, calling ``func(self, *args)``."""
-
-    __slots__ = ("__func__", "__name__", "__doc__")
+    Binds like a Python function: ``obj.method(*args)`` calls ``func(obj, *args)``."""
 
     def __init__(self, func, name: str, doc=None) -> None:
-        if not isinstance(func, Function):
+        _check_function(type(self), func)
+        if not isinstance(name, str):
             raise TypeError(
-                f"MethodDescriptor expects a packedfun.Function, got {tp_name(type(func))}"
+                f"MethodDescriptor() argument 'name' must be str, not {tp_name(type(name))}"
             )
         self.__func__ = func
         self.__name__ = name
@@ -187,42 +202,48 @@ class MethodDescriptor:
     def __get__(self, obj, cls=None):
         return self if obj is None else MethodType(self, obj)
 
-    def __call__(self, self_obj, *args):
-        return self.__func__(self_obj, *args)
+    def __call__(self, *args, **kwargs):
+        return self.__func__(*args, **kwargs)
 
     def __repr__(self):
-        return f"<packedfun.MethodDescriptor '{self.__name__}'>"
+        return f"<packedfun method {self.__name__} of {self.__func__!r}>"
 
 
-class ConstructorDescriptor:
-    """ConstructorDescriptor(ctor)
-
-    Used as a class's ``__init__``: fills the new wrapper with the object ``ctor(*args)``
-    returns (``self.__init_handle_by_constructor__(ctor, *args)``)."""
-
-    __slots__ = ("__func__", "__doc__")
+class ConstructorDescriptor(MethodDescriptor):
+    """ConstructorDescriptor(ctor): an __init__ that fills the instance from ctor(*args)."""
 
     def __init__(self, ctor) -> None:
-        if not isinstance(ctor, Function):
-            raise TypeError(
-                f"ConstructorDescriptor expects a packedfun.Function, got {tp_name(type(ctor))}"
-            )
+        _check_function(type(self), ctor)
         self.__func__ = ctor
+        self.__name__ = "__init__"
         self.__doc__ = None
 
-    def __get__(self, obj, cls=None):
-        return self if obj is None else MethodType(self, obj)
+    def __call__(self, *args, **kwargs):
+        if not args or not isinstance(args[0], Object):
+            raise TypeError(f"{self.__name__}: expected a packedfun.Object first")
+        if kwargs:
+            raise TypeError(f"{self.__name__} takes positional arguments only")
+        made = self.__func__(*args[1:])
+        if not isinstance(made, Object) or not made._pf_handle:
+            raise TypeError(f"{self.__name__} returned {tp_name(type(made))}, expected an object")
+        target = args[0]
+        handle = made._pf_handle
+        _IncRef(handle)
+        del made
+        old = target._pf_handle
+        target._pf_handle, target._pf_tindex = handle, c_int32.from_address(handle + 8).value
+        if old:
+            _DecRef(old)
 
-    def __call__(self, self_obj, *args) -> None:
-        self_obj.__init_handle_by_constructor__(self.__func__, *args)
 
-    @property
-    def __name__(self) -> str:
-        return "__init__"
+def _check_function(cls, func) -> None:
+    if not isinstance(func, Function):
+        raise TypeError(f"{tp_name(cls)} expects a packedfun.Function, got {tp_name(type(func))}")
 
 
 for _cls in (FieldDescriptor, MethodDescriptor, ConstructorDescriptor):
-    _cls.__module__ = "packedfun"
+    _cls.__module__ = "packedfun._core"  # named as _core's C types are
+    C_TYPES.add(_cls)
 
 from . import _ctypes_containers as _containers  # noqa: E402
 from . import _ctypes_pack as _pack  # noqa: E402

@@ -478,6 +478,6 @@ def raise_last_error(fname=None):
 
 # Packing and errors live in their own modules, which import from this one: bound last.
 from . import _ctypes_errors as _errors  # noqa: E402
+from . import _ctypes_objects as _objects  # noqa: E402
 from . import _ctypes_pack as _pack  # noqa: E402
 from . import _ctypes_tensor as _tensor  # noqa: E402
-from . import _ctypes_objects as _objects  # noqa: E402

@@ -23,6 +23,10 @@ inline bool IsTensor(const PFObject* obj) noexcept {
   return obj != nullptr && obj->type_index == kPFTypeTensor;
 }
 
+/*! A Tensor (new ref) sharing the data of a promotable argument, copying its metadata, holding a
+ *  reference to its keeper and keeping its read-only flag. Throws a ValueError on bad metadata. */
+PFObject* TensorFromArg(const PFDLTensorArg& arg);
+
 /*! Bytes needed by `t`'s elements in a compact layout (sub-byte types packed). Throws a ValueError
  *  when the shape or dtype is invalid or the size overflows. */
 uint64_t TensorNumBytes(const DLTensor& t);

@@ -1,5 +1,6 @@
 /* Conversion between Python objects and PFAny values, in both directions. */
 #include "core.h"
+#include "object_system.h"
 #include "tensor.h"
 
 /* ---- Python -> PFAny ---------------------------------------------------------------------------- */
@@ -145,6 +146,9 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
   }
   if (PyObject_TypeCheck(o, &PFPyObject_Type)) return arg_from_object(o, out);
   if (PyBytes_Check(o) || PyByteArray_Check(o)) return arg_from_bytes_like(o, pack, out, slot);
+  if (PyList_Check(o) || PyTuple_Check(o) || PyDict_Check(o)) {
+    return pfpy_container_arg(o, pack, pos, fname); /* -> Array / Map (convert_container.c) */
+  }
   if (PyCallable_Check(o)) { /* before the tensor probes: callbacks are hot, arrays not callable */
     if (pfpy_callable_to_function(o, &obj) != 0) return -1;
     return push_temp(pack, obj, out);

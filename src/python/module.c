@@ -1,5 +1,6 @@
 /* The packedfun._core module: initialization, module loading and the object factory. */
 #include "core.h"
+#include "object_system.h"
 #include "tensor.h"
 
 #include <dlfcn.h>
@@ -101,6 +102,7 @@ static int add_contents(PyObject* m) {
   Py_INCREF(&PFPyFunction_Type);
   if (PyModule_AddObject(m, "Function", (PyObject*)&PFPyFunction_Type) < 0) return -1;
   if (pfpy_tensor_add_to_module(m) < 0) return -1;
+  if (pfpy_object_system_add(m) < 0) return -1; /* objects and containers (issue 3) */
   if (PyModule_AddIntConstant(m, "ABI_VERSION", (long)abi) < 0) return -1;
   PyObject* path = runtime_path();
   if (path == NULL || PyModule_AddObject(m, "LIB_PATH", path) < 0) {

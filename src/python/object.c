@@ -1,5 +1,6 @@
 /* packedfun.Object: the base Python type of every wrapper of a native object, and object wrapping. */
 #include "core.h"
+#include "object_system.h"
 #include "tensor.h"
 
 #include <stdint.h>
@@ -17,7 +18,7 @@ void pfpy_object_factory_reset(void) {
 
 /* The Python class for objects of `tindex` (borrowed), or NULL with an exception. */
 static PyTypeObject* class_for(int32_t tindex) {
-  if (pfpy_object_factory == NULL) return &PFPyObject_Type;
+  if (pfpy_object_factory == NULL) return pfpy_default_class(tindex);
   if (tindex >= 0 && tindex < CLASS_CACHE_SIZE && class_cache[tindex] != NULL) {
     return (PyTypeObject*)class_cache[tindex];
   }
@@ -25,7 +26,7 @@ static PyTypeObject* class_for(int32_t tindex) {
   if (cls == NULL) return NULL;
   if (cls == Py_None) {
     Py_DECREF(cls);
-    return &PFPyObject_Type;
+    return pfpy_default_class(tindex);
   }
   if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject*)cls, &PFPyObject_Type)) {
     PyErr_Format(PyExc_TypeError, "object factory returned %R for type index %d, "

@@ -11,27 +11,29 @@ PyObject* pfpy_device_class = NULL;
 
 #define SCRATCH_INLINE_RANK 6
 
-/* Backs one DLTensor* argument for the duration of a call. It is pushed into the call's temps as
- * an object no native code ever sees; its "deleter" returns it to a free list, so the steady state
- * allocates nothing. Only touched with the GIL held. */
+/* Backs one DLTensor* argument: a promotable PFDLTensorArg whose keeper is the Scratch itself.
+ * It is pushed into the call's temps; when native code keeps the argument (PFAnyViewToOwned), the
+ * Tensor it makes holds a reference to the Scratch, which then outlives the call together with
+ * what keeps the producer alive (the buffer view of a NumPy array, the torch tensor). Its deleter
+ * returns it to a free list, so the steady state allocates nothing. The free list and the Python
+ * references are only touched with the GIL held (the deleter takes it when needed). */
 typedef struct Scratch {
   PFObject header;
-  DLTensor tensor;
+  PFDLTensorArg arg;
   int64_t dims[2 * SCRATCH_INLINE_RANK]; /* shape then strides */
   int64_t* heap;                         /* for ndim > SCRATCH_INLINE_RANK */
   int32_t heap_rank;
   int has_view;
   Py_buffer view;
-  PyObject* owner; /* a packedfun.Tensor kept for the call, or NULL */
+  PyObject* owner; /* a packedfun.Tensor or torch tensor kept with the Scratch, or NULL */
   struct Scratch* next;
 } Scratch;
 
 static Scratch* scratch_free_list = NULL;
 
-/* Runs when the call's temporaries are released, possibly with an exception being raised:
- * a producer's deleter may run Python code, so the exception is set aside meanwhile. */
-static void scratch_release(PFObject* obj) {
-  Scratch* s = (Scratch*)obj;
+/* Releases what `s` keeps and recycles it; needs the GIL. It may run while an exception is being
+ * raised: a producer's deleter may run Python code, so the exception is set aside meanwhile. */
+static void scratch_recycle(Scratch* s) {
   if (s->has_view) {
     s->has_view = 0;
     PyBuffer_Release(&s->view);
@@ -43,6 +45,34 @@ static void scratch_release(PFObject* obj) {
   }
   s->next = scratch_free_list;
   scratch_free_list = s;
+}
+
+/* The last reference to a promoted argument died on a thread without the GIL. */
+static PFPY_NOINLINE void scratch_release_elsewhere(Scratch* s) {
+  if (!Py_IsInitialized()) return; /* at exit the producer is gone with everything else */
+  PyGILState_STATE gil = PyGILState_Ensure();
+  scratch_recycle(s);
+  PyGILState_Release(gil);
+}
+
+/* The Scratch's deleter: at the end of the call, or when the last Tensor made from it dies. */
+static void scratch_release(PFObject* obj) {
+  Scratch* s = (Scratch*)obj;
+  if (PFPY_LIKELY(pfpy_gil_held())) {
+    scratch_recycle(s);
+  } else {
+    scratch_release_elsewhere(s);
+  }
+}
+
+/* Makes `s` (filled) the promotable argument `*out` and hands it to the call's temps. */
+static void scratch_pass(Scratch* s, PFPyArgs* pack, PFAny* out, uint32_t flags) {
+  s->arg.keeper = &s->header;
+  s->arg.flags = flags;
+  pack->temps[pack->num_temps++] = &s->header;
+  out->type_index = kPFTypeDLTensorPtr;
+  out->zero_padding = PACKEDFUN_DLTENSOR_ARG_TAG;
+  out->v_ptr = &s->arg.tensor;
 }
 
 static Scratch* scratch_take(void) {
@@ -175,7 +205,7 @@ static int numpy_get_buffer(PyObject* o, Py_buffer* view, PyObject* fname, Py_ss
   return -1;
 }
 
-/* A NumPy argument as a borrowed DLTensor* backed by a Scratch in pack->temps. */
+/* A NumPy argument as a promotable DLTensor* backed by a Scratch in pack->temps. */
 static int numpy_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
   Scratch* s = scratch_take();
   if (s == NULL) return -1;
@@ -185,12 +215,12 @@ static int numpy_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fnam
   }
   s->has_view = 1;
   int64_t* dims = scratch_dims(s, s->view.ndim);
-  if (dims == NULL || numpy_fill(o, &s->view, &s->tensor, dims, fname, pos) != 0) {
+  if (dims == NULL || numpy_fill(o, &s->view, &s->arg.tensor, dims, fname, pos) != 0) {
     scratch_release(&s->header);
     return -1;
   }
-  pack->temps[pack->num_temps++] = &s->header;
-  PFPY_SET_POD(&pack->args[pos], kPFTypeDLTensorPtr, v_ptr, &s->tensor);
+  uint32_t flags = s->view.readonly ? PACKEDFUN_DLTENSOR_ARG_READ_ONLY : 0;
+  scratch_pass(s, pack, &pack->args[pos], flags);
   return 0;
 }
 
@@ -286,12 +316,13 @@ static int exchange_arg(const DLPackExchangeAPI* api, PyObject* o, PFPyArgs* pac
                         Py_ssize_t pos) {
   Scratch* s = scratch_take();
   if (s == NULL) return -1;
-  if (api->dltensor_from_py_object_no_sync(o, &s->tensor) != 0) {
+  if (api->dltensor_from_py_object_no_sync(o, &s->arg.tensor) != 0) {
     scratch_release(&s->header);
     return -1;
   }
-  pack->temps[pack->num_temps++] = &s->header;
-  PFPY_SET_POD(&pack->args[pos], kPFTypeDLTensorPtr, v_ptr, &s->tensor);
+  Py_INCREF(o); /* a promoted Tensor keeps the torch tensor (and so its storage) alive */
+  s->owner = o;
+  scratch_pass(s, pack, &pack->args[pos], 0);
   return 0;
 }
 

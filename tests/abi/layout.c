@@ -109,6 +109,14 @@ PACKEDFUN_OFFSET(PFTypeInfo, fields, 40);
 PACKEDFUN_OFFSET(PFTypeInfo, methods, 48);
 PACKEDFUN_OFFSET(PFTypeInfo, doc, 56);
 
+/* ABI 1.2: promotable tensor arguments */
+PACKEDFUN_SIZE(DLTensor, 48);
+PACKEDFUN_SIZE(PFDLTensorArg, 64);
+PACKEDFUN_OFFSET(PFDLTensorArg, tensor, 0);
+PACKEDFUN_OFFSET(PFDLTensorArg, keeper, 48);
+PACKEDFUN_OFFSET(PFDLTensorArg, flags, 56);
+PACKEDFUN_OFFSET(PFDLTensorArg, reserved, 60);
+
 #endif /* LP64 */
 
 /* Type indices are fixed forever within a major version. */
@@ -144,6 +152,8 @@ PACKEDFUN_LAYOUT_ASSERT(kPFTypeStaticObjectEnd == 128);
 PACKEDFUN_LAYOUT_ASSERT(kPFTypeDynamicBegin == 128);
 PACKEDFUN_LAYOUT_ASSERT(PACKEDFUN_FIELD_READONLY == 1);
 PACKEDFUN_LAYOUT_ASSERT(PACKEDFUN_METHOD_STATIC == 1);
+PACKEDFUN_LAYOUT_ASSERT(PACKEDFUN_DLTENSOR_ARG_TAG == 0x50464454u);
+PACKEDFUN_LAYOUT_ASSERT(PACKEDFUN_DLTENSOR_ARG_READ_ONLY == 1);
 
 /* A translation unit must declare something besides static assertions under -pedantic. */
 typedef int packedfun_layout_dummy;

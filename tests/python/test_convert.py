@@ -8,6 +8,10 @@ import pytest
 from packedfun import testing
 
 
+class Payload:
+    """An arbitrary Python object (not callable)."""
+
+
 @pytest.mark.parametrize("value", [None, True, 3, -4.5, "text", "a\x00b", b"\x00bytes"])
 def test_convert_keeps_plain_values(value):
     result = packedfun.convert(value)
@@ -27,19 +31,15 @@ def test_convert_callable_becomes_function():
 
 
 def test_convert_other_objects_come_back_identical():
-    obj = {"not": "converted"}
-    assert packedfun.convert(obj) is obj
-
-
-class Payload:
-    """An arbitrary Python object (not callable)."""
+    for obj in (object(), Payload(), 1 + 2j):
+        assert packedfun.convert(obj) is obj
 
 
 def test_opaque_object_round_trip_identity():
     obj = Payload()
     assert testing.echo(obj) is obj
-    lst = [1, 2]
-    assert testing.echo(lst) is lst
+    plain = object()
+    assert testing.echo(plain) is plain
     assert testing.apply(lambda x: x, obj) is obj
 
 

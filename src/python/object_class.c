@@ -1,0 +1,267 @@
+/* Reflection in packedfun._core: the type table as Python data, and field/method descriptors. */
+#include "container_common.h"
+
+#include <stddef.h>
+#include <structmember.h>
+#include <string.h>
+
+PyTypeObject* pfpy_default_class(int32_t type_index) {
+  switch (type_index) {
+    case kPFTypeArray: return &PFPyArray_Type;
+    case kPFTypeList: return &PFPyList_Type;
+    case kPFTypeMap: return &PFPyMap_Type;
+    case kPFTypeDict: return &PFPyDict_Type;
+    case kPFTypeShape: return &PFPyShape_Type;
+    default: return &PFPyObject_Type;
+  }
+}
+
+static PyObject* str_of(PFByteArray b) {
+  return PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.size, "replace");
+}
+
+static const PFTypeInfo* info_of(int32_t type_index) {
+  const PFTypeInfo* info = NULL;
+  if (PFTypeGetInfo(type_index, &info) != 0) return pfpy_raise_native(NULL), NULL;
+  return info;
+}
+
+/* ---- the type table ------------------------------------------------------------------------------ */
+
+static PyObject* type_key_to_index(PyObject* mod, PyObject* key) {
+  (void)mod;
+  if (!PyUnicode_Check(key)) return PyErr_Format(PyExc_TypeError, "type key must be a str");
+  PFByteArray view;
+  int32_t index = 0;
+  if (pfpy_str_view(key, &view) != 0) return NULL;
+  if (PFTypeKeyToIndex(&view, &index) != 0) {
+    PFObject* err = NULL;
+    PFErrorMoveFromRaised(&err);
+    PFObjectDecRef(err);
+    return PyErr_Format(PyExc_KeyError, "unknown type key %R", key);
+  }
+  return PyLong_FromLong((long)index);
+}
+
+static PyObject* field_dict(const PFFieldInfo* f) {
+  return Py_BuildValue("{s:N,s:N,s:O,s:i}", "name", str_of(f->name), "doc", str_of(f->doc),
+                       "readonly", (f->flags & PACKEDFUN_FIELD_READONLY) || !f->setter ? Py_True
+                                                                                        : Py_False,
+                       "static_type_index", (int)f->static_type_index);
+}
+
+static PyObject* method_dict(const PFTypeInfo* info, const PFMethodInfo* m) {
+  PyObject* qualname = PyUnicode_FromFormat("%.*s.%.*s", (int)info->type_key.size,
+                                            info->type_key.data, (int)m->name.size, m->name.data);
+  if (qualname == NULL) return NULL;
+  PFObjectIncRef(m->method);
+  PyObject* func = pfpy_function_new(m->method, qualname);
+  Py_DECREF(qualname);
+  if (func == NULL) return NULL;
+  return Py_BuildValue("{s:N,s:N,s:O,s:N}", "name", str_of(m->name), "doc", str_of(m->doc),
+                       "is_static", (m->flags & PACKEDFUN_METHOD_STATIC) ? Py_True : Py_False,
+                       "func", func);
+}
+
+static PyObject* type_info(PyObject* mod, PyObject* arg) {
+  (void)mod;
+  int index = (int)PyLong_AsLong(arg);
+  if (index == -1 && PyErr_Occurred()) return NULL;
+  const PFTypeInfo* info = info_of(index);
+  if (info == NULL) return NULL;
+  PyObject* ancestors = PyTuple_New(info->depth + 1);
+  PyObject* fields = PyList_New(info->num_fields);
+  PyObject* methods = PyList_New(info->num_methods);
+  int ok = ancestors && fields && methods;
+  for (int i = 0; ok && i <= info->depth; ++i) {
+    PyObject* a = PyLong_FromLong(info->ancestors ? (long)info->ancestors[i] : (long)index);
+    ok = a != NULL;
+    if (ok) PyTuple_SET_ITEM(ancestors, i, a);
+  }
+  for (int i = 0; ok && i < info->num_fields; ++i) {
+    PyObject* f = field_dict(&info->fields[i]);
+    ok = f != NULL;
+    if (ok) PyList_SET_ITEM(fields, i, f);
+  }
+  for (int i = 0; ok && i < info->num_methods; ++i) {
+    PyObject* m = method_dict(info, &info->methods[i]);
+    ok = m != NULL;
+    if (ok) PyList_SET_ITEM(methods, i, m);
+  }
+  if (!ok) {
+    Py_XDECREF(ancestors);
+    Py_XDECREF(fields);
+    Py_XDECREF(methods);
+    return NULL;
+  }
+  return Py_BuildValue("{s:i,s:N,s:i,s:N,s:N,s:N,s:N}", "type_index", info->type_index,
+                       "type_key", str_of(info->type_key), "depth", (int)info->depth,
+                       "ancestors", ancestors, "doc", str_of(info->doc), "fields", fields,
+                       "methods", methods);
+}
+
+static PyObject* type_is_instance(PyObject* mod, PyObject* const* args, Py_ssize_t nargs) {
+  (void)mod;
+  if (nargs != 2) return PyErr_Format(PyExc_TypeError, "type_is_instance expects 2 arguments");
+  long a = PyLong_AsLong(args[0]), b = PyLong_AsLong(args[1]);
+  if ((a == -1 || b == -1) && PyErr_Occurred()) return NULL;
+  return PyBool_FromLong(PFTypeIsInstance((int32_t)a, (int32_t)b));
+}
+
+/* ---- FieldDescriptor ----------------------------------------------------------------------------- */
+
+typedef struct {
+  PyObject_HEAD
+  int32_t owner;        /* type index declaring the field */
+  int32_t readonly;
+  int64_t offset;
+  PFFieldGetter getter;
+  PFFieldSetter setter;
+  PyObject* name;       /* field name */
+  PyObject* qualname;   /* "type_key.name", names the field in errors */
+  PyObject* doc;
+} FieldDescr;
+
+/* The native object behind `obj` if it has the field's type, else NULL with an exception. */
+static PFObject* field_target(FieldDescr* d, PyObject* obj) {
+  if (PFPY_UNLIKELY(!PyObject_TypeCheck(obj, &PFPyObject_Type))) {
+    PyErr_Format(PyExc_TypeError, "%U: expected a packedfun.Object, got %.200s", d->qualname,
+                 Py_TYPE(obj)->tp_name);
+    return NULL;
+  }
+  PFObject* h = ((PFPyObject*)obj)->handle;
+  if (PFPY_UNLIKELY(h == NULL)) {
+    PyErr_Format(PyExc_ValueError, "%U: the object is empty (not constructed)", d->qualname);
+    return NULL;
+  }
+  if (PFPY_UNLIKELY(h->type_index != d->owner && !PFTypeIsInstance(h->type_index, d->owner))) {
+    PyErr_Format(PyExc_TypeError, "%U: object of type index %d does not have this field",
+                 d->qualname, (int)h->type_index);
+    return NULL;
+  }
+  return h;
+}
+
+static PyObject* field_get(PyObject* self, PyObject* obj, PyObject* type) {
+  (void)type;
+  FieldDescr* d = (FieldDescr*)self;
+  if (obj == NULL || obj == Py_None) return Py_INCREF(self), self;
+  PFObject* h = field_target(d, obj);
+  if (h == NULL) return NULL;
+  PFAny v;
+  PFPY_SET_POD(&v, kPFTypeNone, v_int64, 0);
+  if (PFPY_UNLIKELY(d->getter((char*)h + d->offset, &v) != 0)) return pfpy_raise_native(d->qualname);
+  if (PFPY_LIKELY(v.type_index == kPFTypeInt)) return PyLong_FromLongLong(v.v_int64);
+  return pfpy_any_steal_to_py(&v);
+}
+
+static int field_set(PyObject* self, PyObject* obj, PyObject* value) {
+  FieldDescr* d = (FieldDescr*)self;
+  if (value == NULL || d->readonly) {
+    PyErr_Format(PyExc_AttributeError, "field '%U' of %.200s is read-only%s", d->name,
+                 Py_TYPE(obj)->tp_name, value == NULL ? " (cannot be deleted)" : "");
+    return -1;
+  }
+  PFObject* h = field_target(d, obj);
+  if (h == NULL) return -1;
+  PFPyOneArg a;
+  if (pfpy_one_arg(&a, value, d->qualname) != 0) return -1;
+  int rc = d->setter((char*)h + d->offset, &a.arg);
+  pfpy_one_arg_release(&a);
+  if (rc != 0) {
+    pfpy_raise_native(d->qualname);
+    return -1;
+  }
+  return 0;
+}
+
+static PyObject* field_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  int index;
+  PyObject* name;
+  static char* keywords[] = {"type_index", "name", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "iU:FieldDescriptor", keywords, &index, &name)) {
+    return NULL;
+  }
+  const PFTypeInfo* info = info_of(index);
+  if (info == NULL) return NULL;
+  for (int i = 0; i < info->num_fields; ++i) {
+    const PFFieldInfo* f = &info->fields[i];
+    PyObject* fname = str_of(f->name);
+    int same = fname ? PyUnicode_Compare(fname, name) == 0 : -1;
+    Py_XDECREF(fname);
+    if (same < 0) return NULL;
+    if (!same) continue;
+    FieldDescr* d = (FieldDescr*)type->tp_alloc(type, 0);
+    if (d == NULL) return NULL;
+    d->owner = index;
+    d->readonly = (f->flags & PACKEDFUN_FIELD_READONLY) || f->setter == NULL;
+    d->offset = f->offset;
+    d->getter = f->getter;
+    d->setter = f->setter;
+    Py_INCREF(name);
+    d->name = name;
+    d->qualname = PyUnicode_FromFormat("%.*s.%U", (int)info->type_key.size, info->type_key.data,
+                                       name);
+    d->doc = str_of(f->doc);
+    if (d->qualname == NULL || d->doc == NULL) return Py_DECREF(d), NULL;
+    return (PyObject*)d;
+  }
+  return PyErr_Format(PyExc_KeyError, "type %.*s has no field %R", (int)info->type_key.size,
+                      info->type_key.data, name);
+}
+
+static void field_dealloc(PyObject* self) {
+  FieldDescr* d = (FieldDescr*)self;
+  Py_XDECREF(d->name);
+  Py_XDECREF(d->qualname);
+  Py_XDECREF(d->doc);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject* field_repr(PyObject* self) {
+  return PyUnicode_FromFormat("<packedfun field %U>", ((FieldDescr*)self)->qualname);
+}
+
+static PyMemberDef field_members[] = {
+    {"__name__", T_OBJECT, offsetof(FieldDescr, name), READONLY, NULL},
+    {"__qualname__", T_OBJECT, offsetof(FieldDescr, qualname), READONLY, NULL},
+    {"__doc__", T_OBJECT, offsetof(FieldDescr, doc), READONLY, NULL},
+    {"readonly", T_INT, offsetof(FieldDescr, readonly), READONLY, NULL},
+    {"type_index", T_INT, offsetof(FieldDescr, owner), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyTypeObject FieldDescr_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun._core.FieldDescriptor",
+    .tp_basicsize = sizeof(FieldDescr),
+    .tp_dealloc = field_dealloc,
+    .tp_repr = field_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "FieldDescriptor(type_index, name): reads/writes a reflected field of an object.",
+    .tp_members = field_members,
+    .tp_descr_get = field_get,
+    .tp_descr_set = field_set,
+    .tp_new = field_new,
+};
+
+/* ---- registration in the module ------------------------------------------------------------------ */
+
+int pfpy_method_types_add(PyObject* m); /* object_method.c */
+
+static PyMethodDef object_system_functions[] = {
+    {"type_key_to_index", type_key_to_index, METH_O,
+     "type_key_to_index(type_key)\n--\n\nThe type index of `type_key` (KeyError when unknown)."},
+    {"type_info", type_info, METH_O,
+     "type_info(type_index)\n--\n\nEverything the type table knows of a type, as a dict."},
+    {"type_is_instance", (PyCFunction)(void (*)(void))type_is_instance, METH_FASTCALL,
+     "type_is_instance(type_index, base_index)\n--\n\nWhether the type derives from base."},
+    {NULL, NULL, 0, NULL}};
+
+int pfpy_object_system_add(PyObject* m) {
+  if (PyType_Ready(&FieldDescr_Type) < 0) return -1;
+  Py_INCREF(&FieldDescr_Type);
+  if (PyModule_AddObject(m, "FieldDescriptor", (PyObject*)&FieldDescr_Type) < 0) return -1;
+  if (PyModule_AddFunctions(m, object_system_functions) < 0) return -1;
+  if (pfpy_method_types_add(m) < 0) return -1;
+  if (pfpy_seq_types_add(m) < 0 || pfpy_map_types_add(m) < 0) return -1;
+  return 0;
+}

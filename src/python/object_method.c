@@ -1,0 +1,145 @@
+/* Method and constructor descriptors of packedfun._core: reflected methods bound like functions. */
+#include "object_system.h"
+
+#include <stddef.h>
+#include <structmember.h>
+
+/* MethodDescriptor(func, name, doc=None) and ConstructorDescriptor(ctor): callables taking the
+ * instance first, with Py_TPFLAGS_METHOD_DESCRIPTOR so `obj.method(...)` calls them without
+ * building a bound method. */
+typedef struct {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* func; /* the Function */
+  PyObject* name;
+  PyObject* doc;
+} MethodDescr;
+
+static PyObject* method_call(PyObject* self, PyObject* const* args, size_t nargsf,
+                             PyObject* kwnames) {
+  return PyObject_Vectorcall(((MethodDescr*)self)->func, args, nargsf, kwnames);
+}
+
+/* ctor(*args[1:]) must return an object; args[0] (the instance) takes its handle. */
+static PyObject* ctor_call(PyObject* self, PyObject* const* args, size_t nargsf,
+                           PyObject* kwnames) {
+  MethodDescr* d = (MethodDescr*)self;
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (n < 1 || !PyObject_TypeCheck(args[0], &PFPyObject_Type)) {
+    return PyErr_Format(PyExc_TypeError, "%U: expected a packedfun.Object first", d->name);
+  }
+  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) {
+    return PyErr_Format(PyExc_TypeError, "%U takes positional arguments only", d->name);
+  }
+  PyObject* made = PyObject_Vectorcall(d->func, args + 1, (size_t)(n - 1), NULL);
+  if (made == NULL) return NULL;
+  if (!PyObject_TypeCheck(made, &PFPyObject_Type) || ((PFPyObject*)made)->handle == NULL) {
+    PyErr_Format(PyExc_TypeError, "%U returned %.200s, expected an object", d->name,
+                 Py_TYPE(made)->tp_name);
+    Py_DECREF(made);
+    return NULL;
+  }
+  PFPyObject* target = (PFPyObject*)args[0];
+  PFObject* h = ((PFPyObject*)made)->handle;
+  PFObjectIncRef(h);
+  Py_DECREF(made);
+  PFObject* old = target->handle;
+  target->handle = h;
+  PFObjectDecRef(old);
+  Py_RETURN_NONE;
+}
+
+static PyObject* method_get(PyObject* self, PyObject* obj, PyObject* type) {
+  (void)type;
+  if (obj == NULL || obj == Py_None) return Py_INCREF(self), self;
+  return PyMethod_New(self, obj);
+}
+
+static PyObject* descr_make(PyTypeObject* type, PyObject* func, PyObject* name, PyObject* doc,
+                            vectorcallfunc call) {
+  if (!PyObject_TypeCheck(func, &PFPyFunction_Type)) {
+    return PyErr_Format(PyExc_TypeError, "%s expects a packedfun.Function, got %.200s",
+                        type->tp_name, Py_TYPE(func)->tp_name);
+  }
+  MethodDescr* d = (MethodDescr*)type->tp_alloc(type, 0);
+  if (d == NULL) return NULL;
+  d->vectorcall = call;
+  Py_INCREF(func);
+  d->func = func;
+  Py_INCREF(name);
+  d->name = name;
+  Py_INCREF(doc);
+  d->doc = doc;
+  return (PyObject*)d;
+}
+
+static PyObject* method_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  PyObject *func, *name, *doc = Py_None;
+  static char* keywords[] = {"func", "name", "doc", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OU|O:MethodDescriptor", keywords, &func, &name,
+                                   &doc)) {
+    return NULL;
+  }
+  return descr_make(type, func, name, doc, method_call);
+}
+
+static PyObject* ctor_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  PyObject* func;
+  static char* keywords[] = {"ctor", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:ConstructorDescriptor", keywords, &func)) {
+    return NULL;
+  }
+  PyObject* name = PyUnicode_FromString("__init__");
+  if (name == NULL) return NULL;
+  PyObject* r = descr_make(type, func, name, Py_None, ctor_call);
+  Py_DECREF(name);
+  return r;
+}
+
+static void method_dealloc(PyObject* self) {
+  MethodDescr* d = (MethodDescr*)self;
+  Py_XDECREF(d->func);
+  Py_XDECREF(d->name);
+  Py_XDECREF(d->doc);
+  Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject* method_repr(PyObject* self) {
+  return PyUnicode_FromFormat("<packedfun method %U of %R>", ((MethodDescr*)self)->name,
+                              ((MethodDescr*)self)->func);
+}
+
+static PyMemberDef method_members[] = {
+    {"__name__", T_OBJECT, offsetof(MethodDescr, name), READONLY, NULL},
+    {"__doc__", T_OBJECT, offsetof(MethodDescr, doc), READONLY, NULL},
+    {"__func__", T_OBJECT, offsetof(MethodDescr, func), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL}};
+
+#define METHOD_TYPE_COMMON                                                                   \
+  .tp_basicsize = sizeof(MethodDescr), .tp_dealloc = method_dealloc, .tp_repr = method_repr, \
+  .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_VECTORCALL, \
+  .tp_vectorcall_offset = offsetof(MethodDescr, vectorcall), .tp_call = PyVectorcall_Call,   \
+  .tp_members = method_members, .tp_descr_get = method_get
+
+static PyTypeObject MethodDescr_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun._core.MethodDescriptor",
+    METHOD_TYPE_COMMON,
+    .tp_doc = "MethodDescriptor(func, name, doc=None): a reflected instance method.",
+    .tp_new = method_new,
+};
+
+static PyTypeObject CtorDescr_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun._core.ConstructorDescriptor",
+    METHOD_TYPE_COMMON,
+    .tp_doc = "ConstructorDescriptor(ctor): an __init__ that fills the instance from ctor(*args).",
+    .tp_new = ctor_new,
+};
+
+int pfpy_method_types_add(PyObject* m) {
+  if (PyType_Ready(&MethodDescr_Type) < 0 || PyType_Ready(&CtorDescr_Type) < 0) return -1;
+  Py_INCREF(&MethodDescr_Type);
+  if (PyModule_AddObject(m, "MethodDescriptor", (PyObject*)&MethodDescr_Type) < 0) return -1;
+  Py_INCREF(&CtorDescr_Type);
+  if (PyModule_AddObject(m, "ConstructorDescriptor", (PyObject*)&CtorDescr_Type) < 0) return -1;
+  return 0;
+}
