@@ -124,6 +124,17 @@ class Tensor : public ObjectRef {
                       DLDevice device = CPUDevice()) {
     return Empty(std::vector<int64_t>(shape), dtype, device);
   }
+  /*! A Tensor to keep beyond the call from a view: the Tensor object it views, or a promoted
+   *  argument owning its producer (a NumPy array, a torch tensor); a view of a plain DLTensor*
+   *  gives a Tensor borrowing the data, which must outlive it. Throws on bad metadata. */
+  static Tensor FromView(const TensorView& view) {
+    PFAny borrowed;
+    view.ToAny(&borrowed);
+    PFAny owned;
+    detail::SetPod(&owned, kPFTypeNone);
+    detail::CheckCallResult(PFAnyViewToOwned(&borrowed, &owned));
+    return detail::ObjectUnsafe::FromOwned<Tensor>(owned.v_obj);
+  }
   /*! Adopts a legacy DLPack tensor (stolen: its deleter runs exactly once, even on failure). */
   static Tensor FromDLPack(DLManagedTensor* managed) {
     PFObject* out = nullptr;

@@ -15,8 +15,10 @@ The essentials::
 from __future__ import annotations
 
 from ._backend import BACKEND, core
+from .container import Array, Dict, List, Map, Shape
 from .error import Error, InternalError, register_error
 from .module import Module, load_module, system_lib
+from .object import register_object
 from .registry import (
     get_global_func,
     init_ffi_api,
@@ -30,7 +32,7 @@ from .tensor import DLDeviceType, Tensor, device, dtype, from_dlpack
 __version__ = "0.1.0"
 
 #: Base class of every wrapper of a native object.
-Object = core.Object
+Object = core.Object  # the same class as packedfun.object.Object
 #: A packed function: callable with positional arguments.
 Function = core.Function
 
@@ -54,7 +56,13 @@ def convert(value):
 
 
 __all__ = [
+    "Array",
     "BACKEND",
+    "Dict",
+    "List",
+    "Map",
+    "Shape",
+    "register_object",
     "DLDeviceType",
     "Error",
     "Function",

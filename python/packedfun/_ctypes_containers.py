@@ -349,8 +349,8 @@ class _Mapping(Object):
         """A list of (key, value) pairs, in iteration order."""
         return self._pf_items()
 
-    def __iter__(self):
-        return iter(self.keys())
+    def __iter__(self):  # not through keys(): packedfun.container's subclasses make it a view
+        return iter([k for k, _ in self._pf_items()])
 
     def _pf_dict(self) -> dict:
         return dict(self._pf_items())
@@ -446,7 +446,7 @@ def pack_container(packer, value) -> Object:
     argument 0, as in ``_core``) while elements convert, and its ``active`` set holds the
     containers on that path (a container met again contains itself). The elements' temporaries
     are released when this returns."""
-    pos = 0 if packer.pos is None else packer.pos
+    pos = _pack.ValuePath() if packer.pos is None else packer.pos
     key = id(value)
     if key in packer.active:
         raise ValueError(_pack._arg_message(packer.fname, pos, "container contains itself"))
@@ -470,7 +470,7 @@ def _pack_items(packer, pos, items) -> list:
             kind = "list" if isinstance(items, list) else "tuple"
             what = f"{kind} changed size during conversion"
             raise RuntimeError(_pack._arg_message(packer.fname, pos, what))
-        packer.pos = f"{pos}[{i}]"
+        packer.pos = _subpath(pos, f"[{i}]")
         parts.append(packer.pack(items[i]))
     return parts
 
@@ -482,10 +482,17 @@ def _pack_pairs(packer, pos, mapping) -> list:
         if len(mapping) != size:
             what = "dict changed size during conversion"
             raise RuntimeError(_pack._arg_message(packer.fname, pos, what))
-        packer.pos = f"{pos}[{k!r}]"
+        packer.pos = _subpath(pos, f"[{k!r}]")
         parts.append(packer.pack(k))
         parts.append(packer.pack(v))
     return parts
+
+
+def _subpath(pos, piece: str):
+    """The path ``pos`` (an argument position, its path, or a ValuePath) extended by ``piece``."""
+    if isinstance(pos, _pack.ValuePath):
+        return _pack.ValuePath(pos + piece)
+    return f"{pos}{piece}"
 
 
 def _create(create, parts: list, count: int) -> Object:
@@ -497,16 +504,16 @@ def _create(create, parts: list, count: int) -> Object:
 def make_sequence(items, create) -> Object:
     """A new Array or List (``create``: PFArrayCreate or PFListCreate) holding ``items``
     (converted as the elements of argument 0, as ``_core``'s constructors do)."""
-    packer = _pack.new_packer([], None, 0)
+    packer = _pack.new_packer([])
     packer.active.add(id(items))
-    return _create(create, _pack_items(packer, 0, items), len(items))
+    return _create(create, _pack_items(packer, _pack.ValuePath(), items), len(items))
 
 
 def make_mapping(mapping: dict, create) -> Object:
     """A new Map or Dict (``create``: PFMapCreate or PFDictCreate) of the pairs of ``mapping``."""
-    packer = _pack.new_packer([], None, 0)
+    packer = _pack.new_packer([])
     packer.active.add(id(mapping))
-    return _create(create, _pack_pairs(packer, 0, mapping), len(mapping))
+    return _create(create, _pack_pairs(packer, _pack.ValuePath(), mapping), len(mapping))
 
 
 def make_shape(items) -> Object:
@@ -517,7 +524,7 @@ def make_shape(items) -> Object:
             raise TypeError(f"Shape: dimension {i}: expected int, got {tp_name(type(d))}")
         value = d.__index__()
         if not -(1 << 63) <= value < (1 << 63):
-            raise OverflowError("Python int too large to convert to C long long")
+            raise OverflowError("int too big to convert")
         dims.append(value)
     out = c_void_p()
     _check(LIB.PFShapeCreate((c_int64 * len(dims))(*dims), len(dims), byref(out)))

@@ -132,10 +132,19 @@ def view_address(data: bytes, temps: list) -> int:
     return addressof(view)
 
 
+class ValuePath(str):
+    """The path of an element inside a value that is not an argument (``convert``, a return
+    value, a container constructor): ``"[1]['k']"``, shown as ``value[1]['k']``."""
+
+    __slots__ = ()
+
+
 def _arg_message(fname, pos, what: str) -> str:
     """The wording of _core's pfpy_arg_error: names the function and the argument position."""
     if pos is None:
         return f"{fname}: return value: {what}"
+    if isinstance(pos, ValuePath):  # an element of a value (_core's convert_container.c)
+        return f"{'value' if fname is None else 'return value'}{pos}: {what}"
     if fname is not None:
         return f"{fname}: argument {pos}: {what}"
     return f"packedfun.Function argument {pos}: {what}"
@@ -145,6 +154,8 @@ def _add_note(exc: BaseException, fname, pos) -> None:
     if hasattr(exc, "add_note"):  # Python 3.11+
         if pos is None:
             exc.add_note("while converting a return value")
+        elif isinstance(pos, ValuePath):
+            exc.add_note(f"while converting value{pos}")
         else:
             exc.add_note(f"while converting argument {pos} of {fname}")
 

@@ -2,8 +2,10 @@
 """The tensor half of :mod:`packedfun._ctypes_backend`, matching ``src/python/tensor*.c``.
 
 DLPack capsules are made and consumed through ``ctypes.pythonapi``; NumPy arguments travel as a
-borrowed ``DLTensor*`` filled from ``__array_interface__`` (no DLPack call), other producers
-(PyTorch, JAX, ...) through ``__dlpack__`` into an owned Tensor kept for the call.
+promotable ``DLTensor*`` (a ``PFDLTensorArg`` filled from ``__array_interface__``, no DLPack call,
+whose keeper is an Opaque object owning the array, so native code that keeps the argument keeps
+the array alive), other producers (PyTorch, JAX, ...) through ``__dlpack__`` into an owned Tensor
+kept for the call.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ctypes import (
 
 from . import _ctypes_abi as abi
 from ._ctypes_abi import LIB, DLDataType, DLDevice, PFAny
-from ._ctypes_values import Object, _pack_ptr, raise_last_error
+from ._ctypes_values import Object, _pack_ptr, make_opaque, raise_last_error, wrap
 
 __all__ = ["Tensor", "from_dlpack", "_set_tensor_classes", "_dtype_from_string",
            "_dtype_to_string"]  # fmt: skip
@@ -64,6 +66,19 @@ class DLManagedTensorVersioned(Structure):
         ("flags", c_uint64),
         ("dl_tensor", DLTensor),
     ]
+
+
+class PFDLTensorArg(Structure):
+    _fields_ = [
+        ("tensor", DLTensor),
+        ("keeper", c_void_p),
+        ("flags", c_uint32),
+        ("reserved", c_uint32),
+    ]
+
+
+_DLTENSOR_ARG_TAG = 0x50464454  # PACKEDFUN_DLTENSOR_ARG_TAG
+_DLTENSOR_ARG_READ_ONLY = 1  # PACKEDFUN_DLTENSOR_ARG_READ_ONLY
 
 
 class PFTensorObject(Structure):
@@ -297,7 +312,7 @@ def _check_numpy_dtype(x, where: str) -> tuple:
 
 
 def _numpy_dltensor(x, where: str, keep: list) -> int:
-    """Address of a DLTensor viewing NumPy array ``x`` (its storage appended to ``keep``)."""
+    """Address of a PFDLTensorArg viewing NumPy array ``x`` (its storage appended to ``keep``)."""
     code, size = _check_numpy_dtype(x, where)
     iface = x.__array_interface__
     ndim = len(iface["shape"])
@@ -308,22 +323,27 @@ def _numpy_dltensor(x, where: str, keep: list) -> int:
         if stride % size:
             raise _numpy_dtype_error(x, where, "a stride is not a multiple of the item size")
         dims[ndim + i] = stride // size
-    t = DLTensor()
+    arg = PFDLTensorArg()
+    t = arg.tensor
     t.data = iface["data"][0]
     t.device = DLDevice(1, 0)
     t.ndim = ndim
     t.dtype = DLDataType(code, size * 8, 1)
     t.shape = ctypes.cast(dims, POINTER(c_int64))
     t.strides = ctypes.cast(ctypes.byref(dims, 8 * ndim), POINTER(c_int64))
-    keep += (x, dims, t)
-    return ctypes.addressof(t)
+    keeper = wrap(make_opaque(x), abi.kPFTypeOpaque, Object)
+    arg.keeper = keeper._pf_handle
+    arg.flags = 0 if x.flags.writeable else _DLTENSOR_ARG_READ_ONLY
+    keep += (x, dims, arg, keeper)
+    return ctypes.addressof(arg)
 
 
 def pack_tensor_arg(value, fname, pos, temps: list):
     """PFAny bytes of ``value`` when it is an array, dtype or device; else None."""
     if _is_numpy(value) and pos is not None:
         where = f"{fname}: argument {pos}" if fname else f"packedfun.Function argument {pos}"
-        return _pack_ptr(abi.kPFTypeDLTensorPtr, 0, _numpy_dltensor(value, where, temps))
+        arg = _numpy_dltensor(value, where, temps)
+        return _pack_ptr(abi.kPFTypeDLTensorPtr, _DLTENSOR_ARG_TAG, arg)
     kind = type(value)
     if _classes and kind is _classes[0]:
         any_ = PFAny(type_index=abi.kPFTypeDataType)

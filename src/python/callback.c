@@ -24,8 +24,8 @@ void pfpy_opaque_free(void* handle) {
 
 int pfpy_opaque_new(PyObject* o, PFObject** out) {
   Py_INCREF(o);
+  /* The runtime owns the reference from the call on, and releases it itself if creation fails. */
   if (PFOpaqueObjectCreate(o, &pfpy_opaque_free, out) != 0) {
-    Py_DECREF(o);
     pfpy_raise_native(NULL);
     return -1;
   }
@@ -34,8 +34,8 @@ int pfpy_opaque_new(PyObject* o, PFObject** out) {
 
 int pfpy_callable_to_function(PyObject* callable, PFObject** out) {
   Py_INCREF(callable);
+  /* The runtime owns the reference from the call on, and releases it itself if creation fails. */
   if (PFFunctionCreate(callable, &pfpy_callback_call, &pfpy_opaque_free, out) != 0) {
-    Py_DECREF(callable);
     pfpy_raise_native(NULL);
     return -1;
   }

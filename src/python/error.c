@@ -148,7 +148,7 @@ static int store_native_error(PyObject* exc) {
   PFObject* err = NULL;
   Py_INCREF(exc);
   if (PFOpaqueObjectCreate(exc, &pfpy_opaque_free, &cause) != 0) {
-    Py_DECREF(exc); /* the runtime raised its own error (e.g. MemoryError); keep that one */
+    /* The runtime released exc itself and raised its own error (e.g. MemoryError); keep that. */
   } else if (PFErrorCreate(&kind, &message, &no_backtrace, cause, &err) == 0) {
     PFErrorSetRaised(err);
     PFObjectDecRef(err);

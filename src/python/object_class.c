@@ -20,6 +20,16 @@ static PyObject* str_of(PFByteArray b) {
   return PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.size, "replace");
 }
 
+/* "type_key.member" as a new str. */
+static PyObject* qualified(const PFTypeInfo* info, PFByteArray member) {
+  PyObject* key = str_of(info->type_key);
+  PyObject* name = key ? str_of(member) : NULL;
+  PyObject* r = name ? PyUnicode_FromFormat("%U.%U", key, name) : NULL;
+  Py_XDECREF(key);
+  Py_XDECREF(name);
+  return r;
+}
+
 static const PFTypeInfo* info_of(int32_t type_index) {
   const PFTypeInfo* info = NULL;
   if (PFTypeGetInfo(type_index, &info) != 0) return pfpy_raise_native(NULL), NULL;
@@ -51,8 +61,7 @@ static PyObject* field_dict(const PFFieldInfo* f) {
 }
 
 static PyObject* method_dict(const PFTypeInfo* info, const PFMethodInfo* m) {
-  PyObject* qualname = PyUnicode_FromFormat("%.*s.%.*s", (int)info->type_key.size,
-                                            info->type_key.data, (int)m->name.size, m->name.data);
+  PyObject* qualname = qualified(info, m->name);
   if (qualname == NULL) return NULL;
   PFObjectIncRef(m->method);
   PyObject* func = pfpy_function_new(m->method, qualname);
@@ -113,7 +122,7 @@ static PyObject* type_is_instance(PyObject* mod, PyObject* const* args, Py_ssize
 typedef struct {
   PyObject_HEAD
   int32_t owner;        /* type index declaring the field */
-  int32_t readonly;
+  char readonly;
   int64_t offset;
   PFFieldGetter getter;
   PFFieldSetter setter;
@@ -194,20 +203,21 @@ static PyObject* field_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
     FieldDescr* d = (FieldDescr*)type->tp_alloc(type, 0);
     if (d == NULL) return NULL;
     d->owner = index;
-    d->readonly = (f->flags & PACKEDFUN_FIELD_READONLY) || f->setter == NULL;
+    d->readonly = (char)((f->flags & PACKEDFUN_FIELD_READONLY) || f->setter == NULL);
     d->offset = f->offset;
     d->getter = f->getter;
     d->setter = f->setter;
     Py_INCREF(name);
     d->name = name;
-    d->qualname = PyUnicode_FromFormat("%.*s.%U", (int)info->type_key.size, info->type_key.data,
-                                       name);
+    d->qualname = qualified(info, f->name);
     d->doc = str_of(f->doc);
     if (d->qualname == NULL || d->doc == NULL) return Py_DECREF(d), NULL;
     return (PyObject*)d;
   }
-  return PyErr_Format(PyExc_KeyError, "type %.*s has no field %R", (int)info->type_key.size,
-                      info->type_key.data, name);
+  PyObject* key = str_of(info->type_key);
+  if (key != NULL) PyErr_Format(PyExc_KeyError, "type %U has no field %R", key, name);
+  Py_XDECREF(key);
+  return NULL;
 }
 
 static void field_dealloc(PyObject* self) {
@@ -226,7 +236,7 @@ static PyMemberDef field_members[] = {
     {"__name__", T_OBJECT, offsetof(FieldDescr, name), READONLY, NULL},
     {"__qualname__", T_OBJECT, offsetof(FieldDescr, qualname), READONLY, NULL},
     {"__doc__", T_OBJECT, offsetof(FieldDescr, doc), READONLY, NULL},
-    {"readonly", T_INT, offsetof(FieldDescr, readonly), READONLY, NULL},
+    {"readonly", T_BOOL, offsetof(FieldDescr, readonly), READONLY, NULL},
     {"type_index", T_INT, offsetof(FieldDescr, owner), READONLY, NULL},
     {NULL, 0, 0, 0, NULL}};
 

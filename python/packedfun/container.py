@@ -1,0 +1,76 @@
+# The native containers as Python collections: Array, List, Map, Dict and Shape.
+"""Containers: Python views over native Array, List, Map, Dict and Shape objects (no copy).
+
+Each class subclasses the backend's native wrapper (length, indexing, iteration, mutation go
+straight to the native object) and the matching :mod:`collections.abc` class, which adds the
+remaining mixin methods (``keys()`` views, ``remove``, ``setdefault``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import (
+    ItemsView,
+    KeysView,
+    Mapping,
+    MutableMapping,
+    MutableSequence,
+    Sequence,
+    ValuesView,
+)
+
+from ._backend import core
+from .object import _register_builtin
+
+__all__ = ["Array", "Dict", "List", "Map", "Shape"]
+
+
+class Array(core.Array, Sequence):  # type: ignore[misc]
+    """An immutable native array; ``Array([1, 2])`` converts each element."""
+
+    __slots__ = ()
+
+
+class List(core.List, MutableSequence):  # type: ignore[misc]
+    """A mutable native list; ``List([1, 2])`` converts each element."""
+
+    __slots__ = ()
+
+
+class Shape(core.Shape, Sequence):  # type: ignore[misc]
+    """An immutable tuple of int64 (a tensor shape); compares and hashes like a tuple."""
+
+    __slots__ = ()
+
+
+class _MapViews:
+    __slots__ = ()
+
+    def keys(self) -> KeysView:
+        """A view of the keys."""
+        return KeysView(self)  # type: ignore[arg-type]
+
+    def values(self) -> ValuesView:
+        """A view of the values."""
+        return ValuesView(self)  # type: ignore[arg-type]
+
+    def items(self) -> ItemsView:
+        """A view of the (key, value) pairs."""
+        return ItemsView(self)  # type: ignore[arg-type]
+
+
+class Map(_MapViews, core.Map, Mapping):  # type: ignore[misc]
+    """An immutable native map; ``Map({"a": 1})`` converts keys and values."""
+
+    __slots__ = ()
+
+
+class Dict(_MapViews, core.Dict, MutableMapping):  # type: ignore[misc]
+    """A mutable native dict; ``Dict({"a": 1})`` converts keys and values."""
+
+    __slots__ = ()
+
+
+# kPFTypeShape, kPFTypeArray, kPFTypeMap, kPFTypeList, kPFTypeDict
+for _index, _cls in ((70, Shape), (72, Array), (73, Map), (74, List), (75, Dict)):
+    _register_builtin(_index, _cls)
+del _index, _cls
