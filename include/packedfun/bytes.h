@@ -25,6 +25,8 @@ class Bytes : public detail::BytesHolder<kPFTypeSmallBytes, kPFTypeBytes> {
   Bytes(const char* data, size_t size) : Base(data, size, &PFBytesCreate) {}
   explicit Bytes(const std::string& s) : Base(s.data(), s.size(), &PFBytesCreate) {}
   explicit Bytes(std::string_view s) : Base(s.data(), s.size(), &PFBytesCreate) {}
+  /*! A typed Function parameter borrowing the caller's bytes (as String does, see string.h). */
+  Bytes(detail::BorrowArgument tag, const PFByteArray* view) : Base(tag, view) {}
 
   /*! Bytes from a borrowed value of any bytes kind (BytesView, SmallBytes, Bytes); nullopt for
    *  other kinds. Views are copied; the small form and objects are shared. */
@@ -49,11 +51,16 @@ inline bool operator<(const Bytes& a, const Bytes& b) noexcept { return a.view()
 template <>
 struct TypeTraits<Bytes> {
   static void ToView(const Bytes& v, PFAny* out, PFByteArray*) { *out = v.raw(); }
-  static void ToOwned(const Bytes& v, PFAny* out) {
-    *out = v.raw();
-    if (out->type_index == kPFTypeBytes) detail::ObjectRetain(out->v_obj);
-  }
+  static void ToOwned(const Bytes& v, PFAny* out) { v.CopyToOwned(out); }
   static std::optional<Bytes> TryFrom(const PFAny* v) { return Bytes::TryFrom(*v); }
+  /*! Typed Function parameters: check, then build (a BytesView is borrowed, not copied). */
+  static bool ArgCheck(const PFAny* v) noexcept { return detail::AnyIsBytes(*v); }
+  static Bytes ArgGet(const PFAny* v) {
+    if (v->type_index == kPFTypeBytesView) {
+      return Bytes(detail::BorrowArgument{}, static_cast<const PFByteArray*>(v->v_ptr));
+    }
+    return *Bytes::TryFrom(*v);
+  }
   static std::string TypeName() { return "bytes"; }
 };
 

@@ -17,6 +17,19 @@ namespace packedfun {
  * An immutable UTF-8 string (embedded NULs allowed), held exactly as the C ABI hands strings
  * over: up to 7 bytes inline (kPFTypeSmallStr), longer ones as a shared String object. Copying
  * never copies the bytes. data() is always NUL-terminated. UTF-8 validity is not checked.
+ *
+ * Borrowed parameters. A `String` (or `const String&`) parameter of a typed Function that
+ * receives a borrowed string view (Python's `str` arrives as one) does not copy it: it points at
+ * the caller's bytes, which stay valid for the whole call, so `int64_t f(const String& s)` never
+ * allocates. It behaves as any String with these guarantees:
+ *   - size(), view(), str(), comparisons read the caller's bytes in place;
+ *   - data()/c_str() make one owned copy on first use (they must return NUL-terminated bytes,
+ *     which a view does not promise); concurrent first uses from several threads are safe;
+ *   - copying, moving or assigning it (storing it in a member, a container, an Any, returning
+ *     it) makes an owned String, so nothing that outlives the call can point at the caller's
+ *     bytes. The parameter object itself dies with the call.
+ * is_borrowed() tells the form; raw() of a borrowed String is a view valid during the call.
+ * Only typed-Function parameters borrow: String::TryFrom, Any::cast and AnyView::as copy views.
  */
 class String : public detail::BytesHolder<kPFTypeSmallStr, kPFTypeString> {
   using Base = detail::BytesHolder<kPFTypeSmallStr, kPFTypeString>;
@@ -28,7 +41,11 @@ class String : public detail::BytesHolder<kPFTypeSmallStr, kPFTypeString> {
   String(const std::string& s) : Base(s.data(), s.size(), &PFStringCreate) {}  // NOLINT
   explicit String(std::string_view s) : Base(s.data(), s.size(), &PFStringCreate) {}
 
-  const char* c_str() const noexcept { return data(); }
+  /*! A typed Function parameter borrowing the caller's string (see "Borrowed parameters"). */
+  String(detail::BorrowArgument tag, const PFByteArray* view) : Base(tag, view) {}
+
+  /*! The bytes, NUL-terminated (a borrowed parameter copies them on first use: may throw). */
+  const char* c_str() const { return data(); }
   operator std::string() const { return str(); }  // NOLINT
 
   /*! A String from a borrowed value of any string kind (RawStr, StrView, SmallStr, String);
@@ -78,11 +95,16 @@ inline void MakeOwnedString(const char* data, size_t size, PFAny* out) {
 template <>
 struct TypeTraits<String> {
   static void ToView(const String& v, PFAny* out, PFByteArray*) { *out = v.raw(); }
-  static void ToOwned(const String& v, PFAny* out) {
-    *out = v.raw();
-    if (out->type_index == kPFTypeString) detail::ObjectRetain(out->v_obj);
-  }
+  static void ToOwned(const String& v, PFAny* out) { v.CopyToOwned(out); }
   static std::optional<String> TryFrom(const PFAny* v) { return String::TryFrom(*v); }
+  /*! Typed Function parameters: check, then build (a StrView is borrowed, not copied). */
+  static bool ArgCheck(const PFAny* v) noexcept { return detail::AnyIsStr(*v); }
+  static String ArgGet(const PFAny* v) {
+    if (v->type_index == kPFTypeStrView) {
+      return String(detail::BorrowArgument{}, static_cast<const PFByteArray*>(v->v_ptr));
+    }
+    return *String::TryFrom(*v);
+  }
   static std::string TypeName() { return "str"; }
 };
 

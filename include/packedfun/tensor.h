@@ -162,7 +162,8 @@ class Tensor : public ObjectRef {
 
   const DLTensor* operator->() const noexcept { return &raw()->tensor; }
   const DLTensor& operator*() const noexcept { return raw()->tensor; }
-  TensorView view() const noexcept { return TensorView(&raw()->tensor); }
+  /*! A view that passes on as this Tensor object (keeping it shares it, no copy). */
+  TensorView view() const noexcept { return TensorView(*this); }
   int64_t numel() const noexcept { return detail::TensorNumel(raw()->tensor); }
   bool IsContiguous() const noexcept { return detail::TensorIsContiguous(raw()->tensor); }
   /*! Whether the producer exported the memory read-only. */

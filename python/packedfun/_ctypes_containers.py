@@ -13,6 +13,7 @@ into native containers for arguments and ``convert``.
 from __future__ import annotations
 
 import struct
+import sys
 from ctypes import byref, c_int, c_int64, c_void_p, string_at
 
 from . import _ctypes_abi as abi
@@ -20,6 +21,7 @@ from ._ctypes_abi import LIB, PFAny
 from ._ctypes_values import (
     C_TYPES,
     Object,
+    _pack_ptr,
     borrow_any,
     raise_last_error,
     take_any,
@@ -439,53 +441,106 @@ CONTAINER_CLASSES = {
 
 
 # ---- Python -> native containers ----------------------------------------------------------------
-def pack_container(packer, value) -> Object:
-    """A new native Array (list/tuple) or Map (dict) holding the converted elements of ``value``.
-    ``packer`` is the :class:`packedfun._ctypes_pack._Packer` converting the whole argument: its
-    ``pos`` grows into the element's path (``0[3]['k']``; a return value or ``convert`` counts as
-    argument 0, as in ``_core``) while elements convert, and its ``active`` set holds the
-    containers on that path (a container met again contains itself). The elements' temporaries
-    are released when this returns."""
-    pos = _pack.ValuePath() if packer.pos is None else packer.pos
-    key = id(value)
-    if key in packer.active:
-        raise ValueError(_pack._arg_message(packer.fname, pos, "container contains itself"))
-    packer.active.add(key)
-    outer_pos, outer_temps = packer.pos, packer.temps
-    packer.temps = []
-    try:
+class _Frame:
+    """One Python list/tuple/dict being converted: its elements' PFAny bytes so far, the
+    temporaries they point into, and where the next element comes from."""
+
+    __slots__ = ("value", "path", "create", "parts", "temps", "pending", "size", "index")
+
+    def __init__(self, value, path, create) -> None:
+        self.value = value
+        self.path = path
+        self.parts: list = []
+        self.temps: list = []
+        self.size = len(value)
+        self.index = 0
         if isinstance(value, dict):
-            return _create(LIB.PFMapCreate, _pack_pairs(packer, pos, value), len(value))
-        return _create(LIB.PFArrayCreate, _pack_items(packer, pos, value), len(value))
+            self.create = create or LIB.PFMapCreate
+            # key, then value, each under the key's path
+            self.pending: list | None = list(value.items())
+        else:
+            self.create = create or LIB.PFArrayCreate
+            self.pending = None
+
+    def next(self, packer):
+        """``(element, path)`` of the next element, or None when every one is converted."""
+        value, i = self.value, self.index
+        if i >= (2 * self.size if self.pending is not None else self.size):
+            return None
+        if len(value) != self.size:
+            kind = "dict" if self.pending is not None else "list"  # tuples cannot change
+            what = f"{kind} changed size during conversion"
+            raise RuntimeError(_pack._arg_message(packer.fname, self.path, what))
+        self.index = i + 1
+        if self.pending is None:
+            return value[i], _subpath(self.path, f"[{i}]")
+        key, item = self.pending[i >> 1]
+        return (item if i & 1 else key), _subpath(self.path, f"[{key!r}]")
+
+    def finish(self) -> Object:
+        out = PFAny()
+        parts = b"".join(self.parts) if self.parts else None
+        count = self.size if self.pending is not None else len(self.parts)
+        _check(self.create(parts, count, byref(out)))
+        return wrap(out.v_obj, out.type_index, Object)  # a plain holder: no object factory
+
+
+def pack_container(packer, value, create=None) -> Object:
+    """A new native Array (list/tuple) or Map (dict), or the kind ``create`` makes, holding the
+    converted elements of ``value``, nested containers converted the same way (iteratively, so
+    the nesting limit is ``sys.getrecursionlimit()`` as in ``_core``, never this stack).
+    ``packer`` (a :class:`packedfun._ctypes_pack._Packer`) converts the other elements with its
+    ``pos`` set to the element's path (``0[3]['k']``; ``value[3]`` outside an argument); its
+    ``active`` set holds the containers on the current path (met again: it contains itself).
+    Elements converted before a failure are released with their frame."""
+    root = _pack.ValuePath() if packer.pos is None else packer.pos
+    outer_pos, outer_temps = packer.pos, packer.temps
+    stack = [_enter(packer, value, root, create, 0)]
+    try:
+        while True:
+            frame = stack[-1]
+            item = frame.next(packer)
+            if item is None:
+                made = frame.finish()
+                stack.pop()
+                packer.active.discard(id(frame.value))
+                if not stack:
+                    return made
+                stack[-1].temps.append(made)
+                stack[-1].parts.append(_pack_ptr(made._pf_tindex, 0, made._pf_handle))
+            elif isinstance(item[0], (list, tuple, dict)):
+                stack.append(_enter(packer, item[0], item[1], None, len(stack)))
+            else:
+                packer.pos, packer.temps = item[1], frame.temps
+                try:
+                    frame.parts.append(packer.pack(item[0]))
+                except Exception as exc:
+                    _note_element_error(exc, packer.fname, item[1])
+                    raise
     finally:
         packer.pos, packer.temps = outer_pos, outer_temps
-        packer.active.discard(key)
+        for frame in stack:
+            packer.active.discard(id(frame.value))
 
 
-def _pack_items(packer, pos, items) -> list:
-    parts = []
-    size = len(items)
-    for i in range(size):
-        if len(items) != size:
-            kind = "list" if isinstance(items, list) else "tuple"
-            what = f"{kind} changed size during conversion"
-            raise RuntimeError(_pack._arg_message(packer.fname, pos, what))
-        packer.pos = _subpath(pos, f"[{i}]")
-        parts.append(packer.pack(items[i]))
-    return parts
+def _note_element_error(exc: Exception, fname, path) -> None:
+    """Adds ``_core``'s note naming the element to an error its own message does not name."""
+    if not hasattr(exc, "add_note"):  # Python < 3.11
+        return
+    if isinstance(exc, OverflowError) and str(exc).startswith(_pack._arg_message(fname, path, "")):
+        return  # an int out of range: the message names the path already
+    if not getattr(exc, "__notes__", None):  # a str's encode error has it already
+        _pack._add_note(exc, fname, path)
 
 
-def _pack_pairs(packer, pos, mapping) -> list:
-    parts = []
-    size = len(mapping)
-    for k, v in list(mapping.items()):
-        if len(mapping) != size:
-            what = "dict changed size during conversion"
-            raise RuntimeError(_pack._arg_message(packer.fname, pos, what))
-        packer.pos = _subpath(pos, f"[{k!r}]")
-        parts.append(packer.pack(k))
-        parts.append(packer.pack(v))
-    return parts
+def _enter(packer, value, path, create, depth: int) -> _Frame:
+    if id(value) in packer.active:
+        raise ValueError(_pack._arg_message(packer.fname, path, "container contains itself"))
+    if depth >= sys.getrecursionlimit():
+        raise RecursionError("maximum recursion depth exceeded while converting a nested container")
+    frame = _Frame(value, path, create)
+    packer.active.add(id(value))
+    return frame
 
 
 def _subpath(pos, piece: str):
@@ -495,25 +550,15 @@ def _subpath(pos, piece: str):
     return f"{pos}{piece}"
 
 
-def _create(create, parts: list, count: int) -> Object:
-    out = PFAny()
-    _check(create(b"".join(parts) if parts else None, count, byref(out)))
-    return wrap(out.v_obj, out.type_index, Object)  # a plain holder: no object factory
-
-
 def make_sequence(items, create) -> Object:
-    """A new Array or List (``create``: PFArrayCreate or PFListCreate) holding ``items``
-    (converted as the elements of argument 0, as ``_core``'s constructors do)."""
-    packer = _pack.new_packer([])
-    packer.active.add(id(items))
-    return _create(create, _pack_items(packer, _pack.ValuePath(), items), len(items))
+    """A new Array or List (``create``: PFArrayCreate or PFListCreate) holding ``items``, as
+    ``_core``'s constructors make it (errors name ``value[i]``)."""
+    return pack_container(_pack.new_packer([]), tuple(items), create)
 
 
 def make_mapping(mapping: dict, create) -> Object:
     """A new Map or Dict (``create``: PFMapCreate or PFDictCreate) of the pairs of ``mapping``."""
-    packer = _pack.new_packer([])
-    packer.active.add(id(mapping))
-    return _create(create, _pack_pairs(packer, _pack.ValuePath(), mapping), len(mapping))
+    return pack_container(_pack.new_packer([]), mapping, create)
 
 
 def make_shape(items) -> Object:
@@ -528,7 +573,7 @@ def make_shape(items) -> Object:
         dims.append(value)
     out = c_void_p()
     _check(LIB.PFShapeCreate((c_int64 * len(dims))(*dims), len(dims), byref(out)))
-    return wrap(out.value, abi.kPFTypeShape, Object)
+    return wrap(out.value or 0, abi.kPFTypeShape, Object)
 
 
 from . import _ctypes_pack as _pack  # noqa: E402  (imports this module at its end)

@@ -120,6 +120,9 @@ class FieldDescriptor:
     A data descriptor for the own field ``name`` of ``type_index``; every read and write goes
     through the field's getter/setter (``PFFieldInfo``) at ``handle + offset``."""
 
+    # slots make the attributes visible on the class, as _core's members are
+    __slots__ = ("type_index", "readonly", "_offset", "_getter", "_setter", "__dict__")
+
     def __init__(self, type_index: int, name: str) -> None:
         if not isinstance(name, str):
             raise TypeError(
@@ -172,7 +175,9 @@ class FieldDescriptor:
         address = self._target(obj) + self._offset
         temps: list = []
         packed = _pack.new_packer(temps, self.__qualname__, 0).pack(value)
-        if self._setter(address, PFAny.from_buffer_copy(packed)):
+        setter = self._setter
+        assert setter is not None  # read-only fields have none and were refused above
+        if setter(address, PFAny.from_buffer_copy(packed)):
             raise_last_error(self.__qualname__)
 
     def __delete__(self, obj) -> None:
@@ -188,6 +193,8 @@ class MethodDescriptor:
     """MethodDescriptor(func, name, doc=None): a reflected instance method.
 
     Binds like a Python function: ``obj.method(*args)`` calls ``func(obj, *args)``."""
+
+    __slots__ = ("__func__", "__dict__")
 
     def __init__(self, func, name: str, doc=None) -> None:
         _check_function(type(self), func)
@@ -211,6 +218,8 @@ class MethodDescriptor:
 
 class ConstructorDescriptor(MethodDescriptor):
     """ConstructorDescriptor(ctor): an __init__ that fills the instance from ctor(*args)."""
+
+    __slots__ = ()
 
     def __init__(self, ctor) -> None:
         _check_function(type(self), ctor)

@@ -31,7 +31,7 @@ from ._ctypes_abi import LIB, DLDataType, DLDevice, PFAny
 from ._ctypes_values import Object, _pack_ptr, make_opaque, raise_last_error, wrap
 
 __all__ = ["Tensor", "from_dlpack", "_set_tensor_classes", "_dtype_from_string",
-           "_dtype_to_string"]  # fmt: skip
+           "_dtype_to_string", "_tensor_scratch_allocations"]  # fmt: skip
 
 
 # ---- DLPack structs ------------------------------------------------------------------------------
@@ -259,7 +259,7 @@ def _from_capsule(capsule) -> Tensor:
             _api.PyCapsule_SetName(capsule, _USED[name])  # consumed exactly once, from here on
             if entry(ptr, byref(out)):  # the runtime ran the deleter on failure
                 raise_last_error("from_dlpack")
-            return wrap_tensor(out.value)
+            return wrap_tensor(out.value or 0)
     name = _api.PyCapsule_GetName(capsule)
     raise BufferError(f"from_dlpack: capsule '{(name or b'<unnamed>').decode()}' is not a DLPack "
                       "tensor (or was consumed already)")  # fmt: skip
@@ -358,6 +358,11 @@ def pack_tensor_arg(value, fname, pos, temps: list):
         temps.append(tensor)
         return _pack_ptr(abi.kPFTypeTensor, 0, tensor._pf_handle)
     return None
+
+
+def _tensor_scratch_allocations() -> int:
+    """Always 0: this backend pools no scratch records (``_core`` counts its own)."""
+    return 0
 
 
 # ---- dtype and device values ---------------------------------------------------------------------

@@ -15,7 +15,8 @@ from __future__ import annotations
 import ctypes
 import itertools
 import struct
-from ctypes import addressof, byref, c_int32, c_void_p, string_at
+import weakref
+from ctypes import addressof, byref, c_int32, c_uint64, c_void_p, string_at
 
 from . import _ctypes_abi as abi
 from ._ctypes_abi import LIB, PFAny
@@ -201,9 +202,10 @@ class Function(Object):
     A packed function: a native function of any language called with positional arguments.
     Function(callable) wraps a Python callable."""
 
-    __slots__ = ("_pf_name", "_pf_cptr", "__dict__")
+    __slots__ = ("_pf_name", "_pf_cptr", "_pf_lent", "__dict__")
     _pf_name: str | None  # registry (or module) name it was looked up by
     _pf_cptr: c_void_p  # the handle, pre-converted for the argtypes-free PFFunctionCall
+    _pf_lent: object  # the wrapped callable while this wrapper holds it (see _Lent)
 
     def __new__(cls, *args, **kwargs):
         if kwargs or len(args) != 1:
@@ -267,6 +269,15 @@ class Function(Object):
     def __name__(self):
         del self.__dict__["__name__"]
 
+    def __del__(self):
+        lent = getattr(self, "_pf_lent", None)
+        handle = getattr(self, "_pf_handle", 0)
+        if lent is not None and handle:
+            self._pf_lent = None
+            if c_uint64.from_address(handle).value > 1:  # native code keeps the Function
+                _handles[abi.PFFunctionObject.from_address(handle).self] = lent
+        Object.__del__(self)
+
     @property
     def registry_name(self):
         """The global name this Function was looked up by, or None."""
@@ -286,13 +297,31 @@ def wrapped_callable(handle: int):
     func = abi.PFFunctionObject.from_address(handle)
     if func.safe_call != SAFE_CALL_ADDR:
         return False, None
-    return True, _handles.get(func.self)
+    entry = _handles.get(func.self)
+    return True, entry.get() if type(entry) is _Lent else entry
+
+
+class _Lent:
+    """The ``_handles`` entry of a callable held by the Function wrapper that ``to_function``
+    made (``wrapper._pf_lent``) instead of by ``_handles``, so that Python's GC sees cycles
+    through the callable (it refers to the wrapper, e.g. via a closure) and frees them. The
+    wrapper's ``__del__`` moves the callable back into ``_handles`` if native code still holds
+    the Function then (also when the GC finalizes a cycle: the callable is resurrected)."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, wrapper) -> None:
+        self.ref = weakref.ref(wrapper)
+
+    def get(self):
+        wrapper = self.ref()
+        return None if wrapper is None else wrapper._pf_lent
 
 
 Function.__module__ = Object.__module__ = "packedfun"
 #: The backend's classes that stand for _core's C types (named "packedfun.X" in messages);
 #: the container and descriptor modules add theirs.
-C_TYPES = {Object, Function}
+C_TYPES: set[type] = {Object, Function}
 
 _object_factory = None
 _class_cache: dict = {}
@@ -366,7 +395,10 @@ def to_function(value) -> Function:
     if LIB.PFFunctionCreate(key, _safe_call_c, _free_handle_c, byref(out)):
         _handles.pop(key, None)
         raise_last_error()
-    return make_function(out.value or 0)
+    func = make_function(out.value or 0)
+    func._pf_lent = value
+    _handles[key] = _Lent(func)
+    return func
 
 
 # ---- results ------------------------------------------------------------------------------------
@@ -447,6 +479,8 @@ def borrow_any(address: int):
 def _safe_call(key, args, num_args, result):
     try:
         func = _handles[key]
+        if type(func) is _Lent:
+            func = func.get()
         pyargs = [borrow_any(args + 16 * i) for i in range(num_args)]
         ret = func(*pyargs)
         if ret is not None:

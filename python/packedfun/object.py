@@ -93,7 +93,7 @@ def _no_constructor(self: Any, *args: Any) -> None:
     )
 
 
-def _install_class(cls: type, type_index: int, user_names: set) -> None:
+def _install_class(cls: Any, type_index: int, user_names: set) -> None:
     ancestors = type_info(type_index)["ancestors"]
     covered = {getattr(base, "__pf_type_index__", None) for base in cls.__mro__[1:]}
     covered.add(_OBJECT_INDEX)
@@ -104,8 +104,7 @@ def _install_class(cls: type, type_index: int, user_names: set) -> None:
         own = {m["name"]: m for m in type_info(type_index)["methods"]}
         if "__create__" in own:
             cls.__init__ = core.ConstructorDescriptor(own["__create__"]["func"])
-        elif isinstance(cls.__dict__.get("__init__", getattr(cls, "__init__", None)),
-                        core.ConstructorDescriptor):  # fmt: skip
+        elif isinstance(getattr(cls, "__init__", None), core.ConstructorDescriptor):
             cls.__init__ = _no_constructor
     if "__repr__" not in user_names and cls.__repr__ is core.Object.__repr__:
         cls.__repr__ = _object_repr
@@ -165,7 +164,7 @@ def register_object(type_key: str | type | None = None) -> Callable[[_T], _T] | 
     return register
 
 
-def _register_builtin(type_index: int, cls: type) -> None:
+def _register_builtin(type_index: int, cls: Any) -> None:
     """Registers ``cls`` for a built-in type index (containers) without installing members."""
     cls.__pf_type_index__ = type_index
     _registered[type_index] = cls
@@ -182,7 +181,7 @@ def _automatic_class(type_index: int, info: dict) -> type:
         return base
     name = info["type_key"].rsplit(".", 1)[-1]
     namespace = {"__slots__": (), "__module__": __name__, "__doc__": info["doc"] or None}
-    cls = type(name, (base,), namespace)
+    cls: Any = type(name, (base,), namespace)
     for index in missing:
         _install_members(cls, index, set())
     cls.__pf_type_index__ = type_index

@@ -80,6 +80,10 @@ class dtype:  # noqa: N801 - named like numpy.dtype / torch.dtype
     """
 
     __slots__ = ("type_code", "bits", "lanes", "_name")
+    type_code: int
+    bits: int
+    lanes: int
+    _name: str | None
 
     def __init__(self, value) -> None:
         if isinstance(value, dtype):

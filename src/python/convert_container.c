@@ -109,6 +109,21 @@ static int create(int32_t kind, Items* it, PFAny* out) {
   return 0;
 }
 
+/* Stores `o` in `*out` when it is an exact int that fits a machine word without any call. */
+static inline int small_int(PyObject* o, PFAny* out) {
+  if (!PyLong_CheckExact(o)) return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+  if (!PyUnstable_Long_IsCompact((PyLongObject*)o)) return 0;
+  PFPY_SET_POD(out, kPFTypeInt, v_int64, (int64_t)PyUnstable_Long_CompactValue((PyLongObject*)o));
+#else
+  Py_ssize_t size = Py_SIZE(o);
+  if (size < -1 || size > 1) return 0;
+  int64_t digit = (int64_t)((PyLongObject*)o)->ob_digit[0];
+  PFPY_SET_POD(out, kPFTypeInt, v_int64, size < 0 ? -digit : size == 0 ? 0 : digit);
+#endif
+  return 1;
+}
+
 static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   if (enter(ctx, o) != 0) return -1;
   int is_list = PyList_Check(o);
@@ -121,6 +136,10 @@ static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
       break;
     }
     PyObject* item = is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
+    if (PFPY_LIKELY(small_int(item, &it.items[i]))) { /* the common case: no call, no refs */
+      it.filled = i + 1;
+      continue;
+    }
     Py_INCREF(item); /* converting may run Python code that mutates the list */
     rc = value_from_py(ctx, item, &it.items[i], &it.views[i]);
     Py_DECREF(item);

@@ -5,6 +5,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <packedfun/c_api.h>
+#if PY_VERSION_HEX < 0x030B0000
+#include <longintrepr.h> /* PyLongObject's digits (3.11+ includes it from Python.h) */
+#endif
 
 #if defined(__GNUC__)
 #define PFPY_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -76,6 +79,21 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
     (any)->field = (value);                     \
   } while (0)
 
+/*! Reads an exact int of at most one internal digit (|value| < 2**30: nearly every int passed)
+ *  straight from the object, sparing the call into PyLong_AsLongLongAndOverflow. 1 when it did. */
+static inline int pfpy_compact_int(PyObject* o, int64_t* out) {
+#if PY_VERSION_HEX >= 0x030C0000
+  if (!PyUnstable_Long_IsCompact((PyLongObject*)o)) return 0;
+  *out = (int64_t)PyUnstable_Long_CompactValue((PyLongObject*)o);
+  return 1;
+#else
+  Py_ssize_t size = Py_SIZE(o); /* digit count, negative for negative values */
+  if (size < -1 || size > 1) return 0;
+  *out = (int64_t)size * (int64_t)((PyLongObject*)o)->ob_digit[0];
+  return 1;
+#endif
+}
+
 /*! The argument conversion of the hot path: None, bool, exact int, exact float and exact str are
  *  handled inline without allocation; everything else goes to pfpy_arg_from_py_slow. */
 static inline int pfpy_arg_from_py(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
@@ -85,10 +103,15 @@ static inline int pfpy_arg_from_py(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, 
     return 0;
   }
   if (PyLong_CheckExact(o)) {
+    int64_t value;
+    if (PFPY_LIKELY(pfpy_compact_int(o, &value))) {
+      PFPY_SET_POD(out, kPFTypeInt, v_int64, value);
+      return 0;
+    }
     int overflow;
-    long long value = PyLong_AsLongLongAndOverflow(o, &overflow);
+    long long big = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (PFPY_UNLIKELY(overflow != 0)) return pfpy_arg_from_py_slow(o, pack, pos, fname);
-    PFPY_SET_POD(out, kPFTypeInt, v_int64, (int64_t)value);
+    PFPY_SET_POD(out, kPFTypeInt, v_int64, (int64_t)big);
     return 0;
   }
   if (PyFloat_CheckExact(o)) {

@@ -91,9 +91,24 @@ static PFPY_NOINLINE PyObject* raise_with_arg_types(PFPyFunction* f, PyObject* c
   return NULL;
 }
 
+/* The common POD results inline, the rest through pfpy_any_steal_to_py. */
+static inline __attribute__((always_inline)) PyObject* result_to_py(PFAny* rv) {
+  switch (rv->type_index) {
+    case kPFTypeNone:
+      Py_RETURN_NONE;
+    case kPFTypeInt:
+      return PyLong_FromLongLong(rv->v_int64);
+    case kPFTypeFloat:
+      return PyFloat_FromDouble(rv->v_float64);
+    default:
+      return pfpy_any_steal_to_py(rv);
+  }
+}
+
 /* Converts the arguments into `pack`, calls, releases the temporaries and converts the result. */
-static inline PyObject* call_packed(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
-                                    PFPyArgs* pack) {
+static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction* f,
+                                                                   PyObject* const* args,
+                                                                   Py_ssize_t n, PFPyArgs* pack) {
   PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (PFPY_UNLIKELY(pfpy_arg_from_py(args[i], pack, i, f->name) != 0)) {
@@ -111,19 +126,21 @@ static inline PyObject* call_packed(PFPyFunction* f, PyObject* const* args, Py_s
     pfpy_args_release(pack);
     if (rc != 0) return failed;
   }
-  switch (rv.type_index) { /* the common POD results, inline */
-    case kPFTypeNone:
-      Py_RETURN_NONE;
-    case kPFTypeInt:
-      return PyLong_FromLongLong(rv.v_int64);
-    case kPFTypeFloat:
-      return PyFloat_FromDouble(rv.v_float64);
-    default:
-      return pfpy_any_steal_to_py(&rv);
-  }
+  return result_to_py(&rv);
 }
 
-static PFPY_NOINLINE PyObject* call_many(PFPyFunction* f, PyObject* const* args, Py_ssize_t n) {
+/* Every call the fast path below leaves out: keywords, many arguments, arguments that need
+ * temporaries or can fail to convert. */
+static PFPY_NOINLINE PyObject* call_general(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
+                                           PyObject* kwnames) {
+  if (PFPY_UNLIKELY(kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) return kwargs_error(f);
+  if (n <= PFPY_STACK_ARGS) {
+    PFAny stack[PFPY_STACK_ARGS];
+    PFByteArray views[PFPY_STACK_ARGS];
+    PFObject* temps[PFPY_STACK_ARGS];
+    PFPyArgs pack = {stack, views, temps, 0};
+    return call_packed(f, args, n, &pack);
+  }
   size_t bytes = (size_t)n * (sizeof(PFAny) + sizeof(PFByteArray) + sizeof(PFObject*));
   char* block = (char*)PyMem_Malloc(bytes);
   if (block == NULL) return PyErr_NoMemory();
@@ -134,17 +151,54 @@ static PFPY_NOINLINE PyObject* call_many(PFPyFunction* f, PyObject* const* args,
   return result;
 }
 
+/* Up to this many arguments, calls whose arguments are all int/float/None/bool/ASCII str take the
+ * fast path: no temporaries, no failure possible, hence few live registers and no cleanup. */
+#define PFPY_FAST_ARGS 4
+
+/* The fast path of one argument: 1 when `o` was converted into `out`, 0 to leave the call to
+ * call_general (nothing was allocated, so starting over there is free of side effects). */
+static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* out,
+                                                         PFByteArray* view) {
+  PyTypeObject* t = Py_TYPE(o);
+  if (t == &PyLong_Type) {
+    int64_t value;
+    if (PFPY_UNLIKELY(!pfpy_compact_int(o, &value))) return 0;
+    PFPY_SET_POD(out, kPFTypeInt, v_int64, value);
+  } else if (t == &PyFloat_Type) {
+    PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
+  } else if (t == &PyUnicode_Type && PyUnicode_IS_COMPACT_ASCII(o)) { /* ASCII is UTF-8 as is */
+    view->data = (const char*)PyUnicode_DATA(o);
+    view->size = (size_t)PyUnicode_GET_LENGTH(o);
+    PFPY_SET_POD(out, kPFTypeStrView, v_ptr, view);
+  } else if (o == Py_None) {
+    PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
+  } else if (t == &PyBool_Type) {
+    PFPY_SET_POD(out, kPFTypeBool, v_int64, o == Py_True);
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
                                      PyObject* kwnames) {
   PFPyFunction* f = (PFPyFunction*)self;
-  if (PFPY_UNLIKELY(kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) return kwargs_error(f);
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (PFPY_UNLIKELY(n > PFPY_STACK_ARGS)) return call_many(f, args, n);
-  PFAny stack[PFPY_STACK_ARGS];
-  PFByteArray views[PFPY_STACK_ARGS];
-  PFObject* temps[PFPY_STACK_ARGS];
-  PFPyArgs pack = {stack, views, temps, 0};
-  return call_packed(f, args, n, &pack);
+  if (PFPY_UNLIKELY(kwnames != NULL || n > PFPY_FAST_ARGS)) return call_general(f, args, n, kwnames);
+  PFAny packed[PFPY_FAST_ARGS];
+  PFByteArray views[PFPY_FAST_ARGS];
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (PFPY_UNLIKELY(!fast_arg(args[i], &packed[i], &views[i]))) {
+      return call_general(f, args, n, kwnames);
+    }
+  }
+  PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
+  PFAny rv;
+  PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
+  if (PFPY_UNLIKELY(fo->safe_call(fo->self, packed, (int32_t)n, &rv) != 0)) {
+    return pfpy_raise_native(f->name);
+  }
+  return result_to_py(&rv);
 }
 
 /* ---- the type ---------------------------------------------------------------------------------- */

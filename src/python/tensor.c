@@ -399,6 +399,9 @@ static PyMethodDef tensor_module_methods[] = {
      "__dlpack__ (versioned DLPack asked for first) or a DLPack capsule (consumed once)."},
     {"_set_tensor_classes", set_tensor_classes, METH_VARARGS,
      "_set_tensor_classes(dtype, device)\n--\n\nThe Python classes of dtype and device values."},
+    {"_tensor_scratch_allocations", pfpy_tensor_scratch_allocations, METH_NOARGS,
+     "_tensor_scratch_allocations()\n--\n\nHow many array-argument scratch records were ever "
+     "allocated (tests check that the steady state allocates none)."},
     {NULL, NULL, 0, NULL}};
 
 int pfpy_tensor_add_to_module(PyObject* m) {

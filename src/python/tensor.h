@@ -24,6 +24,10 @@ PyObject* pfpy_tensor_wrap(PFObject* obj);
  *  exception set (a BufferError naming the dtype for data DLPack cannot describe). */
 int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
 
+/*! _tensor_scratch_allocations(): the number of Scratch records (backing array arguments) ever
+ *  allocated, as an int; the steady state reuses them from a free list. */
+PyObject* pfpy_tensor_scratch_allocations(PyObject* self, PyObject* unused);
+
 /*! A packedfun.dtype for `dtype` (a (code, bits, lanes) tuple before packedfun.tensor has
  *  registered its classes). New reference, or NULL with an exception. */
 PyObject* pfpy_dtype_to_py(DLDataType dtype);

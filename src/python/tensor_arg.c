@@ -30,6 +30,13 @@ typedef struct Scratch {
 } Scratch;
 
 static Scratch* scratch_free_list = NULL;
+static Py_ssize_t scratch_allocated = 0; /* ever allocated, for tests */
+
+PyObject* pfpy_tensor_scratch_allocations(PyObject* self, PyObject* unused) {
+  (void)self;
+  (void)unused;
+  return PyLong_FromSsize_t(scratch_allocated);
+}
 
 /* Releases what `s` keeps and recycles it; needs the GIL. It may run while an exception is being
  * raised: a producer's deleter may run Python code, so the exception is set aside meanwhile. */
@@ -82,6 +89,7 @@ static Scratch* scratch_take(void) {
   } else {
     s = (Scratch*)PyMem_Calloc(1, sizeof(Scratch));
     if (s == NULL) return (Scratch*)PyErr_NoMemory();
+    ++scratch_allocated;
     s->header.type_index = kPFTypeObject;
     s->header.deleter = scratch_release;
   }

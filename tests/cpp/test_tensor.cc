@@ -8,6 +8,7 @@
 namespace {
 
 using packedfun::Any;
+using packedfun::AnyView;
 using packedfun::Error;
 using packedfun::Function;
 using packedfun::Tensor;
@@ -144,7 +145,7 @@ TEST(Tensor, TypedFunctionsTakeViewsAndTensors) {
   EXPECT_EQ(f(t).cast<double>(), 3.5);
   DLTensor raw = *t;
   EXPECT_EQ(f(&raw).cast<double>(), 3.5);        // a borrowed DLTensor*
-  EXPECT_EQ(f(t.view()).cast<double>(), 3.5);    // a TensorView passes as DLTensor*
+  EXPECT_EQ(f(t.view()).cast<double>(), 3.5);    // a TensorView passes as the object
   Error wrong = Catch([&] { f(1); });
   EXPECT_EQ(wrong.kind(), "TypeError");
   EXPECT_NE(wrong.message().find("test.sum_first: argument 0: expected Tensor, got int"),
@@ -152,6 +153,51 @@ TEST(Tensor, TypedFunctionsTakeViewsAndTensors) {
   Tensor ints = Tensor::Empty({3}, packedfun::kInt32);
   Error dtype = Catch([&] { f(ints); });
   EXPECT_NE(dtype.message().find("x must be float32"), std::string::npos);
+}
+
+/*! A promotable argument over `owner`'s data, kept alive by `owner` itself as the keeper. */
+PFAny PromotableArg(const Tensor& owner, PFDLTensorArg* arg, uint32_t flags) {
+  *arg = PFDLTensorArg{*owner, owner.get(), flags, 0};
+  PFAny v{};
+  v.type_index = kPFTypeDLTensorPtr;
+  v.zero_padding = PACKEDFUN_DLTENSOR_ARG_TAG;
+  v.v_ptr = &arg->tensor;
+  return v;
+}
+
+TEST(Tensor, PromotableArgumentsOwnTheirKeeper) {
+  Tensor owner = Tensor::Empty({4}, packedfun::kFloat32);
+  PFDLTensorArg arg;
+  PFAny view = PromotableArg(owner, &arg, PACKEDFUN_DLTENSOR_ARG_READ_ONLY);
+  uint64_t base = owner.use_count();
+  Function keep = Function::FromTyped([](Tensor x) { return x; }, "test.keep");
+  Function from_view =
+      Function::FromTyped([](TensorView x) { return Tensor::FromView(x); }, "test.from_view");
+  Function readonly =
+      Function::FromTyped([](TensorView x) { return x.IsReadOnly(); }, "test.readonly");
+  Function pass_on = Function::FromTyped(
+      [&keep](TensorView x) { return keep(x).cast<Tensor>(); }, "test.pass_on");
+  std::vector<Tensor> kept;
+  for (const Function& f : {keep, from_view, pass_on}) {
+    kept.push_back(f(AnyView::FromPFAny(view)).cast<Tensor>());
+    EXPECT_FALSE(kept.back().same_as(owner));
+    EXPECT_EQ(kept.back()->data, owner->data);  // shares the memory
+    EXPECT_EQ(kept.back()->shape[0], 4);
+    EXPECT_TRUE(kept.back().IsReadOnly());      // the flag is kept
+  }
+  EXPECT_EQ(owner.use_count(), base + 3);  // each holds the keeper
+  EXPECT_TRUE(readonly(AnyView::FromPFAny(view)).cast<bool>());
+  Any any(AnyView::FromPFAny(view));
+  EXPECT_EQ(owner.use_count(), base + 4);
+  kept.clear();
+  any = Any();
+  EXPECT_EQ(owner.use_count(), base);
+  arg.keeper = nullptr;  // a malformed argument is an error, not a crash
+  EXPECT_EQ(Catch([&] { keep(AnyView::FromPFAny(view)); }).kind(), "ValueError");
+  view.zero_padding = 0;  // a plain DLTensor*: a Tensor borrowing the data, no keeper
+  EXPECT_FALSE(readonly(AnyView::FromPFAny(view)).cast<bool>());
+  EXPECT_EQ(keep(AnyView::FromPFAny(view)).cast<Tensor>()->data, owner->data);
+  EXPECT_EQ(owner.use_count(), base);
 }
 
 TEST(Tensor, ReturnedAndReceivedAsTensor) {

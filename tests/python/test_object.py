@@ -2,9 +2,8 @@
 import gc
 import weakref
 
-import pytest
-
 import packedfun
+import pytest
 from packedfun import testing
 
 
@@ -189,8 +188,8 @@ def test_lifetime_cycles_through_callbacks():
     holder = Holder()
     pair = TestIntPair(5, 6)
 
-    def callback(x):
-        return holder, x  # the callback's closure refers to holder
+    def callback(x, _holder=holder):  # the callback refers to holder
+        return _holder, x
 
     holder.func = packedfun.Function(callback)  # holder -> Function -> callback -> holder
     holder.pair = pair

@@ -7,6 +7,7 @@
 #include <packedfun/error.h>
 #include <packedfun/object.h>
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -14,53 +15,105 @@
 namespace packedfun {
 namespace detail {
 
+/*! Tag of the borrowing constructor (typed Function parameters only, see string.h). */
+struct BorrowArgument {};
+
 /*!
  * Owns one PFAny of kind kSmall (up to 7 bytes inline) or kObject (a PFBytesObject), exactly as
  * PFStringCreate / PFBytesCreate return them. Copies share the object. The bytes are always
  * NUL-terminated; for the small form they live inside the holder itself.
+ *
+ * A third, borrowed form exists only for typed Function parameters (string.h tells the rules):
+ * kind kView (StrView / BytesView) pointing at the caller's PFByteArray, valid for the call.
+ * size()/view() read the caller's bytes in place; data() (which must be NUL-terminated) makes
+ * an owned copy once, on first use, published atomically so that concurrent readers of one
+ * parameter are safe; copying, moving or assigning a borrowed holder makes an owned one.
+ * In the borrowed form `small_len` is the state: 0 borrowed, 1 copy in progress, 2 copied
+ * (then v_ptr points at the `bytes` of an object this holder owns).
  */
 template <int32_t kSmall, int32_t kObject>
 class BytesHolder {
  public:
-  const char* data() const noexcept {
-    return data_.type_index == kSmall
-               ? data_.v_bytes
-               : reinterpret_cast<const PFBytesObject*>(data_.v_obj)->bytes.data;
+  /*! The bytes, NUL-terminated (a borrowed holder copies them on first use: may throw). */
+  const char* data() const {
+    if (data_.type_index == kSmall) return data_.v_bytes;
+    if (data_.type_index == kObject) return ObjectBytes(data_)->data;
+    return BorrowedData();
   }
   size_t size() const noexcept {
-    return data_.type_index == kSmall
-               ? data_.small_len
-               : reinterpret_cast<const PFBytesObject*>(data_.v_obj)->bytes.size;
+    if (data_.type_index == kSmall) return data_.small_len;
+    if (data_.type_index == kObject) return ObjectBytes(data_)->size;
+    return LoadView()->size;
   }
   bool empty() const noexcept { return size() == 0; }
-  std::string_view view() const noexcept { return std::string_view(data(), size()); }
-  std::string str() const { return std::string(data(), size()); }
-  /*! The held value (borrowed): a small kind inline or the object. */
+  std::string_view view() const noexcept {
+    if (data_.type_index == kSmall) return std::string_view(data_.v_bytes, data_.small_len);
+    const PFByteArray* b = data_.type_index == kObject ? ObjectBytes(data_) : LoadView();
+    return std::string_view(b->data, b->size);
+  }
+  std::string str() const { return std::string(view()); }
+  /*! The held value (borrowed): a small kind inline, the object, or (borrowed form) a view. */
   const PFAny& raw() const noexcept { return data_; }
+  /*! Whether this holder borrows the caller's bytes (a typed Function parameter). */
+  bool is_borrowed() const noexcept { return data_.type_index == kView; }
 
   int compare(std::string_view other) const noexcept { return view().compare(other); }
 
+  /*! Stores an owned copy of the held value in `*out` (a new ref; owned forms are shared). */
+  void CopyToOwned(PFAny* out) const {
+    if (data_.type_index == kView) {
+      BytesHolder(*this).MoveToOwned(out);
+      return;
+    }
+    *out = data_;
+    if (data_.type_index == kObject) ObjectRetain(data_.v_obj);
+  }
+
  protected:
   using Create = int (*)(const PFByteArray*, PFAny*);
+  static constexpr int32_t kView = kSmall == kPFTypeSmallStr ? kPFTypeStrView : kPFTypeBytesView;
 
   BytesHolder() noexcept : data_(EmptyValue()) {}
-  BytesHolder(const char* bytes, size_t size, Create create) {
-    PFByteArray arr{bytes, size};
-    data_.type_index = kPFTypeNone;
-    data_.zero_padding = 0;
-    data_.v_int64 = 0;
-    CheckCallResult(create(&arr, &data_));
+  BytesHolder(const char* bytes, size_t size, Create /*kCreate*/) { Init(PFByteArray{bytes, size}); }
+  /*! Borrows `*view` (a kView PFByteArray valid for the call); short ones are copied inline. */
+  BytesHolder(BorrowArgument, const PFByteArray* view) {
+    if (view->size < sizeof(data_.v_bytes)) {
+      data_ = EmptyValue();
+      data_.small_len = static_cast<uint32_t>(view->size);
+      if (view->size != 0) std::memcpy(data_.v_bytes, view->data, view->size);
+      return;
+    }
+    data_.type_index = kView;
+    data_.small_len = 0;
+    data_.v_ptr = const_cast<PFByteArray*>(view);
   }
-  BytesHolder(const BytesHolder& other) noexcept : data_(other.data_) { Retain(); }
-  BytesHolder(BytesHolder&& other) noexcept : data_(other.data_) { other.data_ = EmptyValue(); }
+  BytesHolder(const BytesHolder& other) : data_(other.data_) {
+    if (data_.type_index == kView) {
+      InitFromBorrowed(other);
+    } else {
+      Retain();
+    }
+  }
+  BytesHolder(BytesHolder&& other) : data_(other.data_) {
+    if (data_.type_index == kView) {
+      InitFromBorrowed(other);  // never moves a borrow out
+    } else {
+      other.data_ = EmptyValue();
+    }
+  }
   ~BytesHolder() { ReleaseObject(); }
   // Two overloads, not one by-value parameter: a derived class's implicit operator= could not
   // construct the protected by-value BytesHolder argument.
-  BytesHolder& operator=(const BytesHolder& other) noexcept {
-    CopyFrom(other.data_);
+  BytesHolder& operator=(const BytesHolder& other) {
+    if (this != &other) BytesHolder(other).SwapOwned(*this);
     return *this;
   }
-  BytesHolder& operator=(BytesHolder&& other) noexcept {
+  BytesHolder& operator=(BytesHolder&& other) {
+    if (other.data_.type_index == kView) return *this = static_cast<const BytesHolder&>(other);
+    if (data_.type_index == kView) {
+      BytesHolder(std::move(other)).SwapOwned(*this);
+      return *this;
+    }
     PFAny tmp = data_;
     data_ = other.data_;
     other.data_ = tmp;
@@ -81,6 +134,8 @@ class BytesHolder {
   }
 
  private:
+  static constexpr Create kCreate = kSmall == kPFTypeSmallStr ? &PFStringCreate : &PFBytesCreate;
+
   static PFAny EmptyValue() noexcept {
     PFAny v;
     v.type_index = kSmall;
@@ -88,14 +143,83 @@ class BytesHolder {
     v.v_int64 = 0;
     return v;
   }
+  static const PFByteArray* ObjectBytes(const PFAny& v) noexcept {
+    return &reinterpret_cast<const PFBytesObject*>(v.v_obj)->bytes;
+  }
+  static PFObject* ObjectOfBytes(const PFByteArray* b) noexcept {
+    return reinterpret_cast<PFObject*>(reinterpret_cast<char*>(const_cast<PFByteArray*>(b)) -
+                                       offsetof(PFBytesObject, bytes));
+  }
+  const PFByteArray* LoadView() const noexcept {
+    return static_cast<const PFByteArray*>(__atomic_load_n(&data_.v_ptr, __ATOMIC_ACQUIRE));
+  }
+  uint32_t LoadState() const noexcept {
+    return __atomic_load_n(&data_.small_len, __ATOMIC_ACQUIRE);
+  }
+  void Init(PFByteArray arr) {
+    data_.type_index = kPFTypeNone;
+    data_.zero_padding = 0;
+    data_.v_int64 = 0;
+    CheckCallResult(kCreate(&arr, &data_));
+  }
+  /*! This (a bitwise copy of the borrowed `other`) becomes an owned copy of it. */
+  void InitFromBorrowed(const BytesHolder& other) {
+    if (other.LoadState() == 2) {  // share the copy `other` already made
+      data_.type_index = kObject;
+      data_.zero_padding = 0;
+      data_.v_obj = ObjectOfBytes(other.LoadView());
+      ObjectRetain(data_.v_obj);
+      return;
+    }
+    Init(*other.LoadView());
+  }
+  void MoveToOwned(PFAny* out) noexcept {
+    *out = data_;
+    data_ = EmptyValue();
+  }
+  /*! Swaps with `other`, where this is owned (a fresh copy). */
+  void SwapOwned(BytesHolder& other) noexcept {
+    PFAny tmp = data_;
+    data_ = other.data_;
+    other.data_ = tmp;
+  }
+  /*! data() of the borrowed form: the first caller makes the owned copy, the others wait. */
+  __attribute__((noinline)) const char* BorrowedData() const {
+    for (;;) {
+      uint32_t state = 0;
+      if (__atomic_compare_exchange_n(&data_.small_len, &state, 1u, false, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE)) {
+        PFAny copy;
+        copy.type_index = kPFTypeNone;
+        copy.zero_padding = 0;
+        copy.v_int64 = 0;
+        if (kCreate(LoadView(), &copy) != 0) {  // (longer than the small form: an object)
+          __atomic_store_n(&data_.small_len, 0u, __ATOMIC_RELEASE);
+          ThrowRaised();
+        }
+        const PFByteArray* owned = ObjectBytes(copy);
+        __atomic_store_n(&data_.v_ptr, const_cast<PFByteArray*>(owned), __ATOMIC_RELEASE);
+        __atomic_store_n(&data_.small_len, 2u, __ATOMIC_RELEASE);
+        return owned->data;
+      }
+      if (state == 2) return LoadView()->data;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
   void Retain() noexcept {
     if (data_.type_index == kObject) ObjectRetain(data_.v_obj);
   }
   void ReleaseObject() noexcept {
-    if (data_.type_index == kObject) ObjectRelease(data_.v_obj);
+    if (data_.type_index == kObject) {
+      ObjectRelease(data_.v_obj);
+    } else if (data_.type_index == kView && LoadState() == 2) {
+      ObjectRelease(ObjectOfBytes(LoadView()));
+    }
   }
 
-  PFAny data_;
+  mutable PFAny data_;  // mutable: the borrowed form's lazy copy (atomic, see BorrowedData)
 };
 
 }  // namespace detail

@@ -146,12 +146,79 @@ struct OrderedCall {
   }
 };
 
+/*! Whether TypeTraits<T> has the parameter hooks ArgCheck (noexcept) and ArgGet (String, Bytes:
+ *  they borrow views instead of copying them). */
+template <typename T, typename = void>
+struct HasArgHooks : std::false_type {};
+template <typename T>
+struct HasArgHooks<T, std::void_t<decltype(TypeTraits<T>::ArgCheck(nullptr)),
+                                  decltype(TypeTraits<T>::ArgGet(nullptr))>> : std::true_type {};
+
+template <typename T, typename = void>
+struct HasNothrowTryFrom : std::false_type {};
+template <typename T>
+struct HasNothrowTryFrom<T, std::enable_if_t<noexcept(TypeTraits<T>::TryFrom(nullptr))>>
+    : std::true_type {};
+
+/*! The check-then-build access of a parameter type on the fast typed call: every check runs
+ *  first, in order (the first bad argument is the one reported), then the builders, which cannot
+ *  fail, construct each parameter in place (no copy or move of a borrowed String). Types with
+ *  neither hooks nor a noexcept TryFrom of a trivially copyable value take the ordered path. */
+template <typename T>
+struct ArgAccess {
+  static constexpr bool kHooks = HasArgHooks<T>::value;
+  static constexpr bool kFast =
+      kHooks || (std::is_trivially_copyable<T>::value && HasNothrowTryFrom<T>::value);
+  static bool Check(const PFAny* v) noexcept {
+    if constexpr (kHooks) {
+      return TypeTraits<T>::ArgCheck(v);
+    } else {
+      return TypeTraits<T>::TryFrom(v).has_value();
+    }
+  }
+  static T Get(const PFAny* v) {
+    if constexpr (kHooks) {
+      return TypeTraits<T>::ArgGet(v);
+    } else {
+      return *TypeTraits<T>::TryFrom(v);
+    }
+  }
+};
+
+/*! Finds the first argument that fails its check (in order) and throws its error. */
+template <typename... K>
+[[noreturn]] __attribute__((noinline, cold)) void ThrowFirstBadArgument(const char* name,
+                                                                        const PFAny* argv) {
+  size_t i = 0;
+  (void)((ArgAccess<K>::Check(argv + i)
+              ? (++i, true)
+              : (ThrowArgumentError(name, i, &TypeTraits<K>::TypeName, IntRangeName<K>(), argv[i]),
+                 false)) &&
+         ...);
+  throw Error("TypeError", std::string(name) + ": invalid arguments");  // (not reached)
+}
+
 template <typename R, typename... A, typename Fn, size_t... I>
 void InvokeWithIndices(Fn& f, const char* name, const PFAny* argv, PFAny* result,
                        std::index_sequence<I...>) {
   (void)argv;
   (void)name;
-  OrderedCall<R>{result, f, ConvertArgument<TraitsKey<A>>(argv, I, name)...};
+  if constexpr ((ArgAccess<TraitsKey<A>>::kFast && ...)) {
+    if (!(ArgAccess<TraitsKey<A>>::Check(argv + I) && ...)) {
+      ThrowFirstBadArgument<TraitsKey<A>...>(name, argv);
+    }
+    // Each parameter is initialized straight from its builder's prvalue (guaranteed elision).
+    if constexpr (std::is_void<R>::value) {
+      f(ArgAccess<TraitsKey<A>>::Get(argv + I)...);
+    } else {
+      using Key = TraitsKey<R>;
+      static_assert(HasTypeTraits<Key>::value,
+                    "the result type of a typed Function has no TypeTraits");
+      TypeTraits<Key>::ToOwned(f(ArgAccess<TraitsKey<A>>::Get(argv + I)...), result);
+    }
+  } else {
+    OrderedCall<R>{result, f, ConvertArgument<TraitsKey<A>>(argv, I, name)...};
+  }
 }
 
 template <typename R, typename... A>
