@@ -117,7 +117,8 @@ typedef struct PFAny {
   int32_t type_index; /*!< a PFTypeIndex or a run-time allocated type index */
   union {
     uint32_t small_len;    /*!< byte count, for kPFTypeSmallStr / kPFTypeSmallBytes */
-    uint32_t zero_padding; /*!< must be zero for every other type */
+    uint32_t zero_padding; /*!< zero for every other type, except PACKEDFUN_DLTENSOR_ARG_TAG on a
+                                promotable kPFTypeDLTensorPtr (ABI 1.2, see PFDLTensorArg) */
   };
   union {
     int64_t v_int64;         /*!< kPFTypeInt, kPFTypeBool */
@@ -220,8 +221,9 @@ PACKEDFUN_API int PFOpaqueObjectCreate(void* handle, void (*free_handle)(void* h
 
 /*! Makes an owned copy of `*view` (borrowed) in `*out` (new ref): objects gain a reference,
  *  RawStr/StrView become strings, BytesView becomes bytes (small or object form), POD is copied.
- *  kPFTypeDLTensorPtr becomes a Tensor object that copies the DLTensor metadata but borrows the
- *  data (the caller guarantees the data outlives it) - fails with a ValueError when not allowed. */
+ *  kPFTypeDLTensorPtr becomes a Tensor object that copies the DLTensor metadata; for a promotable
+ *  argument (PFDLTensorArg, ABI 1.2) it owns a reference to the producer's keeper, otherwise it
+ *  borrows the data (the C producer guarantees the data outlives it). */
 PACKEDFUN_API int PFAnyViewToOwned(const PFAny* view, PFAny* out);
 
 /*! Releases an owned PFAny (decref if it holds an object) and resets it to None. */

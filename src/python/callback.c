@@ -42,6 +42,52 @@ int pfpy_callable_to_function(PyObject* callable, PFObject** out) {
   return 0;
 }
 
+/* ---- Functions wrapping callables passed as arguments, recycled ---------------------------------
+ * A Python callable passed to a native function is wrapped for the duration of the call. Creating
+ * and destroying that wrapper costs an allocation each time, so one wrapper is kept between calls:
+ * it is taken out of the slot for a call (nested calls find the slot empty and create their own)
+ * and put back afterwards only if the native side kept no reference to it (its reference count is
+ * back to 1: nobody else can hold or gain one). A wrapper that was kept lives on as an ordinary
+ * Function owning its callable. While in the slot a wrapper holds no callable (self == NULL). The
+ * slot is guarded by the GIL (per thread where there is none). */
+#ifdef Py_GIL_DISABLED
+static _Thread_local PFObject* spare_callback = NULL;
+#else
+static PFObject* spare_callback = NULL;
+#endif
+
+/* The deleter of recycled wrappers: self is NULL while the wrapper waits in the slot. */
+static void callback_free(void* handle) {
+  if (handle != NULL) pfpy_opaque_free(handle);
+}
+
+int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out) {
+  PFObject* fn = spare_callback;
+  if (fn != NULL) {
+    spare_callback = NULL;
+  } else if (PFFunctionCreate(NULL, &pfpy_callback_call, &callback_free, &fn) != 0) {
+    pfpy_raise_native(NULL);
+    return -1;
+  }
+  Py_INCREF(callable); /* owned by the wrapper, whether it is recycled or kept */
+  ((PFFunctionObject*)fn)->self = callable;
+  *out = fn;
+  return 0;
+}
+
+void pfpy_temp_function_release(PFObject* fn) {
+  PFFunctionObject* f = (PFFunctionObject*)fn;
+  if (spare_callback == NULL && f->safe_call == &pfpy_callback_call &&
+      __atomic_load_n(&fn->ref_count, __ATOMIC_ACQUIRE) == 1) {
+    PyObject* callable = (PyObject*)f->self;
+    f->self = NULL;
+    spare_callback = fn;
+    Py_XDECREF(callable);
+    return;
+  }
+  PFObjectDecRef(fn);
+}
+
 /* Converts the borrowed native arguments into `pyargs` (new references). */
 static int convert_args(const PFAny* args, int32_t n, PyObject** pyargs) {
   for (int32_t i = 0; i < n; ++i) {

@@ -123,7 +123,7 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
   PFAny* out = &pack->args[slot];
   PFObject* obj = NULL;
   if (PyFunction_Check(o) || Py_IS_TYPE(o, &PyCFunction_Type) || PyMethod_Check(o)) {
-    if (pfpy_callable_to_function(o, &obj) != 0) return -1; /* the usual callbacks, first */
+    if (pfpy_callable_to_temp_function(o, &obj) != 0) return -1; /* the usual callbacks, first */
     return push_temp(pack, obj, out);
   }
   if (PyUnicode_Check(o)) {
@@ -150,7 +150,7 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
     return pfpy_container_arg(o, pack, pos, fname); /* -> Array / Map (convert_container.c) */
   }
   if (PyCallable_Check(o)) { /* before the tensor probes: callbacks are hot, arrays not callable */
-    if (pfpy_callable_to_function(o, &obj) != 0) return -1;
+    if (pfpy_callable_to_temp_function(o, &obj) != 0) return -1;
     return push_temp(pack, obj, out);
   }
   int tensor_rc = pfpy_tensor_try_arg(o, pack, pos, fname); /* arrays, dtypes, devices */
@@ -164,7 +164,14 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
 }
 
 void pfpy_args_release(PFPyArgs* pack) {
-  for (int i = 0; i < pack->num_temps; ++i) PFObjectDecRef(pack->temps[i]);
+  for (int i = 0; i < pack->num_temps; ++i) {
+    PFObject* temp = pack->temps[i];
+    if (temp->type_index == kPFTypeFunction) { /* a wrapped callable: recycled when not kept */
+      pfpy_temp_function_release(temp);
+    } else {
+      PFObjectDecRef(temp);
+    }
+  }
   pack->num_temps = 0;
 }
 

@@ -5,6 +5,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <packedfun/c_api.h>
+#if defined(__linux__)
+#include <pthread.h>
+#endif
 #if PY_VERSION_HEX < 0x030B0000
 #include <longintrepr.h> /* PyLongObject's digits (3.11+ includes it from Python.h) */
 #endif
@@ -153,6 +156,13 @@ PyObject* pfpy_ctypes_void_p(void);
 /*! Wraps a Python callable (borrowed) as a new Function object (`*out`, new ref). -1 + exception. */
 int pfpy_callable_to_function(PyObject* callable, PFObject** out);
 
+/*! Like pfpy_callable_to_function, for an argument: the Function may be a recycled one, and must be
+ *  released with pfpy_temp_function_release (which recycles it when nothing else holds it). */
+int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out);
+
+/*! Releases a Function made by pfpy_callable_to_temp_function (stolen reference). */
+void pfpy_temp_function_release(PFObject* fn);
+
 /*! Makes an Opaque object owning a new reference to `o`. -1 with a Python exception on failure. */
 int pfpy_opaque_new(PyObject* o, PFObject** out);
 
@@ -208,7 +218,12 @@ static inline int pfpy_gil_held(void) {
 #else
   /* The GIL holder's thread state; it is ours only if we hold the GIL. */
   PyThreadState* holder = _PyThreadState_UncheckedGet();
+#if defined(__linux__)
+  /* PyThread_get_thread_ident() is pthread_self() there; called inline, not through the PLT. */
+  return holder != NULL && holder->thread_id == (unsigned long)pthread_self();
+#else
   return holder != NULL && holder->thread_id == PyThread_get_thread_ident();
+#endif
 #endif
 }
 

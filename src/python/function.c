@@ -184,6 +184,9 @@ static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size
                                      PyObject* kwnames) {
   PFPyFunction* f = (PFPyFunction*)self;
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (PFPY_UNLIKELY(f->base.handle == NULL)) { /* cleared by the GC while breaking a cycle */
+    return PyErr_Format(PyExc_ValueError, "packedfun.Function: the function was released");
+  }
   if (PFPY_UNLIKELY(kwnames != NULL || n > PFPY_FAST_ARGS)) return call_general(f, args, n, kwnames);
   PFAny packed[PFPY_FAST_ARGS];
   PFByteArray views[PFPY_FAST_ARGS];
@@ -224,13 +227,28 @@ static PyObject* function_new(PyTypeObject* type, PyObject* args, PyObject* kwds
   return pfpy_function_new(obj, NULL);
 }
 
+/* The Python callable of `f` when this wrapper holds the only reference to the native Function
+ * (so it alone keeps the callable alive and the GC may follow and break cycles through it). */
+static PyObject* solely_owned_callable(PFPyFunction* f) {
+  PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
+  if (fo == NULL || fo->safe_call != &pfpy_callback_call) return NULL;
+  return __atomic_load_n(&fo->header.ref_count, __ATOMIC_ACQUIRE) == 1 ? (PyObject*)fo->self : NULL;
+}
+
 static int function_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(((PFPyFunction*)self)->dict);
+  Py_VISIT(solely_owned_callable((PFPyFunction*)self));
   return 0;
 }
 
 static int function_clear(PyObject* self) {
-  Py_CLEAR(((PFPyFunction*)self)->dict);
+  PFPyFunction* f = (PFPyFunction*)self;
+  Py_CLEAR(f->dict);
+  if (solely_owned_callable(f) != NULL) { /* breaks a cycle through the callable */
+    PFObject* h = f->base.handle;
+    f->base.handle = NULL;
+    PFObjectDecRef(h);
+  }
   return 0;
 }
 

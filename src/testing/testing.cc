@@ -21,7 +21,7 @@ Function FunctionArgument(PackedArgs args, const char* name) {
     throw Error("TypeError",
                 std::string(name) + ": argument 0: expected Function, got " + args[0].type_name());
   }
-  return *f;
+  return std::move(*f);
 }
 
 void Apply(PackedArgs args, Any* rv) {
@@ -30,12 +30,12 @@ void Apply(PackedArgs args, Any* rv) {
 
 void CallGlobal(PackedArgs args, Any* rv) {
   if (args.size() < 1) throw Error("TypeError", "testing.call_global: expected a name");
-  std::optional<String> name = args[0].as<String>();
+  std::optional<std::string_view> name = args.str_view(0);  // borrowed: no copy of the name
   if (!name) {
     throw Error("TypeError",
                 "testing.call_global: argument 0: expected str, got " + args[0].type_name());
   }
-  *rv = Function::GetGlobalRequired(name->view()).CallPacked(args.Slice(1));
+  *rv = Function::GetGlobalRequired(*name).CallPacked(args.Slice(1));
 }
 
 void RaiseStdException(const std::string& which) {

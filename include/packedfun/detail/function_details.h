@@ -8,7 +8,9 @@
 #include <packedfun/error.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -27,6 +29,14 @@ class PackedArgs {
   AnyView operator[](int32_t i) const {
     if (static_cast<uint32_t>(i) >= static_cast<uint32_t>(size_)) ThrowIndexError(i);
     return AnyView::FromPFAny(data_[i]);
+  }
+  /*! Argument i as a string borrowed from the caller (no copy; valid for the call only), or
+   *  nullopt when it is not a string. `args[i].as<String>()` copies views instead. */
+  std::optional<std::string_view> str_view(int32_t i) const {
+    if (static_cast<uint32_t>(i) >= static_cast<uint32_t>(size_)) ThrowIndexError(i);
+    if (!detail::AnyIsStr(data_[i])) return std::nullopt;
+    PFByteArray bytes = detail::AnyBytes(data_[i]);
+    return std::string_view(bytes.data, bytes.size);
   }
   /*! The arguments from `begin` on. */
   PackedArgs Slice(int32_t begin) const noexcept {
