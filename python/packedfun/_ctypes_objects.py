@@ -9,6 +9,7 @@ Type indices without a registered Python class wrap as the built-in container cl
 
 from __future__ import annotations
 
+import operator
 from ctypes import POINTER, byref, c_int32, c_void_p
 from types import MethodType
 
@@ -39,7 +40,7 @@ def default_class(tindex: int) -> type:
 def _info(tindex: int):
     """The PFTypeInfo of ``tindex`` (IndexError from the runtime when unknown)."""
     out = POINTER(abi.PFTypeInfo)()
-    if _TypeGetInfo(tindex, byref(out)):
+    if _TypeGetInfo(operator.index(tindex), byref(out)):
         raise_last_error()
     return out.contents
 
@@ -61,11 +62,6 @@ def type_key_to_index(type_key: str) -> int:
         _DecRef(err.value)
         raise KeyError(f"unknown type key {type_key!r}")
     return out.value
-
-
-def type_index_to_key(tindex: int) -> str:
-    """The type key of ``tindex``."""
-    return _text(_info(tindex).type_key)
 
 
 def type_is_instance(tindex: int, base: int) -> bool:
