@@ -51,9 +51,9 @@ int pfpy_callable_to_function(PyObject* callable, PFObject** out) {
  * Function owning its callable. While in the slot a wrapper holds no callable (self == NULL). The
  * slot is guarded by the GIL (per thread where there is none). */
 #ifdef Py_GIL_DISABLED
-static _Thread_local PFObject* spare_callback = NULL;
+_Thread_local PFObject* pfpy_spare_callback = NULL;
 #else
-static PFObject* spare_callback = NULL;
+PFObject* pfpy_spare_callback = NULL;
 #endif
 
 /* The deleter of recycled wrappers: self is NULL while the wrapper waits in the slot. */
@@ -62,9 +62,9 @@ static void callback_free(void* handle) {
 }
 
 int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out) {
-  PFObject* fn = spare_callback;
+  PFObject* fn = pfpy_spare_callback;
   if (fn != NULL) {
-    spare_callback = NULL;
+    pfpy_spare_callback = NULL;
   } else if (PFFunctionCreate(NULL, &pfpy_callback_call, &callback_free, &fn) != 0) {
     pfpy_raise_native(NULL);
     return -1;
@@ -77,11 +77,11 @@ int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out) {
 
 void pfpy_temp_function_release(PFObject* fn) {
   PFFunctionObject* f = (PFFunctionObject*)fn;
-  if (spare_callback == NULL && f->safe_call == &pfpy_callback_call &&
+  if (pfpy_spare_callback == NULL && f->safe_call == &pfpy_callback_call &&
       __atomic_load_n(&fn->ref_count, __ATOMIC_ACQUIRE) == 1) {
     PyObject* callable = (PyObject*)f->self;
     f->self = NULL;
-    spare_callback = fn;
+    pfpy_spare_callback = fn;
     Py_XDECREF(callable);
     return;
   }

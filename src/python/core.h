@@ -163,6 +163,14 @@ int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out);
 /*! Releases a Function made by pfpy_callable_to_temp_function (stolen reference). */
 void pfpy_temp_function_release(PFObject* fn);
 
+/*! The recycled wrapper waiting for the next callable argument, or NULL (callback.c). While it is
+ *  not NULL, pfpy_callable_to_temp_function cannot fail. */
+#ifdef Py_GIL_DISABLED
+extern _Thread_local PFObject* pfpy_spare_callback;
+#else
+extern PFObject* pfpy_spare_callback;
+#endif
+
 /*! Makes an Opaque object owning a new reference to `o`. -1 with a Python exception on failure. */
 int pfpy_opaque_new(PyObject* o, PFObject** out);
 

@@ -131,8 +131,14 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
 
 /* Every call the fast path below leaves out: keywords, many arguments, arguments that need
  * temporaries or can fail to convert. */
+/* A Function whose native function the GC cleared while breaking a cycle. */
+static PFPY_NOINLINE PyObject* released_error(void) {
+  return PyErr_Format(PyExc_ValueError, "packedfun.Function: the function was released");
+}
+
 static PFPY_NOINLINE PyObject* call_general(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
                                            PyObject* kwnames) {
+  if (PFPY_UNLIKELY(f->base.handle == NULL)) return released_error();
   if (PFPY_UNLIKELY(kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) return kwargs_error(f);
   if (n <= PFPY_STACK_ARGS) {
     PFAny stack[PFPY_STACK_ARGS];
@@ -151,8 +157,9 @@ static PFPY_NOINLINE PyObject* call_general(PFPyFunction* f, PyObject* const* ar
   return result;
 }
 
-/* Up to this many arguments, calls whose arguments are all int/float/None/bool/ASCII str take the
- * fast path: no temporaries, no failure possible, hence few live registers and no cleanup. */
+/* Up to this many arguments, calls whose arguments are all int/float/None/bool/ASCII str (and at
+ * most one Python function, when a recycled wrapper is ready) take the fast path: no conversion
+ * can fail there, hence few live registers and little cleanup. */
 #define PFPY_FAST_ARGS 4
 
 /* The fast path of one argument: 1 when `o` was converted into `out`, 0 to leave the call to
@@ -180,22 +187,53 @@ static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* ou
   return 1;
 }
 
+/* The call of the fast path once argument `i` was not a fast one: if it is a Python function and
+ * a recycled wrapper is ready, it travels in that wrapper and the fast path goes on; anything else
+ * starts over in call_general. Out of line, so the plain fast path keeps few live registers. */
+static PFPY_NOINLINE PyObject* call_with_callable(PFPyFunction* f, PyObject* const* args,
+                                                 Py_ssize_t n, PFAny* packed, PFByteArray* views,
+                                                 Py_ssize_t i) {
+  PFObject* temp = NULL; /* at most one Python function argument */
+  for (; i < n; ++i) {
+    if (fast_arg(args[i], &packed[i], &views[i])) continue;
+    if (Py_IS_TYPE(args[i], &PyFunction_Type) && temp == NULL && pfpy_spare_callback != NULL) {
+      pfpy_callable_to_temp_function(args[i], &temp); /* cannot fail: a spare is ready */
+      packed[i].type_index = kPFTypeFunction;
+      packed[i].zero_padding = 0;
+      packed[i].v_obj = temp;
+      continue;
+    }
+    if (temp != NULL) pfpy_temp_function_release(temp);
+    return call_general(f, args, n, NULL);
+  }
+  PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
+  if (PFPY_UNLIKELY(fo == NULL)) {
+    if (temp != NULL) pfpy_temp_function_release(temp);
+    return released_error();
+  }
+  PFAny rv;
+  PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
+  int rc = fo->safe_call(fo->self, packed, (int32_t)n, &rv);
+  if (temp != NULL) pfpy_temp_function_release(temp);
+  if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
+  return result_to_py(&rv);
+}
+
 static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
                                      PyObject* kwnames) {
   PFPyFunction* f = (PFPyFunction*)self;
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (PFPY_UNLIKELY(f->base.handle == NULL)) { /* cleared by the GC while breaking a cycle */
-    return PyErr_Format(PyExc_ValueError, "packedfun.Function: the function was released");
-  }
   if (PFPY_UNLIKELY(kwnames != NULL || n > PFPY_FAST_ARGS)) return call_general(f, args, n, kwnames);
   PFAny packed[PFPY_FAST_ARGS];
   PFByteArray views[PFPY_FAST_ARGS];
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (PFPY_UNLIKELY(!fast_arg(args[i], &packed[i], &views[i]))) {
-      return call_general(f, args, n, kwnames);
+      return call_with_callable(f, args, n, packed, views, i);
     }
   }
+  /* Checked after the conversions (which own nothing): fewer registers live across the loop. */
   PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
+  if (PFPY_UNLIKELY(fo == NULL)) return released_error();
   PFAny rv;
   PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
   if (PFPY_UNLIKELY(fo->safe_call(fo->self, packed, (int32_t)n, &rv) != 0)) {

@@ -3,6 +3,7 @@
 #include <packedfun/packedfun.h>
 
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -106,6 +107,90 @@ TEST(String, AnyRoundTrip) {
   EXPECT_EQ(a.raw().v_obj, s.raw().v_obj);
   EXPECT_EQ(a.cast<String>(), s);
   EXPECT_EQ(a.cast<std::string>(), "through any, as an object");
+}
+
+// A typed Function called the way bindings call it: a StrView borrowed from the caller.
+Any CallWithView(const packedfun::Function& f, const std::string& text) {
+  PFByteArray bytes{text.data(), text.size()};
+  PFAny arg{};
+  arg.type_index = kPFTypeStrView;
+  arg.v_ptr = &bytes;
+  return f.CallPacked(packedfun::PackedArgs(&arg, 1));
+}
+
+TEST(String, TypedParameterBorrowsTheCallersBytes) {
+  std::string text(40, 'b');
+  bool borrowed = false;
+  const char* seen = nullptr;
+  auto f = packedfun::Function::FromTyped([&](const String& s) {
+    borrowed = s.is_borrowed();
+    seen = s.view().data();
+    return static_cast<int64_t>(s.size());
+  });
+  EXPECT_EQ(CallWithView(f, text).cast<int64_t>(), 40);
+  EXPECT_TRUE(borrowed);
+  EXPECT_EQ(seen, text.data());  // no copy
+  // By value too (the parameter is built in place, never moved from a temporary).
+  auto g = packedfun::Function::FromTyped([&](String s) { return s.is_borrowed(); });
+  EXPECT_TRUE(CallWithView(g, text).cast<bool>());
+  // Short strings go inline: nothing to borrow.
+  EXPECT_FALSE(CallWithView(g, "short").cast<bool>());
+}
+
+TEST(String, BorrowedParameterCopiesWhenItEscapes) {
+  std::string text = "a string longer than seven bytes";
+  std::vector<String> kept;
+  Any stored;
+  const char* c_str = nullptr;
+  auto f = packedfun::Function::FromTyped([&](const String& s) {
+    EXPECT_EQ(s.view().data(), text.data());  // borrowed until...
+    c_str = s.c_str();                         // ...NUL-terminated bytes are asked for: a copy
+    EXPECT_NE(c_str, text.data());
+    EXPECT_STREQ(c_str, "a string longer than seven bytes");
+    EXPECT_EQ(s.c_str(), c_str);  // made once
+    kept.push_back(s);  // copy: owned
+    String moved = String(s);
+    kept.push_back(std::move(moved));
+    stored = s;  // into an Any: owned
+    return s;    // the result: owned
+  });
+  Any result = CallWithView(f, text);
+  text.assign(text.size(), 'X');  // the caller's bytes change after the call
+  EXPECT_EQ(result.cast<String>(), "a string longer than seven bytes");
+  ASSERT_EQ(kept.size(), 2u);
+  for (const String& k : kept) {
+    EXPECT_FALSE(k.is_borrowed());
+    EXPECT_EQ(k, "a string longer than seven bytes");
+  }
+  EXPECT_EQ(stored.type_index(), kPFTypeString);
+  EXPECT_EQ(stored.cast<String>(), "a string longer than seven bytes");
+}
+
+TEST(String, BorrowedParameterErrorsStillNameTheArgument) {
+  auto f = packedfun::Function::FromTyped([](int64_t, const String& s) { return s; }, "t.f");
+  try {
+    f(1, 2);
+    FAIL() << "expected a TypeError";
+  } catch (const packedfun::Error& e) {
+    EXPECT_EQ(e.kind(), "TypeError");
+    EXPECT_NE(std::string(e.what()).find("t.f: argument 1: expected str, got int"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PackedArgs, StrViewBorrows) {
+  std::string text = "borrowed name of some length";
+  PFByteArray bytes{text.data(), text.size()};
+  PFAny args[2] = {};
+  args[0].type_index = kPFTypeStrView;
+  args[0].v_ptr = &bytes;
+  args[1].type_index = kPFTypeInt;
+  packedfun::PackedArgs packed(args, 2);
+  ASSERT_TRUE(packed.str_view(0).has_value());
+  EXPECT_EQ(packed.str_view(0)->data(), text.data());
+  EXPECT_FALSE(packed.str_view(1).has_value());
+  EXPECT_THROW(packed.str_view(2), packedfun::Error);
 }
 
 }  // namespace

@@ -185,3 +185,52 @@ def test_callback_and_release_without_the_gil():
     assert lib.PFFunctionCall(clear.handle, None, 0, (ctypes.c_int64 * 2)()) == 0
     gc.collect()
     assert ref() is None
+
+
+def test_callable_argument_kept_by_native_code_stays_valid():
+    # Wrappers of callable arguments are recycled between calls; one that native code kept must
+    # stay bound to its own callable, and the next call must get a different wrapper.
+    def first(x):
+        return x + 1
+
+    def second(x):
+        return x * 10
+
+    testing.store_value(first)
+    kept = testing.load_value()
+    assert testing.apply(second, 4) == 40  # a later callable argument does not rebind `kept`
+    assert testing.apply(kept, 4) == 5
+    assert kept(2) == 3
+    testing.clear_value()
+
+
+def test_callable_argument_not_kept_is_released():
+    class Target:
+        def __call__(self, x):
+            return x
+
+    def make():
+        target = Target()
+        assert testing.apply(target, 3) == 3
+        return weakref.ref(target)
+
+    def plain(x):
+        return -x
+
+    ref = make()
+    assert ref() is None  # the (recycled) wrapper dropped the callable after the call
+    fn_ref = weakref.ref(plain)
+    assert testing.apply(plain, 2) == -2
+    del plain
+    assert fn_ref() is None
+
+
+def test_nested_callable_arguments():
+    def inner(x):
+        return x + 100
+
+    def outer(x):
+        return testing.apply(inner, x) * 2  # a second wrapper while the first is in use
+
+    assert testing.apply(outer, 1) == 202
+    assert testing.apply(outer, 2) == 204

@@ -238,6 +238,13 @@ void FunctionSignature<R (*)(A...)>::Invoke(Fn& f, const char* name, const PFAny
   InvokeWithIndices<R, A...>(f, name, argv, result, std::index_sequence_for<A...>());
 }
 
+/*! Stores a caught Error in the slot. Catching Error by type right where the call is made spares
+ *  SetRaisedFromCurrentException's rethrow, which would unwind a second time. */
+__attribute__((noinline, cold)) inline int SetRaisedFromError(const Error& e) noexcept {
+  e.SetRaised();
+  return -1;
+}
+
 /*! The whole typed call: arity check, conversions, the call, the result; errors to the slot. */
 template <typename F>
 int SafeCallTyped(F&& f, const char* name, const PFAny* args, int32_t num_args,
@@ -247,6 +254,8 @@ int SafeCallTyped(F&& f, const char* name, const PFAny* args, int32_t num_args,
     if (num_args != Sig::kNumArgs) ThrowArityError(name, Sig::kNumArgs, num_args);
     Sig::Invoke(f, name, args, result);
     return 0;
+  } catch (const Error& e) {
+    return SetRaisedFromError(e);
   } catch (...) {
     return SetRaisedFromCurrentException();
   }
@@ -260,6 +269,8 @@ int SafeCallPacked(F&& f, const PFAny* args, int32_t num_args, PFAny* result) no
     f(PackedArgs(args, num_args), &rv);
     AnyUnsafe::MoveToPFAny(std::move(rv), result);
     return 0;
+  } catch (const Error& e) {
+    return SetRaisedFromError(e);
   } catch (...) {
     return SetRaisedFromCurrentException();
   }
