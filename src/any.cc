@@ -37,8 +37,8 @@ PFObject* TensorFromBorrowed(const DLTensor* src) {
   if (src->strides != nullptr) holder->strides.assign(src->strides, src->strides + ndim);
   holder->managed.dl_tensor = *src;
   holder->managed.dl_tensor.shape = ndim > 0 ? holder->shape.data() : nullptr;
-  holder->managed.dl_tensor.strides = src->strides != nullptr && ndim > 0 ? holder->strides.data()
-                                                                          : nullptr;
+  holder->managed.dl_tensor.strides =
+      src->strides != nullptr && ndim > 0 ? holder->strides.data() : nullptr;
   holder->managed.manager_ctx = holder.get();
   holder->managed.deleter = &DeleteBorrowedHolder;
   PFObject* out = nullptr;

@@ -28,7 +28,7 @@ int FindRuntimeRange(struct dl_phdr_info* info, size_t, void* data) {
   auto* range = static_cast<CodeRange*>(data);
   auto self = reinterpret_cast<uintptr_t>(&FindRuntimeRange);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const ElfW(Phdr) & ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
     uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
     uintptr_t hi = lo + ph.p_memsz;
@@ -229,8 +229,8 @@ std::string FunctionName(uintptr_t addr, const Dl_info& info, const struct link_
     return Demangle(info.dli_sname) + buf;
   }
   if (map == nullptr) return "";
-  std::string path = map->l_name != nullptr && map->l_name[0] != '\0' ? map->l_name
-                                                                         : "/proc/self/exe";
+  std::string path =
+      map->l_name != nullptr && map->l_name[0] != '\0' ? map->l_name : "/proc/self/exe";
   std::string name;
   uintptr_t off = 0;
   if (!LookupElfSymbol(path, addr - map->l_addr, &name, &off)) return "";

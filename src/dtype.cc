@@ -28,9 +28,8 @@ struct FixedName {
 // Fixed names are tried first, so "bool" and "handle" print without their default widths, and a
 // sized prefix only matches when everything after it is a decimal width.
 constexpr SizedName kSizedNames[] = {
-    {"int", kDLInt},       {"uint", kDLUInt},       {"float", kDLFloat},
-    {"bfloat", kDLBfloat}, {"complex", kDLComplex}, {"bool", kDLBool},
-    {"handle", kDLOpaqueHandle},
+    {"int", kDLInt},         {"uint", kDLUInt}, {"float", kDLFloat},         {"bfloat", kDLBfloat},
+    {"complex", kDLComplex}, {"bool", kDLBool}, {"handle", kDLOpaqueHandle},
 };
 
 constexpr FixedName kFixedNames[] = {

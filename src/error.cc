@@ -17,13 +17,13 @@ namespace {
 /*! An Error and everything it owns, in one allocation: the struct, then kind and message bytes. */
 struct ErrorImpl {
   PFErrorObject base;
-  std::mutex mu;              // guards the backtrace strings below
-  bool symbolized = false;    // `native` holds text (symbolized or given by the producer)
-  bool text_valid = false;    // `text` is native + appended, current
+  std::mutex mu;            // guards the backtrace strings below
+  bool symbolized = false;  // `native` holds text (symbolized or given by the producer)
+  bool text_valid = false;  // `text` is native + appended, current
   int num_frames = 0;
-  std::string native;         // symbolized native frames, or the producer's text
-  std::string appended;       // frames appended by bindings
-  std::string text;           // what PFErrorGetBacktrace hands out
+  std::string native;    // symbolized native frames, or the producer's text
+  std::string appended;  // frames appended by bindings
+  std::string text;      // what PFErrorGetBacktrace hands out
   void* frames[kMaxBacktraceFrames];
 };
 

@@ -131,8 +131,8 @@ Found Resolve(ModuleImpl* m, const std::string& symbol, bool query_imports,
   return found;
 }
 
-Found ResolveName(PFObject* module, const PFByteArray* name, int query_imports,
-                  const char* prefix, const char* fn) {
+Found ResolveName(PFObject* module, const PFByteArray* name, int query_imports, const char* prefix,
+                  const char* fn) {
   ModuleImpl* m = CheckModule(module, fn);
   if (name == nullptr || (name->data == nullptr && name->size != 0)) {
     Throw("ValueError", std::string(fn) + ": name is NULL");
@@ -171,8 +171,8 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
   void* handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    Throw("OSError", std::string(fn) + ": cannot load '" + p + "': " +
-                         (why != nullptr ? why : "unknown loader error"));
+    Throw("OSError", std::string(fn) + ": cannot load '" + p +
+                         "': " + (why != nullptr ? why : "unknown loader error"));
   }
   *out = NewModule(handle, std::move(p));
   return 0;

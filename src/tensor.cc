@@ -242,8 +242,8 @@ PACKEDFUN_API int PFTensorFromDLPackVersioned(DLManagedTensorVersioned* managed,
   if (managed == nullptr) return RaiseError("ValueError", std::string(fn) + ": managed is NULL");
   if (managed->version.major != 1) {
     // Only the fields up to `flags` are stable across majors; the deleter is one of them.
-    std::string version = std::to_string(managed->version.major) + "." +
-                          std::to_string(managed->version.minor);
+    std::string version =
+        std::to_string(managed->version.major) + "." + std::to_string(managed->version.minor);
     if (managed->deleter != nullptr) managed->deleter(managed);
     return RaiseError("BufferError", std::string(fn) + ": unsupported DLPack version " + version +
                                          " (this runtime reads 1.x)");

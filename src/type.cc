@@ -41,14 +41,14 @@ struct TypeTable {
   }
 };
 
-const char* const kPodKeys[] = {"None",     "int",       "bool",        "float",    "void*",
-                                "DataType", "Device",    "DLTensor*",   "const char*", "StrView",
+const char* const kPodKeys[] = {"None",      "int",      "bool",      "float",       "void*",
+                                "DataType",  "Device",   "DLTensor*", "const char*", "StrView",
                                 "BytesView", "SmallStr", "SmallBytes"};
-const char* const kStaticKeys[] = {
-    "packedfun.Object", "packedfun.String", "packedfun.Bytes",  "packedfun.Error",
-    "packedfun.Function", "packedfun.Opaque", "packedfun.Shape", "packedfun.Tensor",
-    "packedfun.Array",  "packedfun.Map",    "packedfun.List",   "packedfun.Dict",
-    "packedfun.Module"};
+const char* const kStaticKeys[] = {"packedfun.Object", "packedfun.String",   "packedfun.Bytes",
+                                   "packedfun.Error",  "packedfun.Function", "packedfun.Opaque",
+                                   "packedfun.Shape",  "packedfun.Tensor",   "packedfun.Array",
+                                   "packedfun.Map",    "packedfun.List",     "packedfun.Dict",
+                                   "packedfun.Module"};
 
 TypeTable::TypeTable() {
   for (int32_t i = 0; i <= kPFTypeSmallBytes; ++i) Add(i, kPodKeys[i], nullptr);
@@ -139,7 +139,8 @@ PACKEDFUN_API int PFTypeKeyToIndex(const PFByteArray* type_key, int32_t* out) {
 
 PACKEDFUN_API int PFTypeGetInfo(int32_t type_index, const PFTypeInfo** out) {
   TypeEntry* e = Table().Get(type_index);
-  if (e == nullptr) return RaiseError("IndexError", "unknown type index " + std::to_string(type_index));
+  if (e == nullptr)
+    return RaiseError("IndexError", "unknown type index " + std::to_string(type_index));
   *out = &e->info;
   return 0;
 }
@@ -163,8 +164,8 @@ PACKEDFUN_API int PFTypeRegisterField(int32_t type_index, const PFFieldInfo* inf
     std::lock_guard<std::mutex> lock(Table().mu);
     for (const PFFieldInfo& f : e->fields) {
       if (ViewOf(&f.name) == name) {
-        return RaiseError("ValueError", "type '" + e->key + "' already has a field '" +
-                                            std::string(name) + "'");
+        return RaiseError("ValueError",
+                          "type '" + e->key + "' already has a field '" + std::string(name) + "'");
       }
     }
     e->fields.push_back(*info);
@@ -184,8 +185,8 @@ PACKEDFUN_API int PFTypeRegisterMethod(int32_t type_index, const PFMethodInfo* i
     std::lock_guard<std::mutex> lock(Table().mu);
     for (const PFMethodInfo& m : e->methods) {
       if (ViewOf(&m.name) == name) {
-        return RaiseError("ValueError", "type '" + e->key + "' already has a method '" +
-                                            std::string(name) + "'");
+        return RaiseError("ValueError",
+                          "type '" + e->key + "' already has a method '" + std::string(name) + "'");
       }
     }
     e->methods.push_back(*info);

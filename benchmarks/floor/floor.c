@@ -1,4 +1,5 @@
-/* The floor: a hand-written CPython C extension (METH_FASTCALL) around the shared benchmark bodies. */
+/* The floor: a hand-written CPython C extension (METH_FASTCALL) around the shared benchmark bodies.
+ */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -104,8 +105,15 @@ static PyMethodDef floor_methods[] = {
 };
 
 static struct PyModuleDef floor_module = {
-    PyModuleDef_HEAD_INIT, "pf_bench_floor", "Benchmark floor: plain CPython C API.", -1,
-    floor_methods, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    "pf_bench_floor",
+    "Benchmark floor: plain CPython C API.",
+    -1,
+    floor_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit_pf_bench_floor(void) {

@@ -1,4 +1,5 @@
-// The apache-tvm-ffi peer: the shared benchmark bodies exported with tvm-ffi's typed-function macro.
+// The apache-tvm-ffi peer: the shared benchmark bodies exported with tvm-ffi's typed-function
+// macro.
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>

@@ -31,8 +31,8 @@ void AddOneCuda(packedfun::TensorView x, packedfun::TensorView y) {
   constexpr int kThreads = 256;
   int blocks = static_cast<int>((n + kThreads - 1) / kThreads);
   // The default stream: the caller synchronises as it would for its own kernels.
-  AddOneKernel<<<blocks, kThreads>>>(x.data_ptr<float>(), y.data_ptr<float>(), n,
-                                     x->strides[0], y->strides[0]);
+  AddOneKernel<<<blocks, kThreads>>>(x.data_ptr<float>(), y.data_ptr<float>(), n, x->strides[0],
+                                     y->strides[0]);
   err = cudaGetLastError();
   PACKEDFUN_CHECK(err == cudaSuccess) << "add_one_cuda launch: " << cudaGetErrorString(err);
 }
@@ -40,4 +40,5 @@ void AddOneCuda(packedfun::TensorView x, packedfun::TensorView y) {
 }  // namespace
 
 PACKEDFUN_DLL_EXPORT_TYPED_FUNC(add_one_cuda, AddOneCuda);
-PACKEDFUN_DLL_EXPORT_DOC(add_one_cuda, "add_one_cuda(x, y): y = x + 1 for 1-d float32 CUDA tensors");
+PACKEDFUN_DLL_EXPORT_DOC(add_one_cuda,
+                         "add_one_cuda(x, y): y = x + 1 for 1-d float32 CUDA tensors");

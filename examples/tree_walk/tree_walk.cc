@@ -69,7 +69,8 @@ int64_t CountNodes(TreeNode root) { return NodeCounter::Count(root); }
 
 PACKEDFUN_REGISTER_GLOBAL("example.count_nodes")
     .set_body_typed(example::CountNodes)
-    .describe("Walks the tree, calls example.visit_node(message, node, depth) per node, "
-              "returns the number of nodes.");
+    .describe(
+        "Walks the tree, calls example.visit_node(message, node, depth) per node, "
+        "returns the number of nodes.");
 PACKEDFUN_DLL_EXPORT_TYPED_FUNC(count_nodes, example::CountNodes);
 PACKEDFUN_DLL_EXPORT_DOC(count_nodes, "Walks the tree calling example.visit_node; the node count.");

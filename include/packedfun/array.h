@@ -39,7 +39,8 @@ class Array : public ObjectRef, public detail::SeqAccess<T, Array<T>> {
   Array(It first, It last) : ObjectRef(Own(Access::Build(first, last, &PFArrayCreate))) {}
   /*! Re-types another Array, checking every element (TypeError naming the first bad one). */
   template <typename U>
-  explicit Array(const Array<U>& other) : ObjectRef(ObjectPtr<PFObject>::FromBorrowed(other.get())) {
+  explicit Array(const Array<U>& other)
+      : ObjectRef(ObjectPtr<PFObject>::FromBorrowed(other.get())) {
     detail::ReportElementMismatch(Access::_type_name(),
                                   [&] { Access::_type_check_elements(get()); });
   }

@@ -1,12 +1,14 @@
-/* packedfun C ABI: the one contract between the runtime, extension libraries and language bindings. */
+/* packedfun C ABI: the one contract between the runtime, extension libraries and language bindings.
+ */
 /*
  * ABI version rules
  * -----------------
  * PACKEDFUN_ABI_VERSION_MAJOR changes only when an existing struct layout, type index, symbol or
- * documented ownership rule changes; a library built against major N refuses to run on major M != N.
- * PACKEDFUN_ABI_VERSION_MINOR changes when something is *added*: new entry points, new type indices
- * inside the reserved ranges, new flag bits. A library built against minor m runs on any runtime with
- * minor >= m. Nothing in this file is ever removed or re-purposed within one major version.
+ * documented ownership rule changes; a library built against major N refuses to run on major M !=
+ * N. PACKEDFUN_ABI_VERSION_MINOR changes when something is *added*: new entry points, new type
+ * indices inside the reserved ranges, new flag bits. A library built against minor m runs on any
+ * runtime with minor >= m. Nothing in this file is ever removed or re-purposed within one major
+ * version.
  *
  * Ownership vocabulary used on every declaration
  * ----------------------------------------------
@@ -18,11 +20,13 @@
  *
  * Error convention
  * ----------------
- * Every entry point returning `int` returns 0 on success and non-zero on failure. On failure an error
- * object has been stored in the calling thread's error slot (see PFErrorMoveFromRaised); output
- * parameters are then left untouched. Entry points never throw C++ exceptions and never longjmp.
+ * Every entry point returning `int` returns 0 on success and non-zero on failure. On failure an
+ * error object has been stored in the calling thread's error slot (see PFErrorMoveFromRaised);
+ * output parameters are then left untouched. Entry points never throw C++ exceptions and never
+ * longjmp.
  *
- * This header compiles as C11 and as C++17 and includes nothing but <stdint.h>, <stddef.h> and DLPack.
+ * This header compiles as C11 and as C++17 and includes nothing but <stdint.h>, <stddef.h> and
+ * DLPack.
  */
 #ifndef PACKEDFUN_C_API_H_
 #define PACKEDFUN_C_API_H_
@@ -61,46 +65,48 @@ extern "C" {
 
 /* ------------------------------------------------------------------------------------------------
  * Type indices
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 /*! The type-index space. [0, 64): values stored inline in a PFAny (no object). [64, 128): built-in
  *  object types, fixed forever. [128, ...): object types allocated at run time by type key. */
 typedef enum {
-  kPFTypeAny = -1,          /*!< only as a "static type" in reflection: any value accepted */
-  kPFTypeNone = 0,          /*!< None / null; payload is zero */
-  kPFTypeInt = 1,           /*!< v_int64 */
-  kPFTypeBool = 2,          /*!< v_int64, 0 or 1 */
-  kPFTypeFloat = 3,         /*!< v_float64 */
-  kPFTypeOpaquePtr = 4,     /*!< v_ptr, an untyped address (never dereferenced by the runtime) */
-  kPFTypeDataType = 5,      /*!< v_dtype */
-  kPFTypeDevice = 6,        /*!< v_device */
-  kPFTypeDLTensorPtr = 7,   /*!< v_ptr: borrowed DLTensor*, valid for the duration of the call */
-  kPFTypeRawStr = 8,        /*!< v_c_str: borrowed NUL-terminated UTF-8 string */
-  kPFTypeStrView = 9,       /*!< v_ptr: borrowed const PFByteArray* holding UTF-8 (NULs allowed) */
-  kPFTypeBytesView = 10,    /*!< v_ptr: borrowed const PFByteArray* holding raw bytes */
-  kPFTypeSmallStr = 11,     /*!< v_bytes[0, small_len): UTF-8 of at most 7 bytes, NUL-terminated */
-  kPFTypeSmallBytes = 12,   /*!< v_bytes[0, small_len): at most 7 bytes, NUL-terminated */
+  kPFTypeAny = -1,        /*!< only as a "static type" in reflection: any value accepted */
+  kPFTypeNone = 0,        /*!< None / null; payload is zero */
+  kPFTypeInt = 1,         /*!< v_int64 */
+  kPFTypeBool = 2,        /*!< v_int64, 0 or 1 */
+  kPFTypeFloat = 3,       /*!< v_float64 */
+  kPFTypeOpaquePtr = 4,   /*!< v_ptr, an untyped address (never dereferenced by the runtime) */
+  kPFTypeDataType = 5,    /*!< v_dtype */
+  kPFTypeDevice = 6,      /*!< v_device */
+  kPFTypeDLTensorPtr = 7, /*!< v_ptr: borrowed DLTensor*, valid for the duration of the call */
+  kPFTypeRawStr = 8,      /*!< v_c_str: borrowed NUL-terminated UTF-8 string */
+  kPFTypeStrView = 9,     /*!< v_ptr: borrowed const PFByteArray* holding UTF-8 (NULs allowed) */
+  kPFTypeBytesView = 10,  /*!< v_ptr: borrowed const PFByteArray* holding raw bytes */
+  kPFTypeSmallStr = 11,   /*!< v_bytes[0, small_len): UTF-8 of at most 7 bytes, NUL-terminated */
+  kPFTypeSmallBytes = 12, /*!< v_bytes[0, small_len): at most 7 bytes, NUL-terminated */
   kPFTypeStaticObjectBegin = 64,
-  kPFTypeObject = 64,       /*!< root of all object types */
-  kPFTypeString = 65,       /*!< PFBytesObject holding UTF-8 */
-  kPFTypeBytes = 66,        /*!< PFBytesObject holding raw bytes */
-  kPFTypeError = 67,        /*!< PFErrorObject */
-  kPFTypeFunction = 68,     /*!< PFFunctionObject */
-  kPFTypeOpaque = 69,       /*!< PFOpaqueObject: a foreign handle (e.g. a Python object) */
-  kPFTypeShape = 70,        /*!< PFShapeObject */
-  kPFTypeTensor = 71,       /*!< PFTensorObject */
-  kPFTypeArray = 72,        /*!< PFSeqObject, immutable */
-  kPFTypeMap = 73,          /*!< immutable hash map; accessed through the PFMap* entry points */
-  kPFTypeList = 74,         /*!< PFSeqObject, mutable */
-  kPFTypeDict = 75,         /*!< mutable hash map; accessed through the PFMap* entry points */
-  kPFTypeModule = 76,       /*!< a loaded shared library; accessed through PFModule* */
+  kPFTypeObject = 64,   /*!< root of all object types */
+  kPFTypeString = 65,   /*!< PFBytesObject holding UTF-8 */
+  kPFTypeBytes = 66,    /*!< PFBytesObject holding raw bytes */
+  kPFTypeError = 67,    /*!< PFErrorObject */
+  kPFTypeFunction = 68, /*!< PFFunctionObject */
+  kPFTypeOpaque = 69,   /*!< PFOpaqueObject: a foreign handle (e.g. a Python object) */
+  kPFTypeShape = 70,    /*!< PFShapeObject */
+  kPFTypeTensor = 71,   /*!< PFTensorObject */
+  kPFTypeArray = 72,    /*!< PFSeqObject, immutable */
+  kPFTypeMap = 73,      /*!< immutable hash map; accessed through the PFMap* entry points */
+  kPFTypeList = 74,     /*!< PFSeqObject, mutable */
+  kPFTypeDict = 75,     /*!< mutable hash map; accessed through the PFMap* entry points */
+  kPFTypeModule = 76,   /*!< a loaded shared library; accessed through PFModule* */
   kPFTypeStaticObjectEnd = 128,
   kPFTypeDynamicBegin = 128 /*!< first index handed out by PFTypeRegister */
 } PFTypeIndex;
 
 /* ------------------------------------------------------------------------------------------------
  * Values
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 struct PFObject;
 
@@ -121,14 +127,14 @@ typedef struct PFAny {
                                 promotable kPFTypeDLTensorPtr (ABI 1.2, see PFDLTensorArg) */
   };
   union {
-    int64_t v_int64;         /*!< kPFTypeInt, kPFTypeBool */
-    double v_float64;        /*!< kPFTypeFloat */
-    void* v_ptr;             /*!< kPFTypeOpaquePtr, kPFTypeDLTensorPtr, kPFTypeStrView/BytesView */
-    const char* v_c_str;     /*!< kPFTypeRawStr */
-    struct PFObject* v_obj;  /*!< object types */
-    DLDataType v_dtype;      /*!< kPFTypeDataType */
-    DLDevice v_device;       /*!< kPFTypeDevice */
-    char v_bytes[8];         /*!< kPFTypeSmallStr, kPFTypeSmallBytes */
+    int64_t v_int64;        /*!< kPFTypeInt, kPFTypeBool */
+    double v_float64;       /*!< kPFTypeFloat */
+    void* v_ptr;            /*!< kPFTypeOpaquePtr, kPFTypeDLTensorPtr, kPFTypeStrView/BytesView */
+    const char* v_c_str;    /*!< kPFTypeRawStr */
+    struct PFObject* v_obj; /*!< object types */
+    DLDataType v_dtype;     /*!< kPFTypeDataType */
+    DLDevice v_device;      /*!< kPFTypeDevice */
+    char v_bytes[8];        /*!< kPFTypeSmallStr, kPFTypeSmallBytes */
   };
 } PFAny;
 
@@ -139,13 +145,14 @@ typedef int (*PFSafeCall)(void* self, const PFAny* args, int32_t num_args, PFAny
 
 /* ------------------------------------------------------------------------------------------------
  * Objects
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 /*! Header at the start of every object. */
 typedef struct PFObject {
-  uint64_t ref_count;  /*!< strong references; only touched atomically (PFObjectIncRef/DecRef) */
-  int32_t type_index;  /*!< the object's most derived type */
-  uint32_t flags;      /*!< reserved, zero */
+  uint64_t ref_count; /*!< strong references; only touched atomically (PFObjectIncRef/DecRef) */
+  int32_t type_index; /*!< the object's most derived type */
+  uint32_t flags;     /*!< reserved, zero */
   void (*deleter)(struct PFObject* self); /*!< destroys and frees the object at ref_count 0 */
 } PFObject;
 
@@ -165,17 +172,17 @@ typedef struct PFFunctionObject {
 
 /*! kPFTypeError. Kind and message are UTF-8; the backtrace is read with PFErrorGetBacktrace. */
 typedef struct PFErrorObject {
-  PFObject header;      /*!< object header */
-  PFByteArray kind;     /*!< e.g. "ValueError"; owned by the object */
-  PFByteArray message;  /*!< owned by the object */
-  PFObject* cause;      /*!< owned; optional foreign payload (NULL or an object such as a
-                             PFOpaqueObject holding the original Python exception) */
+  PFObject header;     /*!< object header */
+  PFByteArray kind;    /*!< e.g. "ValueError"; owned by the object */
+  PFByteArray message; /*!< owned by the object */
+  PFObject* cause;     /*!< owned; optional foreign payload (NULL or an object such as a
+                            PFOpaqueObject holding the original Python exception) */
 } PFErrorObject;
 
 /*! kPFTypeOpaque: an object owning a foreign handle. */
 typedef struct PFOpaqueObject {
-  PFObject header;                  /*!< object header */
-  void* handle;                     /*!< the foreign handle (e.g. PyObject*) */
+  PFObject header;                   /*!< object header */
+  void* handle;                      /*!< the foreign handle (e.g. PyObject*) */
   void (*free_handle)(void* handle); /*!< releases handle when the object dies; may be NULL */
 } PFOpaqueObject;
 
@@ -198,8 +205,8 @@ typedef struct PFSeqObject {
 
 /*! kPFTypeTensor: the DLTensor is embedded so C kernels read `t->tensor.ndim` directly. */
 typedef struct PFTensorObject {
-  PFObject header;  /*!< object header */
-  DLTensor tensor;  /*!< shape and strides always non-NULL for ndim > 0; strides always filled */
+  PFObject header; /*!< object header */
+  DLTensor tensor; /*!< shape and strides always non-NULL for ndim > 0; strides always filled */
 } PFTensorObject;
 
 /*! Increments the reference count of `obj` (borrowed; NULL is ignored). */
@@ -217,7 +224,8 @@ PACKEDFUN_API int PFOpaqueObjectCreate(void* handle, void (*free_handle)(void* h
 
 /* ------------------------------------------------------------------------------------------------
  * Any helpers
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 /*! Makes an owned copy of `*view` (borrowed) in `*out` (new ref): objects gain a reference,
  *  RawStr/StrView become strings, BytesView becomes bytes (small or object form), POD is copied.
@@ -231,7 +239,8 @@ PACKEDFUN_API void PFAnyRelease(PFAny* value);
 
 /* ------------------------------------------------------------------------------------------------
  * Types and reflection
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 /*! Field flags. */
 #define PACKEDFUN_FIELD_READONLY 1
@@ -256,11 +265,11 @@ typedef struct PFFieldInfo {
 
 /*! One reflected method. A static method named "__create__" is the type's constructor. */
 typedef struct PFMethodInfo {
-  PFByteArray name;  /*!< method name */
-  PFByteArray doc;   /*!< docstring, may be empty */
-  PFObject* method;  /*!< a Function owned by the type table; instance methods take self first */
-  int32_t flags;     /*!< PACKEDFUN_METHOD_* bits */
-  int32_t reserved;  /*!< zero */
+  PFByteArray name; /*!< method name */
+  PFByteArray doc;  /*!< docstring, may be empty */
+  PFObject* method; /*!< a Function owned by the type table; instance methods take self first */
+  int32_t flags;    /*!< PACKEDFUN_METHOD_* bits */
+  int32_t reserved; /*!< zero */
 } PFMethodInfo;
 
 /*! Everything the runtime knows of one type. Owned by the type table; the pointer stays valid for
@@ -268,16 +277,16 @@ typedef struct PFMethodInfo {
  *  type, so re-read them after registering. IsInstance(t, base) is
  *  `info(t)->depth >= info(base)->depth && info(t)->ancestors[info(base)->depth] == base`. */
 typedef struct PFTypeInfo {
-  int32_t type_index;       /*!< this type */
-  int32_t depth;            /*!< 0 for Object, 1 for its direct children, ... */
-  PFByteArray type_key;     /*!< e.g. "mylib.Point" */
-  const int32_t* ancestors; /*!< depth + 1 entries: ancestors[d] is the ancestor at depth d and
-                                 ancestors[depth] is type_index itself */
-  int32_t num_fields;       /*!< entries in `fields` */
-  int32_t num_methods;      /*!< entries in `methods` */
+  int32_t type_index;          /*!< this type */
+  int32_t depth;               /*!< 0 for Object, 1 for its direct children, ... */
+  PFByteArray type_key;        /*!< e.g. "mylib.Point" */
+  const int32_t* ancestors;    /*!< depth + 1 entries: ancestors[d] is the ancestor at depth d and
+                                    ancestors[depth] is type_index itself */
+  int32_t num_fields;          /*!< entries in `fields` */
+  int32_t num_methods;         /*!< entries in `methods` */
   const PFFieldInfo* fields;   /*!< the type's own fields (not its parents') */
   const PFMethodInfo* methods; /*!< the type's own methods (not its parents') */
-  PFByteArray doc;          /*!< docstring, may be empty */
+  PFByteArray doc;             /*!< docstring, may be empty */
 } PFTypeInfo;
 
 /*! Looks up the index of `type_key` (borrowed). Fails with KeyError when it is unknown. */
@@ -316,7 +325,8 @@ PACKEDFUN_API int PFTypeListKeys(PFAny* out, int32_t* num_types);
 
 /* ------------------------------------------------------------------------------------------------
  * Functions and the global registry
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 /*! Creates a Function that calls `safe_call(self, ...)`. The function owns `self` from the call
  *  on: `deleter(self)` runs when the function dies (deleter may be NULL) and, should the create
@@ -350,7 +360,8 @@ PACKEDFUN_API int PFFunctionRemoveGlobal(const PFByteArray* name, int* removed);
 
 /* ------------------------------------------------------------------------------------------------
  * Errors
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 /*! Creates an Error. `kind` and `message` are borrowed and copied. `backtrace` (borrowed, may be
  *  NULL) is the producer's text; NULL captures the current native stack (symbolized lazily).
@@ -382,7 +393,8 @@ PACKEDFUN_API int PFErrorAppendBacktrace(PFObject* error, const PFByteArray* fra
 
 /* ------------------------------------------------------------------------------------------------
  * Strings, bytes and sequences
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 /*! Copies `bytes` (borrowed; need not be NUL-terminated; must be UTF-8, which is not checked) into
  *  a string: `*out` receives kPFTypeSmallStr for up to 7 bytes, else a new ref to a String. */
@@ -429,7 +441,8 @@ PACKEDFUN_API int PFListClear(PFObject* list);
 
 /* ------------------------------------------------------------------------------------------------
  * Maps (kPFTypeMap and kPFTypeDict)
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 /*! Creates a Map (kPFTypeMap) from `num_items` key/value pairs laid out as
  *  [k0, v0, k1, v1, ...] (borrowed, copied as owned). Later duplicates win. Keys hash by value for
@@ -466,7 +479,8 @@ PACKEDFUN_API int PFDictClear(PFObject* dict);
 
 /* ------------------------------------------------------------------------------------------------
  * Tensors (DLPack)
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 /*! Wraps a legacy DLPack tensor. Takes ownership of `managed` (stolen) on success and on failure
  *  alike: its deleter runs exactly once, when the Tensor dies or before this call fails. Strides
@@ -517,17 +531,18 @@ PACKEDFUN_API int PFDataTypeToString(DLDataType dtype, PFAny* out);
 /*! A borrowed tensor argument that can be promoted to an owning Tensor. Valid, like any argument,
  *  for the duration of the call; the binding owns it. */
 typedef struct PFDLTensorArg {
-  DLTensor tensor;  /*!< the borrowed tensor; first, so the PFAny's v_ptr points at both */
-  PFObject* keeper; /*!< never NULL; borrowed: one reference to it keeps `tensor.data` valid
-                         after the call. A promoted Tensor holds one and drops it when it dies,
-                         on whatever thread that is (the keeper's deleter must allow that) */
-  uint32_t flags;   /*!< PACKEDFUN_DLTENSOR_ARG_* bits */
+  DLTensor tensor;   /*!< the borrowed tensor; first, so the PFAny's v_ptr points at both */
+  PFObject* keeper;  /*!< never NULL; borrowed: one reference to it keeps `tensor.data` valid
+                          after the call. A promoted Tensor holds one and drops it when it dies,
+                          on whatever thread that is (the keeper's deleter must allow that) */
+  uint32_t flags;    /*!< PACKEDFUN_DLTENSOR_ARG_* bits */
   uint32_t reserved; /*!< zero */
 } PFDLTensorArg;
 
 /* ------------------------------------------------------------------------------------------------
  * Modules
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 /*! Loads the shared library at `path` (borrowed), running its static initializers (and so its
  *  global registrations). Fails with OSError carrying the loader's message and the path.
@@ -570,7 +585,8 @@ PACKEDFUN_API int PFModuleGetEntryName(PFObject* module, PFAny* out);
 
 /* ------------------------------------------------------------------------------------------------
  * Version
- * ------------------------------------------------------------------------------------------------ */
+ * ------------------------------------------------------------------------------------------------
+ */
 
 /*! The runtime's ABI version, (PACKEDFUN_ABI_VERSION_MAJOR << 16) | PACKEDFUN_ABI_VERSION_MINOR of
  *  the runtime that is actually loaded (compare with the macros you compiled against). */

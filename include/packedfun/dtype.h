@@ -88,11 +88,21 @@ struct DeviceName {
 /*! The names used by str(device) in Python, one per DLPack device type. */
 inline const DeviceName* DeviceNames(size_t* count) noexcept {
   static const DeviceName kNames[] = {
-      {kDLCPU, "cpu"},          {kDLCUDA, "cuda"},         {kDLCUDAHost, "cuda_host"},
-      {kDLOpenCL, "opencl"},    {kDLVulkan, "vulkan"},     {kDLMetal, "metal"},
-      {kDLVPI, "vpi"},          {kDLROCM, "rocm"},         {kDLROCMHost, "rocm_host"},
-      {kDLExtDev, "ext_dev"},   {kDLCUDAManaged, "cuda_managed"}, {kDLOneAPI, "oneapi"},
-      {kDLWebGPU, "webgpu"},    {kDLHexagon, "hexagon"},   {kDLMAIA, "maia"},
+      {kDLCPU, "cpu"},
+      {kDLCUDA, "cuda"},
+      {kDLCUDAHost, "cuda_host"},
+      {kDLOpenCL, "opencl"},
+      {kDLVulkan, "vulkan"},
+      {kDLMetal, "metal"},
+      {kDLVPI, "vpi"},
+      {kDLROCM, "rocm"},
+      {kDLROCMHost, "rocm_host"},
+      {kDLExtDev, "ext_dev"},
+      {kDLCUDAManaged, "cuda_managed"},
+      {kDLOneAPI, "oneapi"},
+      {kDLWebGPU, "webgpu"},
+      {kDLHexagon, "hexagon"},
+      {kDLMAIA, "maia"},
       {kDLTrn, "trn"},
   };
   *count = sizeof(kNames) / sizeof(kNames[0]);

@@ -7,8 +7,8 @@
 //   };
 //   class Point : public packedfun::ObjectRef {
 //    public:
-//     explicit Point(int64_t x) { data_ = packedfun::make_object<PointObj>(); get_mutable()->x = x; }
-//     PACKEDFUN_DEFINE_OBJECT_REF_METHODS(Point, packedfun::ObjectRef, PointObj);
+//     explicit Point(int64_t x) { data_ = packedfun::make_object<PointObj>(); get_mutable()->x = x;
+//     } PACKEDFUN_DEFINE_OBJECT_REF_METHODS(Point, packedfun::ObjectRef, PointObj);
 //   };
 //
 // The type index is allocated (PFTypeRegister) the first time it is needed, so a type costs
@@ -96,8 +96,8 @@ inline SubRef Downcast(const BaseRef& ref) {
     if constexpr (SubRef::_type_is_nullable) {
       return detail::ObjectUnsafe::FromBorrowed<SubRef>(nullptr);
     } else {
-      throw Error("TypeError", std::string("cannot downcast None to non-nullable '") +
-                                   Obj::_type_key + "'");
+      throw Error("TypeError",
+                  std::string("cannot downcast None to non-nullable '") + Obj::_type_key + "'");
     }
   }
   if (!IsInstance<Obj>(ref.get())) {
@@ -134,40 +134,41 @@ int32_t AllocateTypeIndex() {
 }  // namespace packedfun
 
 #define PACKEDFUN_DECLARE_OBJECT_INFO_IMPL_(TypeKey, TypeName, ParentType, IsFinal) \
- public:                                                                           \
-  using _type_parent = ParentType;                                                 \
-  static constexpr const char* _type_key = TypeKey;                                \
-  static constexpr int32_t _type_depth = ParentType::_type_depth + 1;              \
-  static constexpr bool _type_final = IsFinal;                                     \
-  static int32_t RuntimeTypeIndex() {                                              \
-    return ::packedfun::detail::AllocateTypeIndex<TypeName, ParentType>();         \
+ public:                                                                            \
+  using _type_parent = ParentType;                                                  \
+  static constexpr const char* _type_key = TypeKey;                                 \
+  static constexpr int32_t _type_depth = ParentType::_type_depth + 1;               \
+  static constexpr bool _type_final = IsFinal;                                      \
+  static int32_t RuntimeTypeIndex() {                                               \
+    return ::packedfun::detail::AllocateTypeIndex<TypeName, ParentType>();          \
   }
 
 /*! Inside an object class: its type key and parent (an object class, ultimately Object). */
 #define PACKEDFUN_DECLARE_OBJECT_INFO(TypeKey, TypeName, ParentType) \
   PACKEDFUN_DECLARE_OBJECT_INFO_IMPL_(TypeKey, TypeName, ParentType, false)
 
-/*! As PACKEDFUN_DECLARE_OBJECT_INFO for a class nothing derives from (IsInstance is one compare). */
+/*! As PACKEDFUN_DECLARE_OBJECT_INFO for a class nothing derives from (IsInstance is one compare).
+ */
 #define PACKEDFUN_DECLARE_OBJECT_INFO_FINAL(TypeKey, TypeName, ParentType) \
   PACKEDFUN_DECLARE_OBJECT_INFO_IMPL_(TypeKey, TypeName, ParentType, true)
 
-#define PACKEDFUN_DEFINE_OBJECT_REF_COMMON_(TypeName, ParentType, ObjectName)               \
- public:                                                                                   \
-  using ContainerType = ObjectName;                                                        \
-  explicit TypeName(::packedfun::ObjectPtr<ObjectName> ptr) noexcept {                     \
-    this->data_ = ::packedfun::ObjectPtr<PFObject>(std::move(ptr));                        \
-  }                                                                                        \
-  const ObjectName* operator->() const noexcept {                                          \
-    return static_cast<const ObjectName*>(this->get());                                    \
-  }                                                                                        \
-  const ObjectName& operator*() const noexcept {                                           \
-    return *static_cast<const ObjectName*>(this->get());                                   \
-  }                                                                                        \
-  /*! The object, for mutation (the caller knows no one else relies on its old state). */  \
+#define PACKEDFUN_DEFINE_OBJECT_REF_COMMON_(TypeName, ParentType, ObjectName)                \
+ public:                                                                                     \
+  using ContainerType = ObjectName;                                                          \
+  explicit TypeName(::packedfun::ObjectPtr<ObjectName> ptr) noexcept {                       \
+    this->data_ = ::packedfun::ObjectPtr<PFObject>(std::move(ptr));                          \
+  }                                                                                          \
+  const ObjectName* operator->() const noexcept {                                            \
+    return static_cast<const ObjectName*>(this->get());                                      \
+  }                                                                                          \
+  const ObjectName& operator*() const noexcept {                                             \
+    return *static_cast<const ObjectName*>(this->get());                                     \
+  }                                                                                          \
+  /*! The object, for mutation (the caller knows no one else relies on its old state). */    \
   ObjectName* get_mutable() const noexcept { return static_cast<ObjectName*>(this->get()); } \
-  static bool _type_accepts(int32_t type_index) {                                          \
-    return ::packedfun::IsInstanceIndex<ObjectName>(type_index);                           \
-  }                                                                                        \
+  static bool _type_accepts(int32_t type_index) {                                            \
+    return ::packedfun::IsInstanceIndex<ObjectName>(type_index);                             \
+  }                                                                                          \
   static const char* _type_name() noexcept { return ObjectName::_type_key; }
 
 /*! Inside a reference class (deriving ParentType) that never holds null: no public default

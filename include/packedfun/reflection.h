@@ -119,7 +119,7 @@ struct MemberMethod<T, R (C::*)(A...) const> {
 
 /*! Byte offset of `member` from the PFObject header of a T. */
 template <typename T, typename F, typename C>
-int64_t FieldOffset(F C::*member) noexcept {
+int64_t FieldOffset(F C::* member) noexcept {
   // Pointer arithmetic on a fake, suitably aligned address: nothing is dereferenced.
   alignas(alignof(T)) static char probe[sizeof(T)];
   T* p = reinterpret_cast<T*>(probe);
@@ -159,12 +159,12 @@ class ObjectDef {
 
   /*! A read-only field: readable from every language, never writable through reflection. */
   template <typename F, typename C>
-  ObjectDef& def_ro(const char* name, F C::*member, const char* doc = "") {
+  ObjectDef& def_ro(const char* name, F C::* member, const char* doc = "") {
     return AddField(name, member, doc, PACKEDFUN_FIELD_READONLY, nullptr);
   }
   /*! A read-write field; writes are type-checked (TypeError "expected T, got X"). */
   template <typename F, typename C>
-  ObjectDef& def_rw(const char* name, F C::*member, const char* doc = "") {
+  ObjectDef& def_rw(const char* name, F C::* member, const char* doc = "") {
     return AddField(name, member, doc, 0, &detail::FieldSetter<F>);
   }
   /*! An instance method: a member function pointer, or a callable taking the receiver (a
@@ -187,7 +187,7 @@ class ObjectDef {
 
  private:
   template <typename F, typename C>
-  ObjectDef& AddField(const char* name, F C::*member, const char* doc, int32_t flags,
+  ObjectDef& AddField(const char* name, F C::* member, const char* doc, int32_t flags,
                       PFFieldSetter setter) {
     static_assert(std::is_base_of<C, T>::value, "the member must belong to T or a base");
     static_assert(detail::HasTryFrom<F>::value, "a reflected field needs TypeTraits with TryFrom");
@@ -227,11 +227,11 @@ class ObjectDef {
  * definitions. What it throws is reported on stderr, never propagated:
  *   PACKEDFUN_STATIC_INIT_BLOCK() { packedfun::reflection::ObjectDef<PointObj>().def_ro(...); }
  */
-#define PACKEDFUN_STATIC_INIT_BLOCK()                                                    \
-  static void PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__)();                      \
-  [[maybe_unused]] static const int PACKEDFUN_CONCAT_(pf_static_init_, __LINE__) =      \
+#define PACKEDFUN_STATIC_INIT_BLOCK()                                                        \
+  static void PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__)();                           \
+  [[maybe_unused]] static const int PACKEDFUN_CONCAT_(pf_static_init_, __LINE__) =           \
       ::packedfun::detail::RunStaticInit(&PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__), \
-                                         __FILE__, __LINE__);                           \
+                                         __FILE__, __LINE__);                                \
   static void PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__)()
 
 #endif  // PACKEDFUN_REFLECTION_H_

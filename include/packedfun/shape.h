@@ -70,8 +70,8 @@ class Shape : public ObjectRef {
     for (int64_t i = 0; i < s->size; ++i) {
       const PFAny& v = s->data[i];
       if (v.type_index != kPFTypeInt) {
-        throw Error("TypeError", "Shape element [" + std::to_string(i) +
-                                     "]: expected int, got " + detail::AnyTypeName(v));
+        throw Error("TypeError", "Shape element [" + std::to_string(i) + "]: expected int, got " +
+                                     detail::AnyTypeName(v));
       }
       dims[static_cast<size_t>(i)] = v.v_int64;
     }

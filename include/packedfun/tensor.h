@@ -116,8 +116,8 @@ class Tensor : public ObjectRef {
   static Tensor Empty(const std::vector<int64_t>& shape, DLDataType dtype,
                       DLDevice device = CPUDevice()) {
     PFObject* out = nullptr;
-    detail::CheckCallResult(PFTensorEmpty(shape.data(), static_cast<int32_t>(shape.size()),
-                                          dtype, device, &out));
+    detail::CheckCallResult(
+        PFTensorEmpty(shape.data(), static_cast<int32_t>(shape.size()), dtype, device, &out));
     return detail::ObjectUnsafe::FromOwned<Tensor>(out);
   }
   static Tensor Empty(std::initializer_list<int64_t> shape, DLDataType dtype,
@@ -219,9 +219,7 @@ struct TypeTraits<TensorView> {
  *  metadata and borrows the data (valid only while the caller's data lives). */
 template <>
 struct TypeTraits<Tensor> {
-  static void ToView(const Tensor& v, PFAny* out, PFByteArray*) {
-    detail::SetObject(out, v.get());
-  }
+  static void ToView(const Tensor& v, PFAny* out, PFByteArray*) { detail::SetObject(out, v.get()); }
   static void ToOwned(Tensor v, PFAny* out) {
     detail::SetObject(out, detail::ObjectUnsafe::MoveToPFObject(std::move(v)));
   }

@@ -111,8 +111,8 @@ static PyObject* call_python(PyObject* callable, const PFAny* args, int32_t n) {
   }
   PyObject* result = NULL;
   if (convert_args(args, n, pyargs + 1) == 0) {
-    result = PyObject_Vectorcall(callable, pyargs + 1,
-                                 (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    result =
+        PyObject_Vectorcall(callable, pyargs + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
     for (int32_t i = 1; i <= n; ++i) Py_DECREF(pyargs[i]);
   }
   if (pyargs != small) PyMem_Free(pyargs);

@@ -1,7 +1,8 @@
 /* packedfun's Array, List and Shape types: Python sequences over the native object, no copy. */
 #include "container_common.h"
 
-/* ---- element access ---------------------------------------------------------------------------- */
+/* ---- element access ----------------------------------------------------------------------------
+ */
 
 static inline int is_shape(PyObject* self) { return PyObject_TypeCheck(self, &PFPyShape_Type); }
 
@@ -36,8 +37,10 @@ PyObject* pfpy_seq_to_list(PyObject* self) {
   PyObject* list = PyList_New(n);
   for (Py_ssize_t i = 0; list != NULL && i < n; ++i) {
     PyObject* e = i < pfpy_seq_size(self) ? element(self, i) : index_error(self);
-    if (e == NULL) Py_CLEAR(list);
-    else PyList_SET_ITEM(list, i, e);
+    if (e == NULL)
+      Py_CLEAR(list);
+    else
+      PyList_SET_ITEM(list, i, e);
   }
   return list;
 }
@@ -51,8 +54,10 @@ static PFPY_NOINLINE PyObject* seq_slice(PyObject* self, PyObject* key) {
     PyObject* t = PyTuple_New(n);
     for (Py_ssize_t i = 0; t != NULL && i < n; ++i) {
       PyObject* e = element(self, start + i * step);
-      if (e == NULL) Py_CLEAR(t);
-      else PyTuple_SET_ITEM(t, i, e);
+      if (e == NULL)
+        Py_CLEAR(t);
+      else
+        PyTuple_SET_ITEM(t, i, e);
     }
     return t;
   }
@@ -60,8 +65,8 @@ static PFPY_NOINLINE PyObject* seq_slice(PyObject* self, PyObject* key) {
   if (items == NULL) return PyErr_NoMemory();
   for (Py_ssize_t i = 0; i < n; ++i) items[i] = ((PFSeqObject*)h)->data[start + i * step];
   PFAny out;
-  int rc = h->type_index == kPFTypeList ? PFListCreate(items, n, &out)
-                                        : PFArrayCreate(items, n, &out);
+  int rc =
+      h->type_index == kPFTypeList ? PFListCreate(items, n, &out) : PFArrayCreate(items, n, &out);
   PyMem_Free(items);
   if (rc != 0) return pfpy_raise_native(NULL);
   return pfpy_any_steal_to_py(&out);
@@ -124,7 +129,8 @@ PyObject* pfpy_seq_count(PyObject* self, PyObject* x) {
   return PyLong_FromSsize_t(count);
 }
 
-/* ---- comparison, hash, repr ---------------------------------------------------------------------- */
+/* ---- comparison, hash, repr
+ * ---------------------------------------------------------------------- */
 
 static int comparable(PyObject* self, PyObject* other) {
   if (PyList_Check(other) || PyTuple_Check(other)) return 1;
@@ -162,11 +168,11 @@ PyObject* pfpy_seq_repr(PyObject* self) {
   return r;
 }
 
-/* ---- iteration ----------------------------------------------------------------------------------- */
+/* ---- iteration
+ * ----------------------------------------------------------------------------------- */
 
 typedef struct {
-  PyObject_HEAD
-  PyObject* seq; /* owned; NULL once exhausted */
+  PyObject_HEAD PyObject* seq; /* owned; NULL once exhausted */
   Py_ssize_t index;
 } SeqIter;
 
@@ -201,7 +207,8 @@ PyObject* pfpy_seq_iter(PyObject* self) {
   return (PyObject*)it;
 }
 
-/* ---- construction -------------------------------------------------------------------------------- */
+/* ---- construction
+ * -------------------------------------------------------------------------------- */
 
 /* Array(iterable=()) / List(iterable=()) / Shape(iterable=()). */
 PyObject* pfpy_seq_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
@@ -262,7 +269,8 @@ int pfpy_shape_from_py(PyObject* items, PFAny* out) {
   return 0;
 }
 
-/* ---- the types ----------------------------------------------------------------------------------- */
+/* ---- the types
+ * ----------------------------------------------------------------------------------- */
 
 PySequenceMethods pfpy_seq_as_sequence = {
     .sq_length = pfpy_seq_size,
@@ -276,12 +284,13 @@ static PyMappingMethods seq_as_mapping = {
 };
 
 PyMethodDef pfpy_seq_methods[] = {
-    {"index", pfpy_seq_index, METH_O, "Position of the first element equal to `x` (ValueError if none)."},
+    {"index", pfpy_seq_index, METH_O,
+     "Position of the first element equal to `x` (ValueError if none)."},
     {"count", pfpy_seq_count, METH_O, "Number of elements equal to `x`."},
     {NULL, NULL, 0, NULL}};
 
-#define SEQ_TYPE_COMMON                                            \
-  .tp_basicsize = sizeof(PFPyObject), .tp_base = &PFPyObject_Type, \
+#define SEQ_TYPE_COMMON                                                           \
+  .tp_basicsize = sizeof(PFPyObject), .tp_base = &PFPyObject_Type,                \
   .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, .tp_repr = pfpy_seq_repr, \
   .tp_richcompare = pfpy_seq_richcompare, .tp_iter = pfpy_seq_iter, .tp_new = pfpy_seq_new
 

@@ -80,8 +80,10 @@ static PyObject* map_listing(PyObject* self, int which) {
     } else {
       e = pfpy_any_view_to_py(&kv->data[2 * i + which]);
     }
-    if (e == NULL) Py_CLEAR(list);
-    else PyList_SET_ITEM(list, i, e);
+    if (e == NULL)
+      Py_CLEAR(list);
+    else
+      PyList_SET_ITEM(list, i, e);
   }
   PFAnyRelease(&items);
   return list;
@@ -123,7 +125,8 @@ static PyObject* map_to_dict(PyObject* self) {
 }
 
 static PyObject* map_richcompare(PyObject* self, PyObject* other, int op) {
-  int is_map = PyObject_TypeCheck(other, &PFPyMap_Type) || PyObject_TypeCheck(other, &PFPyDict_Type);
+  int is_map =
+      PyObject_TypeCheck(other, &PFPyMap_Type) || PyObject_TypeCheck(other, &PFPyDict_Type);
   if ((op != Py_EQ && op != Py_NE) || !(is_map || PyDict_Check(other))) Py_RETURN_NOTIMPLEMENTED;
   PyObject* a = map_to_dict(self);
   PyObject* b = a == NULL ? NULL : is_map ? map_to_dict(other) : (Py_INCREF(other), other);
@@ -162,7 +165,8 @@ static PyObject* map_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   return rc != 0 ? NULL : pfpy_wrap_as(type, made.v_obj);
 }
 
-/* ---- Dict mutation ------------------------------------------------------------------------------- */
+/* ---- Dict mutation
+ * ------------------------------------------------------------------------------- */
 
 static int dict_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
   PFObject* h = map_handle(self);
@@ -216,27 +220,27 @@ static PyObject* dict_pop(PyObject* self, PyObject* const* args, Py_ssize_t narg
   return value;
 }
 
-/* ---- the types ----------------------------------------------------------------------------------- */
+/* ---- the types
+ * ----------------------------------------------------------------------------------- */
 
 static PySequenceMethods map_as_sequence = {.sq_contains = map_contains};
 static PyMappingMethods map_as_mapping = {.mp_length = map_len, .mp_subscript = map_subscript};
 static PyMappingMethods dict_as_mapping = {
     .mp_length = map_len, .mp_subscript = map_subscript, .mp_ass_subscript = dict_ass_subscript};
 
-#define MAP_METHODS                                                                          \
-  {"get", (PyCFunction)(void (*)(void))map_get, METH_FASTCALL,                               \
-   "get(key, default=None): the value of `key`, or `default`."},                             \
-      {"keys", map_keys, METH_NOARGS, "A list of the keys, in iteration order."},            \
-      {"values", map_values, METH_NOARGS, "A list of the values, in iteration order."},      \
+#define MAP_METHODS                                                                     \
+  {"get", (PyCFunction)(void (*)(void))map_get, METH_FASTCALL,                          \
+   "get(key, default=None): the value of `key`, or `default`."},                        \
+      {"keys", map_keys, METH_NOARGS, "A list of the keys, in iteration order."},       \
+      {"values", map_values, METH_NOARGS, "A list of the values, in iteration order."}, \
       {"items", map_items, METH_NOARGS, "A list of (key, value) pairs, in iteration order."}
 
 static PyMethodDef map_methods[] = {MAP_METHODS, {NULL, NULL, 0, NULL}};
-static PyMethodDef dict_methods[] = {
-    MAP_METHODS,
-    {"clear", dict_clear, METH_NOARGS, "Removes every entry."},
-    {"pop", (PyCFunction)(void (*)(void))dict_pop, METH_FASTCALL,
-     "pop(key[, default]): removes `key` and returns its value."},
-    {NULL, NULL, 0, NULL}};
+static PyMethodDef dict_methods[] = {MAP_METHODS,
+                                     {"clear", dict_clear, METH_NOARGS, "Removes every entry."},
+                                     {"pop", (PyCFunction)(void (*)(void))dict_pop, METH_FASTCALL,
+                                      "pop(key[, default]): removes `key` and returns its value."},
+                                     {NULL, NULL, 0, NULL}};
 
 PyTypeObject PFPyMap_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Map",

@@ -3,7 +3,8 @@
 #include "object_system.h"
 #include "tensor.h"
 
-/* ---- Python -> PFAny ---------------------------------------------------------------------------- */
+/* ---- Python -> PFAny ----------------------------------------------------------------------------
+ */
 
 static PyObject* ctypes_void_p = NULL; /* owned; looked up once ctypes is imported */
 
@@ -201,7 +202,8 @@ int pfpy_any_from_py(PyObject* o, PFAny* out) {
   return 0;
 }
 
-/* ---- PFAny -> Python ---------------------------------------------------------------------------- */
+/* ---- PFAny -> Python ----------------------------------------------------------------------------
+ */
 
 static PyObject* void_p_from(void* ptr) {
   if (ptr == NULL) Py_RETURN_NONE;
@@ -304,7 +306,8 @@ PyObject* pfpy_any_view_to_py(const PFAny* v) {
   return pfpy_object_wrap(v->v_obj);
 }
 
-/* ---- module functions ----------------------------------------------------------------------------- */
+/* ---- module functions
+ * ----------------------------------------------------------------------------- */
 
 static PyObject* convert_value(PyObject* mod, PyObject* value) {
   (void)mod;

@@ -1,4 +1,5 @@
-/* Python lists, tuples and dicts -> native Array/List/Map/Dict, nested, with the path of a bad element. */
+/* Python lists, tuples and dicts -> native Array/List/Map/Dict, nested, with the path of a bad
+ * element. */
 #include "core.h"
 #include "object_system.h"
 
@@ -7,12 +8,12 @@
 /* One conversion: who asked (for messages), the containers being converted (cycle detection) and
  * the path of a failing element, collected innermost first while unwinding. */
 typedef struct {
-  PyObject* fname;     /* borrowed, may be NULL */
-  Py_ssize_t pos;      /* argument position; negative: a value (convert, return values) */
-  PyObject** open;     /* containers on the current path */
+  PyObject* fname; /* borrowed, may be NULL */
+  Py_ssize_t pos;  /* argument position; negative: a value (convert, return values) */
+  PyObject** open; /* containers on the current path */
   int depth, cap;
-  PyObject* path;      /* list of segment strs, or NULL before a failure */
-  int own_error;       /* the pending exception's message is a bare "what" to prefix */
+  PyObject* path; /* list of segment strs, or NULL before a failure */
+  int own_error;  /* the pending exception's message is a bare "what" to prefix */
 } Ctx;
 
 /* The items of one container under construction: `n` owned PFAny plus StrView/BytesView backing. */
@@ -97,10 +98,18 @@ static void leave(Ctx* ctx) {
 static int create(int32_t kind, Items* it, PFAny* out) {
   int rc;
   switch (kind) {
-    case kPFTypeList: rc = PFListCreate(it->items, it->n, out); break;
-    case kPFTypeMap: rc = PFMapCreate(it->items, it->n / 2, out); break;
-    case kPFTypeDict: rc = PFDictCreate(it->items, it->n / 2, out); break;
-    default: rc = PFArrayCreate(it->items, it->n, out); break;
+    case kPFTypeList:
+      rc = PFListCreate(it->items, it->n, out);
+      break;
+    case kPFTypeMap:
+      rc = PFMapCreate(it->items, it->n / 2, out);
+      break;
+    case kPFTypeDict:
+      rc = PFDictCreate(it->items, it->n / 2, out);
+      break;
+    default:
+      rc = PFArrayCreate(it->items, it->n, out);
+      break;
   }
   if (rc != 0) {
     pfpy_raise_native(NULL);
@@ -270,9 +279,10 @@ static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
   }
 #if PY_VERSION_HEX >= 0x030B0000
   if (!PyErr_GivenExceptionMatches(exc, PyExc_RecursionError)) {
-    PyObject* note = ctx->pos < 0 ? PyUnicode_FromFormat("while converting value%U", path)
-                     : PyUnicode_FromFormat("while converting argument %zd%U of %S", ctx->pos,
-                                            path, name ? name : (PyObject*)Py_None);
+    PyObject* note = ctx->pos < 0
+                         ? PyUnicode_FromFormat("while converting value%U", path)
+                         : PyUnicode_FromFormat("while converting argument %zd%U of %S", ctx->pos,
+                                                path, name ? name : (PyObject*)Py_None);
     PyObject* r = note ? PyObject_CallMethod(exc, "add_note", "O", note) : NULL;
     Py_XDECREF(r);
     Py_XDECREF(note);
@@ -283,8 +293,7 @@ static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
   pfpy_restore_exception(exc);
 }
 
-int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname,
-                           Py_ssize_t pos) {
+int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname, Py_ssize_t pos) {
   Ctx ctx = {fname, pos, NULL, 0, 0, NULL, 0};
   int rc = PyDict_Check(o) ? dict_from_py(&ctx, o, kind, out) : seq_from_py(&ctx, o, kind, out);
   if (rc != 0) decorate_error(&ctx);

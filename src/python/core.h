@@ -29,9 +29,8 @@
 
 /*! packedfun.Object: a Python wrapper owning one reference to a native object. */
 typedef struct {
-  PyObject_HEAD
-  PFObject* handle;   /* owned reference; NULL for an empty wrapper */
-  PyObject* weakrefs; /* weak reference list */
+  PyObject_HEAD PFObject* handle; /* owned reference; NULL for an empty wrapper */
+  PyObject* weakrefs;             /* weak reference list */
 } PFPyObject;
 
 /*! packedfun.Function: an Object of kPFTypeFunction that is called through vectorcall. */
@@ -138,7 +137,8 @@ static inline int pfpy_arg_from_py(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, 
 /*! Releases the temporaries of a call. */
 void pfpy_args_release(PFPyArgs* pack);
 
-/*! Converts an owned PFAny (stolen: `*v` is released and reset to None) into a new Python object. */
+/*! Converts an owned PFAny (stolen: `*v` is released and reset to None) into a new Python object.
+ */
 PyObject* pfpy_any_steal_to_py(PFAny* v);
 
 /*! Converts a borrowed PFAny into a new Python object. */
@@ -153,7 +153,8 @@ PyObject* pfpy_ctypes_void_p(void);
 
 /* ---- callbacks and opaque objects (callback.c) ----------------------------------------------- */
 
-/*! Wraps a Python callable (borrowed) as a new Function object (`*out`, new ref). -1 + exception. */
+/*! Wraps a Python callable (borrowed) as a new Function object (`*out`, new ref). -1 + exception.
+ */
 int pfpy_callable_to_function(PyObject* callable, PFObject** out);
 
 /*! Like pfpy_callable_to_function, for an argument: the Function may be a recycled one, and must be
@@ -214,7 +215,8 @@ static inline int pfpy_str_view(PyObject* s, PFByteArray* out) {
   return 0;
 }
 
-/* ---- Python-version shims --------------------------------------------------------------------- */
+/* ---- Python-version shims ---------------------------------------------------------------------
+ */
 
 /*! Whether the calling thread holds the GIL, without the thread-specific-storage lookups of
  *  PyGILState_Ensure/Check (callbacks called from Python code, the common case, hold it). */

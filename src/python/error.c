@@ -5,7 +5,8 @@
 
 PyObject* pfpy_error_factory = NULL;
 
-/* ---- version shims ---------------------------------------------------------------------------- */
+/* ---- version shims ----------------------------------------------------------------------------
+ */
 
 PyObject* pfpy_fetch_exception(void) {
 #if PY_VERSION_HEX >= 0x030C0000
@@ -36,7 +37,8 @@ void pfpy_restore_exception(PyObject* exc) {
 #endif
 }
 
-/* ---- native -> Python ------------------------------------------------------------------------- */
+/* ---- native -> Python -------------------------------------------------------------------------
+ */
 
 static PyObject* decode_lenient(const PFByteArray* b) {
   return PyUnicode_DecodeUTF8(b->data ? b->data : "", (Py_ssize_t)b->size, "replace");
@@ -97,7 +99,8 @@ PFPY_NOINLINE PyObject* pfpy_raise_native(PyObject* fname) {
   return raise_through_factory(err);
 }
 
-/* ---- Python -> native ------------------------------------------------------------------------- */
+/* ---- Python -> native -------------------------------------------------------------------------
+ */
 
 /* The error kind of `exc` (borrowed UTF-8): its `kind` attribute when it carries a str one (an
  * error that came from native code), else the name of its type. */
@@ -170,7 +173,8 @@ int pfpy_raise_python_as_native(void) {
   return -1;
 }
 
-/* ---- module functions ------------------------------------------------------------------------- */
+/* ---- module functions -------------------------------------------------------------------------
+ */
 
 static PyObject* set_error_factory(PyObject* mod, PyObject* factory) {
   (void)mod;

@@ -45,8 +45,8 @@ static PyObject* opaque_type_suffix(PyObject* msg, PyObject* const* args, Py_ssi
       int named = needle ? PyUnicode_Find(msg, needle, 0, PY_SSIZE_T_MAX, 1) >= 0 : 0;
       Py_XDECREF(needle);
       if (!named && pass == 0) continue;
-      PyObject* part = PyUnicode_FromFormat("argument %zd is a Python object of type '%.200s'",
-                                            i, Py_TYPE(args[i])->tp_name);
+      PyObject* part = PyUnicode_FromFormat("argument %zd is a Python object of type '%.200s'", i,
+                                            Py_TYPE(args[i])->tp_name);
       if (part == NULL || PyList_Append(parts, part) < 0) Py_CLEAR(parts);
       Py_XDECREF(part);
     }
@@ -137,7 +137,7 @@ static PFPY_NOINLINE PyObject* released_error(void) {
 }
 
 static PFPY_NOINLINE PyObject* call_general(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
-                                           PyObject* kwnames) {
+                                            PyObject* kwnames) {
   if (PFPY_UNLIKELY(f->base.handle == NULL)) return released_error();
   if (PFPY_UNLIKELY(kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) return kwargs_error(f);
   if (n <= PFPY_STACK_ARGS) {
@@ -165,7 +165,7 @@ static PFPY_NOINLINE PyObject* call_general(PFPyFunction* f, PyObject* const* ar
 /* The fast path of one argument: 1 when `o` was converted into `out`, 0 to leave the call to
  * call_general (nothing was allocated, so starting over there is free of side effects). */
 static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* out,
-                                                         PFByteArray* view) {
+                                                          PFByteArray* view) {
   PyTypeObject* t = Py_TYPE(o);
   if (t == &PyLong_Type) {
     int64_t value;
@@ -191,8 +191,8 @@ static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* ou
  * a recycled wrapper is ready, it travels in that wrapper and the fast path goes on; anything else
  * starts over in call_general. Out of line, so the plain fast path keeps few live registers. */
 static PFPY_NOINLINE PyObject* call_with_callable(PFPyFunction* f, PyObject* const* args,
-                                                 Py_ssize_t n, PFAny* packed, PFByteArray* views,
-                                                 Py_ssize_t i) {
+                                                  Py_ssize_t n, PFAny* packed, PFByteArray* views,
+                                                  Py_ssize_t i) {
   PFObject* temp = NULL; /* at most one Python function argument */
   for (; i < n; ++i) {
     if (fast_arg(args[i], &packed[i], &views[i])) continue;
@@ -223,7 +223,8 @@ static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size
                                      PyObject* kwnames) {
   PFPyFunction* f = (PFPyFunction*)self;
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (PFPY_UNLIKELY(kwnames != NULL || n > PFPY_FAST_ARGS)) return call_general(f, args, n, kwnames);
+  if (PFPY_UNLIKELY(kwnames != NULL || n > PFPY_FAST_ARGS))
+    return call_general(f, args, n, kwnames);
   PFAny packed[PFPY_FAST_ARGS];
   PFByteArray views[PFPY_FAST_ARGS];
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -242,13 +243,15 @@ static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size
   return result_to_py(&rv);
 }
 
-/* ---- the type ---------------------------------------------------------------------------------- */
+/* ---- the type ----------------------------------------------------------------------------------
+ */
 
 /* Function(callable): wraps a Python callable (a Function comes back as itself). */
 static PyObject* function_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   (void)type;
   PyObject* callable;
-  if ((kwds != NULL && PyDict_Size(kwds) != 0) || !PyArg_ParseTuple(args, "O:Function", &callable)) {
+  if ((kwds != NULL && PyDict_Size(kwds) != 0) ||
+      !PyArg_ParseTuple(args, "O:Function", &callable)) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "Function() takes no keywords");
     return NULL;
   }
@@ -378,8 +381,9 @@ PyTypeObject PFPyFunction_Type = {
     .tp_repr = function_repr,
     .tp_call = PyVectorcall_Call,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Function(callable)\n--\n\nA packed function: a native function of any language "
-              "called with positional arguments. Function(callable) wraps a Python callable.",
+    .tp_doc =
+        "Function(callable)\n--\n\nA packed function: a native function of any language "
+        "called with positional arguments. Function(callable) wraps a Python callable.",
     .tp_traverse = function_traverse,
     .tp_clear = function_clear,
     .tp_weaklistoffset = offsetof(PFPyFunction, base.weakrefs),

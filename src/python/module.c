@@ -70,9 +70,15 @@ static PyMethodDef module_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef core_module = {
-    PyModuleDef_HEAD_INIT, "packedfun._core",
-    "The compiled backend of packedfun: Function and Object types and the C ABI bindings.", -1,
-    module_methods, NULL, NULL, NULL, NULL};
+    PyModuleDef_HEAD_INIT,
+    "packedfun._core",
+    "The compiled backend of packedfun: Function and Object types and the C ABI bindings.",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL};
 
 /* Path of the loaded libpackedfun (found through one of its symbols). */
 static PyObject* runtime_path(void) {
@@ -86,8 +92,10 @@ static PyObject* runtime_path(void) {
 static int add_contents(PyObject* m) {
   uint32_t abi = PFGetABIVersion();
   if ((abi >> 16) != PACKEDFUN_ABI_VERSION_MAJOR) {
-    PyErr_Format(PyExc_ImportError, "packedfun._core was built for ABI %d.x but the runtime "
-                 "is %u.%u", PACKEDFUN_ABI_VERSION_MAJOR, abi >> 16, abi & 0xFFFF);
+    PyErr_Format(PyExc_ImportError,
+                 "packedfun._core was built for ABI %d.x but the runtime "
+                 "is %u.%u",
+                 PACKEDFUN_ABI_VERSION_MAJOR, abi >> 16, abi & 0xFFFF);
     return -1;
   }
   if (PyType_Ready(&PFPyObject_Type) < 0 || PyType_Ready(&PFPyFunction_Type) < 0) return -1;

@@ -7,8 +7,7 @@ static PFObject* module_handle(PyObject* o, const char* fn) {
     PFObject* h = ((PFPyObject*)o)->handle;
     if (h != NULL && h->type_index == kPFTypeModule) return h;
   }
-  PyErr_Format(PyExc_TypeError, "%s expects a Module object, got %.200s", fn,
-               Py_TYPE(o)->tp_name);
+  PyErr_Format(PyExc_TypeError, "%s expects a Module object, got %.200s", fn, Py_TYPE(o)->tp_name);
   return NULL;
 }
 
@@ -43,8 +42,8 @@ static PyObject* module_get_function_doc(PyObject* mod, PyObject* args, PyObject
   static char* keywords[] = {"module", "name", "query_imports", NULL};
   PyObject *module, *name;
   int query_imports = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OU|p:module_get_function_doc", keywords,
-                                   &module, &name, &query_imports)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OU|p:module_get_function_doc", keywords, &module,
+                                   &name, &query_imports)) {
     return NULL;
   }
   PFObject* h = module_handle(module, "module_get_function_doc");

@@ -1,4 +1,5 @@
-/* packedfun.Object: the base Python type of every wrapper of a native object, and object wrapping. */
+/* packedfun.Object: the base Python type of every wrapper of a native object, and object wrapping.
+ */
 #include "core.h"
 #include "object_system.h"
 #include "tensor.h"
@@ -29,8 +30,10 @@ static PyTypeObject* class_for(int32_t tindex) {
     return pfpy_default_class(tindex);
   }
   if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject*)cls, &PFPyObject_Type)) {
-    PyErr_Format(PyExc_TypeError, "object factory returned %R for type index %d, "
-                 "expected a subclass of packedfun.Object", cls, (int)tindex);
+    PyErr_Format(PyExc_TypeError,
+                 "object factory returned %R for type index %d, "
+                 "expected a subclass of packedfun.Object",
+                 cls, (int)tindex);
     Py_DECREF(cls);
     return NULL;
   }
@@ -62,7 +65,8 @@ PyObject* pfpy_object_wrap(PFObject* obj) {
   return (PyObject*)self;
 }
 
-/* ---- the type ---------------------------------------------------------------------------------- */
+/* ---- the type ----------------------------------------------------------------------------------
+ */
 
 static PyObject* object_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   (void)args;
@@ -152,8 +156,8 @@ static PyObject* object_init_by_ctor(PyObject* self, PyObject* const* args, Py_s
   PyObject* result = PyObject_Vectorcall(args[0], args + 1, (size_t)(nargs - 1), NULL);
   if (result == NULL) return NULL;
   if (!PyObject_TypeCheck(result, &PFPyObject_Type) || ((PFPyObject*)result)->handle == NULL) {
-    PyErr_Format(PyExc_TypeError, "constructor %R returned %.200s, expected an object",
-                 args[0], Py_TYPE(result)->tp_name);
+    PyErr_Format(PyExc_TypeError, "constructor %R returned %.200s, expected an object", args[0],
+                 Py_TYPE(result)->tp_name);
     Py_DECREF(result);
     return NULL;
   }
@@ -168,8 +172,7 @@ static PyObject* object_init_by_ctor(PyObject* self, PyObject* const* args, Py_s
 
 static PyGetSetDef object_getset[] = {
     {"handle", object_get_handle, NULL, "Address of the native object (0 when empty).", NULL},
-    {"type_index", object_get_type_index, NULL, "Run-time type index of the native object.",
-     NULL},
+    {"type_index", object_get_type_index, NULL, "Run-time type index of the native object.", NULL},
     {"type_key", object_get_type_key, NULL, "Type key of the native object.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
@@ -186,8 +189,9 @@ PyTypeObject PFPyObject_Type = {
     .tp_repr = object_repr,
     .tp_hash = object_hash,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "Base class of every packedfun object wrapper: owns one reference to a native "
-              "object.",
+    .tp_doc =
+        "Base class of every packedfun object wrapper: owns one reference to a native "
+        "object.",
     .tp_richcompare = object_richcompare,
     .tp_weaklistoffset = offsetof(PFPyObject, weakrefs),
     .tp_methods = object_methods,

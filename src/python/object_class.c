@@ -7,12 +7,18 @@
 
 PyTypeObject* pfpy_default_class(int32_t type_index) {
   switch (type_index) {
-    case kPFTypeArray: return &PFPyArray_Type;
-    case kPFTypeList: return &PFPyList_Type;
-    case kPFTypeMap: return &PFPyMap_Type;
-    case kPFTypeDict: return &PFPyDict_Type;
-    case kPFTypeShape: return &PFPyShape_Type;
-    default: return &PFPyObject_Type;
+    case kPFTypeArray:
+      return &PFPyArray_Type;
+    case kPFTypeList:
+      return &PFPyList_Type;
+    case kPFTypeMap:
+      return &PFPyMap_Type;
+    case kPFTypeDict:
+      return &PFPyDict_Type;
+    case kPFTypeShape:
+      return &PFPyShape_Type;
+    default:
+      return &PFPyObject_Type;
   }
 }
 
@@ -36,7 +42,8 @@ static const PFTypeInfo* info_of(int32_t type_index) {
   return info;
 }
 
-/* ---- the type table ------------------------------------------------------------------------------ */
+/* ---- the type table
+ * ------------------------------------------------------------------------------ */
 
 static PyObject* type_key_to_index(PyObject* mod, PyObject* key) {
   (void)mod;
@@ -55,8 +62,8 @@ static PyObject* type_key_to_index(PyObject* mod, PyObject* key) {
 
 static PyObject* field_dict(const PFFieldInfo* f) {
   return Py_BuildValue("{s:N,s:N,s:O,s:i}", "name", str_of(f->name), "doc", str_of(f->doc),
-                       "readonly", (f->flags & PACKEDFUN_FIELD_READONLY) || !f->setter ? Py_True
-                                                                                        : Py_False,
+                       "readonly",
+                       (f->flags & PACKEDFUN_FIELD_READONLY) || !f->setter ? Py_True : Py_False,
                        "static_type_index", (int)f->static_type_index);
 }
 
@@ -103,10 +110,9 @@ static PyObject* type_info(PyObject* mod, PyObject* arg) {
     Py_XDECREF(methods);
     return NULL;
   }
-  return Py_BuildValue("{s:i,s:N,s:i,s:N,s:N,s:N,s:N}", "type_index", info->type_index,
-                       "type_key", str_of(info->type_key), "depth", (int)info->depth,
-                       "ancestors", ancestors, "doc", str_of(info->doc), "fields", fields,
-                       "methods", methods);
+  return Py_BuildValue("{s:i,s:N,s:i,s:N,s:N,s:N,s:N}", "type_index", info->type_index, "type_key",
+                       str_of(info->type_key), "depth", (int)info->depth, "ancestors", ancestors,
+                       "doc", str_of(info->doc), "fields", fields, "methods", methods);
 }
 
 static PyObject* type_is_instance(PyObject* mod, PyObject* const* args, Py_ssize_t nargs) {
@@ -117,17 +123,17 @@ static PyObject* type_is_instance(PyObject* mod, PyObject* const* args, Py_ssize
   return PyBool_FromLong(PFTypeIsInstance((int32_t)a, (int32_t)b));
 }
 
-/* ---- FieldDescriptor ----------------------------------------------------------------------------- */
+/* ---- FieldDescriptor
+ * ----------------------------------------------------------------------------- */
 
 typedef struct {
-  PyObject_HEAD
-  int32_t owner;        /* type index declaring the field */
+  PyObject_HEAD int32_t owner; /* type index declaring the field */
   char readonly;
   int64_t offset;
   PFFieldGetter getter;
   PFFieldSetter setter;
-  PyObject* name;       /* field name */
-  PyObject* qualname;   /* "type_key.name", names the field in errors */
+  PyObject* name;     /* field name */
+  PyObject* qualname; /* "type_key.name", names the field in errors */
   PyObject* doc;
 } FieldDescr;
 
@@ -159,7 +165,8 @@ static PyObject* field_get(PyObject* self, PyObject* obj, PyObject* type) {
   if (h == NULL) return NULL;
   PFAny v;
   PFPY_SET_POD(&v, kPFTypeNone, v_int64, 0);
-  if (PFPY_UNLIKELY(d->getter((char*)h + d->offset, &v) != 0)) return pfpy_raise_native(d->qualname);
+  if (PFPY_UNLIKELY(d->getter((char*)h + d->offset, &v) != 0))
+    return pfpy_raise_native(d->qualname);
   if (PFPY_LIKELY(v.type_index == kPFTypeInt)) return PyLong_FromLongLong(v.v_int64);
   return pfpy_any_steal_to_py(&v);
 }
@@ -253,7 +260,8 @@ static PyTypeObject FieldDescr_Type = {
     .tp_new = field_new,
 };
 
-/* ---- registration in the module ------------------------------------------------------------------ */
+/* ---- registration in the module
+ * ------------------------------------------------------------------ */
 
 int pfpy_method_types_add(PyObject* m); /* object_method.c */
 

@@ -8,8 +8,7 @@
  * instance first, with Py_TPFLAGS_METHOD_DESCRIPTOR so `obj.method(...)` calls them without
  * building a bound method. */
 typedef struct {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* func; /* the Function */
   PyObject* name;
   PyObject* doc;
@@ -115,10 +114,10 @@ static PyMemberDef method_members[] = {
     {"__func__", T_OBJECT, offsetof(MethodDescr, func), READONLY, NULL},
     {NULL, 0, 0, 0, NULL}};
 
-#define METHOD_TYPE_COMMON                                                                   \
-  .tp_basicsize = sizeof(MethodDescr), .tp_dealloc = method_dealloc, .tp_repr = method_repr, \
+#define METHOD_TYPE_COMMON                                                                    \
+  .tp_basicsize = sizeof(MethodDescr), .tp_dealloc = method_dealloc, .tp_repr = method_repr,  \
   .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_VECTORCALL, \
-  .tp_vectorcall_offset = offsetof(MethodDescr, vectorcall), .tp_call = PyVectorcall_Call,   \
+  .tp_vectorcall_offset = offsetof(MethodDescr, vectorcall), .tp_call = PyVectorcall_Call,    \
   .tp_members = method_members, .tp_descr_get = method_get
 
 static PyTypeObject MethodDescr_Type = {

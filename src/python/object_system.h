@@ -4,7 +4,8 @@
 
 #include "core.h"
 
-/* ---- containers (container.c, container_map.c) ------------------------------------------------ */
+/* ---- containers (container.c, container_map.c) ------------------------------------------------
+ */
 
 extern PyTypeObject PFPyArray_Type;
 extern PyTypeObject PFPyList_Type;
@@ -20,8 +21,7 @@ int pfpy_map_types_add(PyObject* m);
  *  kPFTypeDict) `o` (borrowed) into a new native container in `*out` (new ref). Elements convert
  *  like arguments, nested lists/tuples/dicts become Arrays/Maps. Errors name `fname` (may be NULL),
  *  argument `pos` and the element's path. Returns 0, or -1 with a Python exception set. */
-int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname,
-                           Py_ssize_t pos);
+int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname, Py_ssize_t pos);
 
 /*! The argument conversion of a list/tuple/dict: an Array/Map owned by `pack`'s temporaries. */
 int pfpy_container_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);

@@ -69,8 +69,10 @@ static PyObject* list_global_func_names(PyObject* mod, PyObject* unused) {
   PyObject* result = PyList_New((Py_ssize_t)seq->size);
   for (int64_t i = 0; result != NULL && i < seq->size; ++i) {
     PyObject* item = pfpy_any_view_to_py(&seq->data[i]);
-    if (item == NULL) Py_CLEAR(result);
-    else PyList_SET_ITEM(result, (Py_ssize_t)i, item);
+    if (item == NULL)
+      Py_CLEAR(result);
+    else
+      PyList_SET_ITEM(result, (Py_ssize_t)i, item);
   }
   PFAnyRelease(&names);
   return result;
@@ -109,8 +111,7 @@ static PyObject* to_function(PyObject* mod, PyObject* func) {
 PyMethodDef pfpy_registry_methods[] = {
     {"get_global_func", get_global_func, METH_O,
      "get_global_func(name)\n--\n\nThe global Function registered as `name`, or None."},
-    {"set_global_func", (PyCFunction)(void (*)(void))set_global_func,
-     METH_VARARGS | METH_KEYWORDS,
+    {"set_global_func", (PyCFunction)(void (*)(void))set_global_func, METH_VARARGS | METH_KEYWORDS,
      "set_global_func(name, func, override=False, doc=None)\n--\n\nRegisters `func` (a "
      "Function or any callable) globally as `name`."},
     {"list_global_func_names", list_global_func_names, METH_NOARGS,

@@ -43,14 +43,17 @@ static void tensor_dealloc(PyObject* self) {
   Py_TYPE(self)->tp_free(self);
 }
 
-/* ---- properties --------------------------------------------------------------------------------- */
+/* ---- properties ---------------------------------------------------------------------------------
+ */
 
 static PyObject* int64_tuple(const int64_t* values, int32_t n) {
   PyObject* t = PyTuple_New(n);
   for (int32_t i = 0; t != NULL && i < n; ++i) {
     PyObject* v = PyLong_FromLongLong(values[i]);
-    if (v == NULL) Py_CLEAR(t);
-    else PyTuple_SET_ITEM(t, i, v);
+    if (v == NULL)
+      Py_CLEAR(t);
+    else
+      PyTuple_SET_ITEM(t, i, v);
   }
   return t;
 }
@@ -61,12 +64,12 @@ static int check_handle(PyObject* self) {
   return -1;
 }
 
-#define TENSOR_GETTER(name, expr)                          \
-  static PyObject* name(PyObject* self, void* closure) {   \
-    (void)closure;                                         \
-    if (check_handle(self) != 0) return NULL;              \
-    const DLTensor* t = tensor_of(self);                   \
-    return expr;                                           \
+#define TENSOR_GETTER(name, expr)                        \
+  static PyObject* name(PyObject* self, void* closure) { \
+    (void)closure;                                       \
+    if (check_handle(self) != 0) return NULL;            \
+    const DLTensor* t = tensor_of(self);                 \
+    return expr;                                         \
   }
 
 static int64_t numel_of(const DLTensor* t) {
@@ -99,8 +102,8 @@ static PyObject* tensor_repr(PyObject* self) {
   PyObject* device = dtype ? tensor_device(self, NULL) : NULL;
   PyObject* r = NULL;
   if (device != NULL) {
-    r = PyUnicode_FromFormat("<packedfun.Tensor shape=%R dtype=%S device=%S at %p>", shape,
-                             dtype, device, (void*)((PFPyObject*)self)->handle);
+    r = PyUnicode_FromFormat("<packedfun.Tensor shape=%R dtype=%S device=%S at %p>", shape, dtype,
+                             device, (void*)((PFPyObject*)self)->handle);
   }
   Py_XDECREF(shape);
   Py_XDECREF(dtype);
@@ -108,7 +111,8 @@ static PyObject* tensor_repr(PyObject* self) {
   return r;
 }
 
-/* ---- __dlpack__ / __dlpack_device__ --------------------------------------------------------------- */
+/* ---- __dlpack__ / __dlpack_device__
+ * --------------------------------------------------------------- */
 
 static void capsule_free_versioned(PyObject* capsule) {
   if (!PyCapsule_IsValid(capsule, CAPSULE_VERSIONED)) return; /* consumed (renamed) */
@@ -137,17 +141,19 @@ static int wants_versioned(PyObject* max_version) {
 /* Checks dl_device (None or a (type, id) pair) and copy against the tensor; -1 + BufferError. */
 static int check_export_request(const DLTensor* t, PyObject* dl_device, PyObject* copy) {
   if (copy != NULL && copy != Py_None && PyObject_IsTrue(copy)) {
-    PyErr_SetString(PyExc_BufferError, "packedfun.Tensor.__dlpack__: copy=True is not supported "
-                                       "(packedfun only shares memory)");
+    PyErr_SetString(PyExc_BufferError,
+                    "packedfun.Tensor.__dlpack__: copy=True is not supported "
+                    "(packedfun only shares memory)");
     return -1;
   }
   if (dl_device == NULL || dl_device == Py_None) return 0;
   int type = 0, id = 0;
   if (!PyArg_ParseTuple(dl_device, "ii", &type, &id)) return -1;
   if (type != (int)t->device.device_type || id != (int)t->device.device_id) {
-    PyErr_Format(PyExc_BufferError, "packedfun.Tensor.__dlpack__: the tensor lives on device "
-                 "(%d, %d), not on the requested (%d, %d)", (int)t->device.device_type,
-                 (int)t->device.device_id, type, id);
+    PyErr_Format(PyExc_BufferError,
+                 "packedfun.Tensor.__dlpack__: the tensor lives on device "
+                 "(%d, %d), not on the requested (%d, %d)",
+                 (int)t->device.device_type, (int)t->device.device_id, type, id);
     return -1;
   }
   return 0;
@@ -164,7 +170,8 @@ static PyObject* export_capsule(PFObject* h, int versioned) {
   int ro = 0;
   if (PFTensorIsReadOnly(h, &ro) != 0) return raise_native("__dlpack__");
   if (ro) {
-    return PyErr_Format(PyExc_BufferError, "packedfun.Tensor.__dlpack__: a read-only tensor "
+    return PyErr_Format(PyExc_BufferError,
+                        "packedfun.Tensor.__dlpack__: a read-only tensor "
                         "cannot be exported as legacy DLPack (ask for max_version=(1, 0))");
   }
   DLManagedTensor* m = NULL;
@@ -227,7 +234,8 @@ static PyObject* tensor_dlpack_device(PyObject* self, PyObject* unused) {
   return Py_BuildValue("(ii)", (int)t->device.device_type, (int)t->device.device_id);
 }
 
-/* ---- from_dlpack -------------------------------------------------------------------------------- */
+/* ---- from_dlpack --------------------------------------------------------------------------------
+ */
 
 /* Consumes a DLPack capsule exactly once: renamed to used_* before the runtime adopts it (the
  * runtime runs the producer's deleter itself when adoption fails). */
@@ -245,8 +253,10 @@ static PyObject* from_capsule(PyObject* cap) {
   } else {
     const char* name = PyCapsule_GetName(cap);
     if (name == NULL && PyErr_Occurred()) return NULL;
-    return PyErr_Format(PyExc_BufferError, "from_dlpack: capsule '%s' is not a DLPack tensor "
-                        "(or was consumed already)", name ? name : "<unnamed>");
+    return PyErr_Format(PyExc_BufferError,
+                        "from_dlpack: capsule '%s' is not a DLPack tensor "
+                        "(or was consumed already)",
+                        name ? name : "<unnamed>");
   }
   if (rc != 0) return raise_native("from_dlpack");
   return pfpy_tensor_wrap(out);
@@ -259,11 +269,13 @@ static PyObject* call_dlpack(PyObject* x) {
   if (method == NULL) {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
     PyErr_Clear();
-    return PyErr_Format(PyExc_TypeError, "from_dlpack: expected an object implementing "
-                        "__dlpack__ or a DLPack capsule, got %.200s", Py_TYPE(x)->tp_name);
+    return PyErr_Format(PyExc_TypeError,
+                        "from_dlpack: expected an object implementing "
+                        "__dlpack__ or a DLPack capsule, got %.200s",
+                        Py_TYPE(x)->tp_name);
   }
-  PyObject* kwargs = Py_BuildValue("{s(ii)}", "max_version", DLPACK_MAJOR_VERSION,
-                                   DLPACK_MINOR_VERSION);
+  PyObject* kwargs =
+      Py_BuildValue("{s(ii)}", "max_version", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
   PyObject* empty = PyTuple_New(0);
   PyObject* cap = kwargs && empty ? PyObject_Call(method, empty, kwargs) : NULL;
   if (cap == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
@@ -294,9 +306,10 @@ PyObject* pfpy_from_dlpack(PyObject* x) {
   if (cap == NULL) return NULL;
   PyObject* r = PyCapsule_CheckExact(cap)
                     ? from_capsule(cap)
-                    : PyErr_Format(PyExc_TypeError, "from_dlpack: %.200s.__dlpack__ returned "
-                                   "%.200s, not a capsule", Py_TYPE(x)->tp_name,
-                                   Py_TYPE(cap)->tp_name);
+                    : PyErr_Format(PyExc_TypeError,
+                                   "from_dlpack: %.200s.__dlpack__ returned "
+                                   "%.200s, not a capsule",
+                                   Py_TYPE(x)->tp_name, Py_TYPE(cap)->tp_name);
   Py_DECREF(cap);
   return r;
 }
@@ -306,7 +319,8 @@ static PyObject* from_dlpack(PyObject* mod, PyObject* x) {
   return pfpy_from_dlpack(x);
 }
 
-/* ---- the type ------------------------------------------------------------------------------------ */
+/* ---- the type
+ * ------------------------------------------------------------------------------------ */
 
 static PyObject* tensor_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   (void)type;
@@ -343,8 +357,9 @@ PyTypeObject PFPyTensor_Type = {
     .tp_dealloc = tensor_dealloc,
     .tp_repr = tensor_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Tensor(x)\n--\n\nA DLPack tensor owned by packedfun, sharing memory with its "
-              "producer; Tensor(x) is from_dlpack(x).",
+    .tp_doc =
+        "Tensor(x)\n--\n\nA DLPack tensor owned by packedfun, sharing memory with its "
+        "producer; Tensor(x) is from_dlpack(x).",
     .tp_methods = tensor_methods,
     .tp_getset = tensor_getset,
     .tp_base = &PFPyObject_Type,
@@ -380,8 +395,10 @@ static PyObject* dtype_to_string(PyObject* mod, PyObject* args) {
   int code, bits, lanes;
   if (!PyArg_ParseTuple(args, "iii:_dtype_to_string", &code, &bits, &lanes)) return NULL;
   if (code < 0 || code > 255 || bits < 0 || bits > 255 || lanes < 0 || lanes > 65535) {
-    return PyErr_Format(PyExc_ValueError, "not a valid DLPack data type: code=%d bits=%d "
-                        "lanes=%d", code, bits, lanes);
+    return PyErr_Format(PyExc_ValueError,
+                        "not a valid DLPack data type: code=%d bits=%d "
+                        "lanes=%d",
+                        code, bits, lanes);
   }
   DLDataType dtype = {(uint8_t)code, (uint8_t)bits, (uint16_t)lanes};
   PFAny out = {0};

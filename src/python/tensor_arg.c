@@ -7,7 +7,8 @@
 PyObject* pfpy_dtype_class = NULL;
 PyObject* pfpy_device_class = NULL;
 
-/* ---- per-call scratch: a borrowed DLTensor and what backs it --------------------------------------- */
+/* ---- per-call scratch: a borrowed DLTensor and what backs it
+ * --------------------------------------- */
 
 #define SCRATCH_INLINE_RANK 6
 
@@ -109,7 +110,8 @@ static int64_t* scratch_dims(Scratch* s, int32_t ndim) {
   return s->heap;
 }
 
-/* ---- NumPy: the buffer protocol ------------------------------------------------------------------- */
+/* ---- NumPy: the buffer protocol
+ * ------------------------------------------------------------------- */
 
 static PyTypeObject* numpy_ndarray = NULL; /* learnt from the first array seen; never imported */
 
@@ -130,10 +132,28 @@ static int format_to_dtype(const char* f, Py_ssize_t itemsize, DLDataType* out) 
   uint8_t bits = (uint8_t)(itemsize * 8);
   uint8_t code;
   switch (*f) {
-    case '?': code = kDLBool; break;
-    case 'b': case 'h': case 'i': case 'l': case 'q': code = kDLInt; break;
-    case 'B': case 'H': case 'I': case 'L': case 'Q': code = kDLUInt; break;
-    case 'e': case 'f': case 'd': code = kDLFloat; break;
+    case '?':
+      code = kDLBool;
+      break;
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+      code = kDLInt;
+      break;
+    case 'B':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
+      code = kDLUInt;
+      break;
+    case 'e':
+    case 'f':
+    case 'd':
+      code = kDLFloat;
+      break;
     case 'Z':
       ++f;
       if (*f != 'f' && *f != 'd') return -1;
@@ -182,8 +202,10 @@ static int numpy_fill(PyObject* o, const Py_buffer* view, DLTensor* t, int64_t* 
                       PyObject* fname, Py_ssize_t pos) {
   if (view->format == NULL || format_to_dtype(view->format, view->itemsize, &t->dtype) != 0) {
     const char* f = view->format ? view->format : "";
-    numpy_dtype_error(o, fname, pos, (*f == '>' || *f == '!') ? "byte-swapped data: DLPack only "
-                      "describes native byte order" : "DLPack cannot describe this element type");
+    numpy_dtype_error(o, fname, pos,
+                      (*f == '>' || *f == '!') ? "byte-swapped data: DLPack only "
+                                                 "describes native byte order"
+                                               : "DLPack cannot describe this element type");
     return -1;
   }
   int32_t ndim = view->ndim;
@@ -242,7 +264,7 @@ typedef struct {
 
 static void numpy_managed_delete(DLManagedTensorVersioned* m) {
   NumpyManaged* nm = (NumpyManaged*)m;
-  if (Py_IsInitialized()) { /* at interpreter exit the array is gone with everything else */
+  if (Py_IsInitialized()) {        /* at interpreter exit the array is gone with everything else */
     int held = PyGILState_Check(); /* usually: the last reference dies in Python code */
     PyGILState_STATE gil = held ? PyGILState_UNLOCKED : PyGILState_Ensure();
     PyObject* exc = PyErr_Occurred() ? pfpy_fetch_exception() : NULL;
@@ -281,7 +303,8 @@ static int numpy_import(PyObject* o, PFObject** out, PyObject* fname, Py_ssize_t
   return 0;
 }
 
-/* ---- torch and other producers of the DLPack C exchange API --------------------------------------- */
+/* ---- torch and other producers of the DLPack C exchange API
+ * --------------------------------------- */
 
 #define EXCHANGE_CACHE_SIZE 16
 
@@ -320,8 +343,7 @@ static const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
   return api;
 }
 
-static int exchange_arg(const DLPackExchangeAPI* api, PyObject* o, PFPyArgs* pack,
-                        Py_ssize_t pos) {
+static int exchange_arg(const DLPackExchangeAPI* api, PyObject* o, PFPyArgs* pack, Py_ssize_t pos) {
   Scratch* s = scratch_take();
   if (s == NULL) return -1;
   if (api->dltensor_from_py_object_no_sync(o, &s->arg.tensor) != 0) {
@@ -344,7 +366,8 @@ static int exchange_import(const DLPackExchangeAPI* api, PyObject* o, PFObject**
   return 0;
 }
 
-/* ---- entry points --------------------------------------------------------------------------------- */
+/* ---- entry points
+ * --------------------------------------------------------------------------------- */
 
 /* Fast owned import: 0 with *out, -1 when `x` has no fast route (no exception), -2 on error. */
 int pfpy_tensor_fast_import(PyObject* x, PFObject** out) {
@@ -417,8 +440,7 @@ int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* f
   if (is_numpy_array(o)) {
     if (pos >= 0) return numpy_arg(o, pack, pos, fname) == 0 ? 1 : -1;
     PFObject* h = NULL;
-    return numpy_import(o, &h, fname, pos) == 0 ? tensor_temp(pfpy_tensor_wrap(h), pack, pos)
-                                                 : -1;
+    return numpy_import(o, &h, fname, pos) == 0 ? tensor_temp(pfpy_tensor_wrap(h), pack, pos) : -1;
   }
   const DLPackExchangeAPI* api = exchange_api_of(type);
   if (api != NULL) {
@@ -440,14 +462,15 @@ int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* f
   return 0;
 }
 
-/* ---- dtype and device results ---------------------------------------------------------------------- */
+/* ---- dtype and device results
+ * ---------------------------------------------------------------------- */
 
 PyObject* pfpy_dtype_to_py(DLDataType dtype) {
   if (pfpy_dtype_class == NULL) {
     return Py_BuildValue("(iii)", (int)dtype.code, (int)dtype.bits, (int)dtype.lanes);
   }
-  return PyObject_CallMethod(pfpy_dtype_class, "_from_dl", "iii", (int)dtype.code,
-                             (int)dtype.bits, (int)dtype.lanes);
+  return PyObject_CallMethod(pfpy_dtype_class, "_from_dl", "iii", (int)dtype.code, (int)dtype.bits,
+                             (int)dtype.lanes);
 }
 
 PyObject* pfpy_device_to_py(DLDevice device) {

@@ -124,10 +124,25 @@ TEST(CDataType, AliasesPrintCanonically) {
 
 TEST(CDataType, RejectsMalformedNamesWithValueErrorNamingTheText) {
   const std::vector<std::string> bad = {
-      "",         "floaty32",   "float",        "int0",           "int256",
-      "float32x0", "float32x",  "x4",           "float32x65536",  "Float32",
-      " float32", "float32 ",   "int-8",        "int+8",          "float8_e4m3fnX2",
-      "float8_e4m3fnz", "complex", "uint08x",   std::string("int8\0", 5),
+      "",
+      "floaty32",
+      "float",
+      "int0",
+      "int256",
+      "float32x0",
+      "float32x",
+      "x4",
+      "float32x65536",
+      "Float32",
+      " float32",
+      "float32 ",
+      "int-8",
+      "int+8",
+      "float8_e4m3fnX2",
+      "float8_e4m3fnz",
+      "complex",
+      "uint08x",
+      std::string("int8\0", 5),
   };
   for (const std::string& text : bad) {
     PFByteArray b = Bytes(text);
@@ -151,7 +166,10 @@ TEST(CDataType, ParseRejectsNullArguments) {
 
 TEST(CDataType, PrintRejectsTypesDLPackDoesNotDefine) {
   const std::vector<DLDataType> bad = {
-      {99, 32, 1}, {kDLFloat, 0, 1}, {kDLInt, 32, 0}, {kDLFloat8_e4m3fn, 16, 1},
+      {99, 32, 1},
+      {kDLFloat, 0, 1},
+      {kDLInt, 32, 0},
+      {kDLFloat8_e4m3fn, 16, 1},
       {kDLFloat4_e2m1fn, 8, 1},
   };
   for (DLDataType t : bad) {

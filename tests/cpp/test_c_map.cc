@@ -104,7 +104,8 @@ TEST(CMap, NumbersCompareByValue) {
 }
 
 TEST(CMap, LaterDuplicatesWinAndOrderIsInsertionOrder) {
-  PFAny kv[8] = {RawStr("b"), Int(1), RawStr("a"), Int(2), RawStr("c"), Int(3), RawStr("b"), Int(4)};
+  PFAny kv[8] = {RawStr("b"), Int(1), RawStr("a"), Int(2),
+                 RawStr("c"), Int(3), RawStr("b"), Int(4)};
   PFAny map;
   ASSERT_EQ(PFMapCreate(kv, 4, &map), 0);
   int64_t size = 0;

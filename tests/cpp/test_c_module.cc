@@ -6,7 +6,7 @@
 
 // A function compiled into this executable (exported with ENABLE_EXPORTS) for the system library.
 extern "C" PACKEDFUN_EXPORT int __packedfun_test_system_echo(void* self, const PFAny* args,
-                                                            int32_t num_args, PFAny* result) {
+                                                             int32_t num_args, PFAny* result) {
   if (self != nullptr || num_args != 1) {
     return PFErrorSetRaisedFromCStr("TypeError", "system_echo: bad call");
   }

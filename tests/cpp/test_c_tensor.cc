@@ -219,8 +219,9 @@ TEST(CTensor, RoundTripSharesDataAndKeepsTheTensorAlive) {
 TEST(CTensor, VersionedKeepsReadOnlyFlagBothWays) {
   int deleted = 0;
   PFObject* t = nullptr;
-  ASSERT_EQ(PFTensorFromDLPackVersioned(MakeVersioned({4}, &deleted,
-                                                      DLPACK_FLAG_BITMASK_READ_ONLY), &t), 0);
+  ASSERT_EQ(
+      PFTensorFromDLPackVersioned(MakeVersioned({4}, &deleted, DLPACK_FLAG_BITMASK_READ_ONLY), &t),
+      0);
   int ro = -1;
   ASSERT_EQ(PFTensorIsReadOnly(t, &ro), 0);
   EXPECT_EQ(ro, 1);

@@ -39,10 +39,10 @@ std::string TakeErrorKind() {
 }
 
 TEST(CType, StaticKeys) {
-  const char* keys[] = {"packedfun.Object", "packedfun.String", "packedfun.Bytes",
+  const char* keys[] = {"packedfun.Object", "packedfun.String",   "packedfun.Bytes",
                         "packedfun.Error",  "packedfun.Function", "packedfun.Opaque",
-                        "packedfun.Shape",  "packedfun.Tensor", "packedfun.Array",
-                        "packedfun.Map",    "packedfun.List",   "packedfun.Dict",
+                        "packedfun.Shape",  "packedfun.Tensor",   "packedfun.Array",
+                        "packedfun.Map",    "packedfun.List",     "packedfun.Dict",
                         "packedfun.Module"};
   for (int32_t i = 0; i < 13; ++i) {
     PFByteArray k = Bytes(keys[i]);
@@ -134,8 +134,8 @@ int Nop(void*, const PFAny*, int32_t, PFAny*) { return 0; }
 
 TEST(CType, FieldsMethodsAndDoc) {
   int32_t t = Register("ctest.Point", kPFTypeObject);
-  PFFieldInfo field = {Bytes("x"), Bytes("the x coordinate"), offsetof(Point, x), 0, kPFTypeInt,
-                       &GetInt, &SetInt};
+  PFFieldInfo field = {
+      Bytes("x"), Bytes("the x coordinate"), offsetof(Point, x), 0, kPFTypeInt, &GetInt, &SetInt};
   ASSERT_EQ(PFTypeRegisterField(t, &field), 0);
   EXPECT_NE(PFTypeRegisterField(t, &field), 0);
   EXPECT_EQ(TakeErrorKind(), "ValueError");
@@ -147,8 +147,8 @@ TEST(CType, FieldsMethodsAndDoc) {
 
   PFObject* fn = nullptr;
   ASSERT_EQ(PFFunctionCreate(nullptr, &Nop, nullptr, &fn), 0);
-  PFMethodInfo method = {Bytes("__create__"), Bytes("makes a point"), fn,
-                         PACKEDFUN_METHOD_STATIC, 0};
+  PFMethodInfo method = {Bytes("__create__"), Bytes("makes a point"), fn, PACKEDFUN_METHOD_STATIC,
+                         0};
   ASSERT_EQ(PFTypeRegisterMethod(t, &method), 0);
   EXPECT_EQ(fn->ref_count, 2u);  // the type table holds one
   PFObjectDecRef(fn);

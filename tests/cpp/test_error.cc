@@ -119,9 +119,7 @@ TEST(Error, RaisedErrorsComeBackAsError) {
 TEST(Error, CauseIsPreserved) {
   static int freed = 0;
   PFObject* opaque = nullptr;
-  ASSERT_EQ(PFOpaqueObjectCreate(
-                &freed, [](void* h) { ++*static_cast<int*>(h); }, &opaque),
-            0);
+  ASSERT_EQ(PFOpaqueObjectCreate(&freed, [](void* h) { ++*static_cast<int*>(h); }, &opaque), 0);
   PFByteArray kind{"ValueError", 10}, msg{"wrapped", 7};
   PFObject* err = nullptr;
   ASSERT_EQ(PFErrorCreate(&kind, &msg, nullptr, opaque, &err), 0);

@@ -118,7 +118,8 @@ TEST(Object, DowncastNamesBothKeys) {
     FAIL() << "expected a TypeError";
   } catch (const pf::Error& e) {
     EXPECT_EQ(e.kind(), "TypeError");
-    EXPECT_EQ(e.message(), "cannot downcast an object of type 'test_object.Bird' to 'test_object.Dog'");
+    EXPECT_EQ(e.message(),
+              "cannot downcast an object of type 'test_object.Bird' to 'test_object.Dog'");
   }
   Bird b = pf::Downcast<Bird>(bird);
   EXPECT_EQ(b->legs, 2);
@@ -140,8 +141,8 @@ TEST(Object, AnyConversionChecksTheType) {
     EXPECT_EQ(e.message(), "expected test_object.Dog, got test_object.Bird");
   }
   pf::Any none;
-  EXPECT_TRUE(none.as<Bird>().has_value());   // nullable accepts None
-  EXPECT_FALSE(none.as<Dog>().has_value());   // non-nullable does not
+  EXPECT_TRUE(none.as<Bird>().has_value());  // nullable accepts None
+  EXPECT_FALSE(none.as<Dog>().has_value());  // non-nullable does not
   pf::Any number = 3;
   EXPECT_FALSE(number.as<Animal>().has_value());
 }

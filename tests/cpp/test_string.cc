@@ -144,11 +144,11 @@ TEST(String, BorrowedParameterCopiesWhenItEscapes) {
   const char* c_str = nullptr;
   auto f = packedfun::Function::FromTyped([&](const String& s) {
     EXPECT_EQ(s.view().data(), text.data());  // borrowed until...
-    c_str = s.c_str();                         // ...NUL-terminated bytes are asked for: a copy
+    c_str = s.c_str();                        // ...NUL-terminated bytes are asked for: a copy
     EXPECT_NE(c_str, text.data());
     EXPECT_STREQ(c_str, "a string longer than seven bytes");
     EXPECT_EQ(s.c_str(), c_str);  // made once
-    kept.push_back(s);  // copy: owned
+    kept.push_back(s);            // copy: owned
     String moved = String(s);
     kept.push_back(std::move(moved));
     stored = s;  // into an Any: owned

@@ -144,8 +144,8 @@ TEST(Tensor, TypedFunctionsTakeViewsAndTensors) {
   t.data_ptr<float>()[2] = 2.0f;
   EXPECT_EQ(f(t).cast<double>(), 3.5);
   DLTensor raw = *t;
-  EXPECT_EQ(f(&raw).cast<double>(), 3.5);        // a borrowed DLTensor*
-  EXPECT_EQ(f(t.view()).cast<double>(), 3.5);    // a TensorView passes as the object
+  EXPECT_EQ(f(&raw).cast<double>(), 3.5);      // a borrowed DLTensor*
+  EXPECT_EQ(f(t.view()).cast<double>(), 3.5);  // a TensorView passes as the object
   Error wrong = Catch([&] { f(1); });
   EXPECT_EQ(wrong.kind(), "TypeError");
   EXPECT_NE(wrong.message().find("test.sum_first: argument 0: expected Tensor, got int"),
@@ -175,15 +175,15 @@ TEST(Tensor, PromotableArgumentsOwnTheirKeeper) {
       Function::FromTyped([](TensorView x) { return Tensor::FromView(x); }, "test.from_view");
   Function readonly =
       Function::FromTyped([](TensorView x) { return x.IsReadOnly(); }, "test.readonly");
-  Function pass_on = Function::FromTyped(
-      [&keep](TensorView x) { return keep(x).cast<Tensor>(); }, "test.pass_on");
+  Function pass_on =
+      Function::FromTyped([&keep](TensorView x) { return keep(x).cast<Tensor>(); }, "test.pass_on");
   std::vector<Tensor> kept;
   for (const Function& f : {keep, from_view, pass_on}) {
     kept.push_back(f(AnyView::FromPFAny(view)).cast<Tensor>());
     EXPECT_FALSE(kept.back().same_as(owner));
     EXPECT_EQ(kept.back()->data, owner->data);  // shares the memory
     EXPECT_EQ(kept.back()->shape[0], 4);
-    EXPECT_TRUE(kept.back().IsReadOnly());      // the flag is kept
+    EXPECT_TRUE(kept.back().IsReadOnly());  // the flag is kept
   }
   EXPECT_EQ(owner.use_count(), base + 3);  // each holds the keeper
   EXPECT_TRUE(readonly(AnyView::FromPFAny(view)).cast<bool>());

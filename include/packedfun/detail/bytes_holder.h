@@ -74,7 +74,9 @@ class BytesHolder {
   static constexpr int32_t kView = kSmall == kPFTypeSmallStr ? kPFTypeStrView : kPFTypeBytesView;
 
   BytesHolder() noexcept : data_(EmptyValue()) {}
-  BytesHolder(const char* bytes, size_t size, Create /*kCreate*/) { Init(PFByteArray{bytes, size}); }
+  BytesHolder(const char* bytes, size_t size, Create /*kCreate*/) {
+    Init(PFByteArray{bytes, size});
+  }
   /*! Borrows `*view` (a kView PFByteArray valid for the call); short ones are copied inline. */
   BytesHolder(BorrowArgument, const PFByteArray* view) {
     if (view->size < sizeof(data_.v_bytes)) {

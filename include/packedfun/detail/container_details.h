@@ -70,7 +70,8 @@ void CheckElement(const PFAny& v, const std::string& piece) {
     }
     throw ElementMismatch{piece, ElementTypeName<T>(), AnyTypeName(v)};
   } else {
-    if (!TypeTraits<T>::TryFrom(&v)) throw ElementMismatch{piece, ElementTypeName<T>(), AnyTypeName(v)};
+    if (!TypeTraits<T>::TryFrom(&v))
+      throw ElementMismatch{piece, ElementTypeName<T>(), AnyTypeName(v)};
   }
 }
 
@@ -81,8 +82,8 @@ void ReportElementMismatch(const std::string& container, F&& check) {
   try {
     check();
   } catch (const ElementMismatch& e) {
-    throw Error("TypeError", container + " element " + e.path + ": expected " + e.expected +
-                                 ", got " + e.got);
+    throw Error("TypeError",
+                container + " element " + e.path + ": expected " + e.expected + ", got " + e.got);
   }
 }
 
@@ -95,9 +96,8 @@ T ElementAs(const PFAny& v, const std::string& container, int64_t index) {
   } else {
     std::optional<T> r = TypeTraits<T>::TryFrom(&v);
     if (!r) {
-      throw Error("TypeError", container + " element [" + std::to_string(index) +
-                                   "]: expected " + ElementTypeName<T>() + ", got " +
-                                   AnyTypeName(v));
+      throw Error("TypeError", container + " element [" + std::to_string(index) + "]: expected " +
+                                   ElementTypeName<T>() + ", got " + AnyTypeName(v));
     }
     return std::move(*r);
   }
