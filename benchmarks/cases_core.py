@@ -41,9 +41,14 @@ def _check_callbacks(peers: Peers) -> None:
     for p in peers:
         del calls[:]
         _expect(p.name, "apply(f)", p.fn["apply"](counting), None)
-        p.register_global(CALLBACK_NAME, counting)
-        p.fn["call_global"](CALLBACK_NAME)
+        p.register_global(_callback_name(p), counting)
+        p.fn["call_global"](_callback_name(p))
         _expect(p.name, "number of callback calls", len(calls), 2)
+
+
+def _callback_name(peer: Peer) -> str:
+    # Peers sharing one registry (packedfun's two backends) must not overwrite each other's.
+    return f"{CALLBACK_NAME}.{''.join(c if c.isalnum() else '_' for c in peer.name)}"
 
 
 def _callback_cases(peers: Peers) -> list:
@@ -51,8 +56,8 @@ def _callback_cases(peers: Peers) -> list:
     apply_loops = {p.name: call_loop(p.fn["apply"], _py_callback) for p in peers}
     by_name = {}
     for p in peers:
-        p.register_global(CALLBACK_NAME, _py_callback)
-        by_name[p.name] = call_loop(p.fn["call_global"], CALLBACK_NAME)
+        p.register_global(_callback_name(p), _py_callback)
+        by_name[p.name] = call_loop(p.fn["call_global"], _callback_name(p))
     callbacks = "callbacks ≤ 2× floor"
     return [
         Case("C++ calls a Python callable it receives", apply_loops, empty_loop(1),
