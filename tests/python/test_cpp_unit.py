@@ -1,5 +1,6 @@
 # Runs the C++ unit tests (GoogleTest, tests/cpp) and the ABI layout test through CMake + CTest.
-"""Configure and build the C++ tests in ``build/cpp-tests`` and run them with ``ctest``.
+"""Configure and build the C++ tests in ``build/cpp-tests`` and run them with ``ctest``; then the
+same with AddressSanitizer + UndefinedBehaviorSanitizer in ``build/cpp-tests-asan``.
 
 Outside CI a machine without CMake or GoogleTest skips this test; in CI (``CI=true``) their absence
 fails it, so the C++ suite can never silently drop out of the test run.
@@ -40,23 +41,23 @@ def _tail(proc: subprocess.CompletedProcess, limit: int = 8000) -> str:
     return (proc.stdout + proc.stderr)[-limit:]
 
 
-def _configure(cmake: str) -> subprocess.CompletedProcess:
+def _configure(cmake: str, build_dir: Path, extra: list) -> subprocess.CompletedProcess:
     cmd = [
-        cmake, "-S", REPO_ROOT, "-B", BUILD_DIR, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+        cmake, "-S", REPO_ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
         "-DPACKEDFUN_BUILD_TESTS=ON", "-DPACKEDFUN_BUILD_PYTHON=OFF",
-        "-DPACKEDFUN_MIRROR_INPLACE=OFF",
+        "-DPACKEDFUN_MIRROR_INPLACE=OFF", *extra,
     ]  # fmt: skip
     if shutil.which("ninja"):
         cmd += ["-G", "Ninja"]
     proc = _run(cmd, timeout=600)
-    if proc.returncode != 0 and (BUILD_DIR / "CMakeCache.txt").exists():
+    if proc.returncode != 0 and (build_dir / "CMakeCache.txt").exists():
         # A cache from another generator or another checkout: start over once.
-        shutil.rmtree(BUILD_DIR)
+        shutil.rmtree(build_dir)
         proc = _run(cmd, timeout=600)
     return proc
 
 
-def _build_and_test() -> None:
+def _build_and_test(build_dir: Path, extra: list) -> None:
     cmake = shutil.which("cmake")
     ctest = shutil.which("ctest")
     if cmake is None or ctest is None:
@@ -64,17 +65,17 @@ def _build_and_test() -> None:
     if not (REPO_ROOT / "CMakeLists.txt").is_file():
         pytest.skip("not running from a source checkout")
 
-    proc = _configure(cmake)
+    proc = _configure(cmake, build_dir, extra)
     if proc.returncode != 0:
         if "GTest" in proc.stdout + proc.stderr:
             _missing("GoogleTest not found by CMake (apt-get install libgtest-dev)")
         pytest.fail("CMake configure of the C++ tests failed:\n" + _tail(proc))
 
-    proc = _run([cmake, "--build", BUILD_DIR, "-j", JOBS], timeout=1800)
+    proc = _run([cmake, "--build", build_dir, "-j", JOBS], timeout=1800)
     if proc.returncode != 0:
         pytest.fail("Building the C++ tests failed:\n" + _tail(proc))
 
-    proc = _run([ctest, "--test-dir", BUILD_DIR, "--output-on-failure", "-j", JOBS], timeout=1800)
+    proc = _run([ctest, "--test-dir", build_dir, "--output-on-failure", "-j", JOBS], timeout=1800)
     output = proc.stdout + proc.stderr
     if proc.returncode != 0:
         pytest.fail("ctest failed:\n" + _tail(proc))
@@ -91,9 +92,14 @@ def _build_and_test() -> None:
     os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
     reason="backend-independent: runs in the default-backend pass",
 )
-def test_cpp_unit_tests_pass():
+@pytest.mark.parametrize(
+    ("variant", "extra"),
+    [("plain", []), ("asan-ubsan", ["-DPACKEDFUN_SANITIZE=ON"])],
+)
+def test_cpp_unit_tests_pass(variant, extra):
     filelock = pytest.importorskip("filelock")
-    BUILD_DIR.parent.mkdir(parents=True, exist_ok=True)
+    build_dir = BUILD_DIR if variant == "plain" else BUILD_DIR.with_name(f"cpp-tests-{variant}")
+    build_dir.parent.mkdir(parents=True, exist_ok=True)
     # Two pytest processes (e.g. both backends at once) must not build the same tree together.
-    with filelock.FileLock(str(BUILD_DIR.parent / "cpp-tests.lock"), timeout=3600):
-        _build_and_test()
+    with filelock.FileLock(str(build_dir.parent / f"{build_dir.name}.lock"), timeout=3600):
+        _build_and_test(build_dir, extra)

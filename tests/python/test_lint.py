@@ -51,3 +51,37 @@ def test_ruff_format():
 def test_mypy_package():
     proc = _tool("mypy", "--no-incremental", "python/packedfun")
     assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-2000:]
+
+
+def _cxx_sources() -> list:
+    proc = subprocess.run(
+        ["git", "ls-files", "*.c", "*.cc", "*.h", "*.cu"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        pytest.skip("not a git checkout: no list of tracked C/C++ sources")
+    return [p for p in proc.stdout.split() if not p.startswith("third_party/")]
+
+
+def test_clang_format():
+    spec = importlib.util.find_spec("clang_format")
+    if spec is None:
+        if IN_CI:
+            pytest.fail("clang-format (the pinned PyPI package) is required in CI")
+        pytest.skip("clang-format is not installed")
+    import clang_format
+
+    sources = _cxx_sources()
+    assert sources, "no C/C++ sources found"
+    proc = subprocess.run(
+        [clang_format.get_executable("clang-format"), "--dry-run", "--Werror", *sources],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-8000:]

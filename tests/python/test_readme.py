@@ -77,3 +77,27 @@ def test_cpp_tour_calls_python_by_name(cpp_tour_library):
         assert packedfun.get_global_func("mylib.call_square")(7) == 49
     finally:
         packedfun.remove_global_func("demo.square")
+
+
+def test_objects_containers_tensors_tour_runs(capsys):
+    pytest.importorskip("numpy")
+    code = _block("Objects, containers and tensors", "python")
+    exec(compile(code, str(README), "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "testing.TestIntPair(a=1, b=2) 1 3",
+        "3 3 True",
+        "6",
+        "(4,) float32 cpu:0",
+        "42.0",
+    ]
+
+
+def test_inline_cpp_tour_runs(capsys, tmp_path, monkeypatch):
+    pytest.importorskip("numpy")
+    if shutil.which(os.environ.get("CXX", "c++")) is None and shutil.which("g++") is None:
+        pytest.skip("no C++ compiler")
+    monkeypatch.setenv("PACKEDFUN_CACHE_DIR", str(tmp_path))
+    code = _block("C++ compiled on the fly", "python")
+    exec(compile(code, str(README), "exec"), {})
+    assert capsys.readouterr().out.strip() == "[1. 2. 3. 4. 5.]"
