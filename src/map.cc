@@ -152,6 +152,15 @@ struct MapImpl {
   }
 };
 
+// ViewToOwned, with the plain-POD case (most keys and values) inline.
+inline void CopyToOwned(const PFAny& view, PFAny* out) {
+  if (!IsObjectIndex(view.type_index) && view.type_index < kPFTypeDLTensorPtr) {
+    *out = view;
+    return;
+  }
+  ViewToOwned(view, out);
+}
+
 MapImpl* CheckMap(PFObject* obj) {
   if (!IsMapObject(obj)) Throw("TypeError", "expected a packedfun.Map or packedfun.Dict object");
   return As<MapImpl>(obj);
@@ -170,7 +179,7 @@ void MapSet(PFObject* map, const PFAny& key, const PFAny& value) {
   KeyView kv = ViewKey(key);
   uint64_t hash = HashKey(kv);
   PFAny owned_value;
-  ViewToOwned(value, &owned_value);
+  CopyToOwned(value, &owned_value);
   int64_t slot = m->FindSlot(kv, hash);
   if (slot >= 0) {
     Entry& e = m->entries[static_cast<size_t>(m->table[static_cast<size_t>(slot)])];
@@ -181,7 +190,12 @@ void MapSet(PFObject* map, const PFAny& key, const PFAny& value) {
   }
   PFAny owned_key = NoneAny();
   try {
-    ViewToOwned(key, &owned_key);
+    if (kv.kind == KeyView::kStr &&
+        (key.type_index == kPFTypeStrView || key.type_index == kPFTypeRawStr)) {
+      owned_key = MakeStringAny(kv.text);  // the text is already at hand: no second decode
+    } else {
+      CopyToOwned(key, &owned_key);
+    }
     if (static_cast<size_t>(m->used + 1) * 4 > m->table.size() * 3 ||
         m->entries.size() == m->entries.capacity()) {
       m->Rehash(m->live + 1 > m->live * 2 ? m->live + 1 : m->live * 2);
@@ -249,6 +263,8 @@ PACKEDFUN_API int PFMapCreate(const PFAny* kv, int64_t num_items, PFAny* out) {
     if (num_items < 0) return RaiseError("ValueError", "PFMapCreate: negative num_items");
     PFAny result = ObjectAny(NewMap(kPFTypeMap));
     try {
+      // Size the table once: growing it pair by pair would rehash log(n) times.
+      if (num_items > 0) As<MapImpl>(result.v_obj)->Rehash(num_items);
       for (int64_t i = 0; i < num_items; ++i) MapSet(result.v_obj, kv[2 * i], kv[2 * i + 1]);
     } catch (...) {
       ReleaseAny(&result);

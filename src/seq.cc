@@ -87,7 +87,12 @@ PACKEDFUN_API int PFArrayCreate(const PFAny* items, int64_t num_items, PFAny* ou
     PFAny result = ObjectAny(Header(arr));
     try {
       for (int64_t i = 0; i < num_items; ++i) {
-        ViewToOwned(items[i], &arr->data[i]);
+        const PFAny& item = items[i];
+        if (!IsObjectIndex(item.type_index) && item.type_index < kPFTypeDLTensorPtr) {
+          arr->data[i] = item;  // plain POD (the common case): no call
+        } else {
+          ViewToOwned(item, &arr->data[i]);
+        }
         arr->size = i + 1;
       }
     } catch (...) {

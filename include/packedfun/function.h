@@ -16,6 +16,31 @@
 
 namespace packedfun {
 
+namespace detail {
+template <typename Key, typename T>
+void PackOne(const T& value, PFAny* out, PFByteArray* scratch) {
+  static_assert(HasTypeTraits<Key>::value,
+                "this argument type cannot be passed to a Function (wrap callables with "
+                "Function::FromTyped / FromPacked)");
+  TypeTraits<Key>::ToView(value, out, scratch);
+}
+
+/*! Calls the Function object `func` (borrowed) with plain C++ arguments, packed as views. */
+template <typename... Args>
+Any CallWithArgs(PFObject* func, const Args&... args) {
+  constexpr size_t kNum = sizeof...(Args);
+  if constexpr (kNum == 0) {
+    return CallFunctionObject(func, nullptr, 0);
+  } else {
+    PFAny packed[kNum];
+    PFByteArray scratch[kNum];
+    size_t i = 0;
+    ((PackOne<TraitsKey<Args>>(args, packed + i, scratch + i), ++i), ...);
+    return CallFunctionObject(func, packed, static_cast<int32_t>(kNum));
+  }
+}
+}  // namespace detail
+
 /*!
  * A reference to a Function object (kPFTypeFunction): anything callable through the packed
  * convention, whichever language it was written in.
@@ -53,16 +78,7 @@ class Function : public ObjectRef {
   /*! Calls the function with plain C++ arguments: `f(1, "x", 2.5)`. Throws Error on failure. */
   template <typename... Args>
   Any operator()(Args&&... args) const {
-    constexpr size_t kNum = sizeof...(Args);
-    if constexpr (kNum == 0) {
-      return detail::CallFunctionObject(get(), nullptr, 0);
-    } else {
-      PFAny packed[kNum];
-      PFByteArray scratch[kNum];
-      size_t i = 0;
-      ((PackOne<detail::TraitsKey<Args>>(args, packed + i, scratch + i), ++i), ...);
-      return detail::CallFunctionObject(get(), packed, static_cast<int32_t>(kNum));
-    }
+    return detail::CallWithArgs(get(), args...);
   }
 
   /*! Calls the function with already packed (borrowed) arguments. */
@@ -120,15 +136,64 @@ class Function : public ObjectRef {
   static constexpr bool _type_is_nullable = false;
   static bool _type_accepts(int32_t type_index) noexcept { return type_index == kPFTypeFunction; }
   static const char* _type_name() noexcept { return "Function"; }
+};
+
+/*!
+ * A borrowed Function: the object pointer without a reference of its own, so taking, copying and
+ * dropping one touches no reference count. Valid only while something else keeps the Function
+ * alive, e.g. a call's argument for the duration of that call:
+ *
+ *   PACKEDFUN_REGISTER_GLOBAL("mylib.twice").set_body_typed([](FunctionView f, int64_t x) {
+ *     return f(f(x).cast<int64_t>());
+ *   });
+ *
+ * Keep it past the call by converting it to a Function (`f.ToFunction()`), which takes a reference.
+ */
+class FunctionView {
+ public:
+  FunctionView() noexcept = default;
+  FunctionView(const Function& f) noexcept : obj_(f.get()) {}  // NOLINT(runtime/explicit)
+
+  /*! Calls the function with plain C++ arguments: `f(1, "x", 2.5)`. Throws Error on failure. */
+  template <typename... Args>
+  Any operator()(Args&&... args) const {
+    return detail::CallWithArgs(obj_, args...);
+  }
+  /*! Calls the function with already packed (borrowed) arguments. */
+  Any CallPacked(PackedArgs args) const {
+    return detail::CallFunctionObject(obj_, args.data(), args.size());
+  }
+  /*! An owning Function (a new reference). */
+  Function ToFunction() const { return detail::ObjectUnsafe::FromBorrowed<Function>(obj_); }
+  /*! The viewed object (borrowed); null for a default-constructed view. */
+  PFObject* get() const noexcept { return obj_; }
+  bool defined() const noexcept { return obj_ != nullptr; }
+
+  /*! A view of a borrowed Function object (not checked: the caller vouches for its type). */
+  static FunctionView FromBorrowedUnchecked(PFObject* obj) noexcept {
+    FunctionView v;
+    v.obj_ = obj;
+    return v;
+  }
 
  private:
-  template <typename Key, typename T>
-  static void PackOne(const T& value, PFAny* out, PFByteArray* scratch) {
-    static_assert(detail::HasTypeTraits<Key>::value,
-                  "this argument type cannot be passed to a Function (wrap callables with "
-                  "Function::FromTyped / FromPacked)");
-    TypeTraits<Key>::ToView(value, out, scratch);
+  PFObject* obj_ = nullptr;
+};
+
+/*! FunctionView as a typed parameter: the caller's Function, borrowed for the call. */
+template <>
+struct TypeTraits<FunctionView> {
+  static void ToView(const FunctionView& v, PFAny* out, PFByteArray*) {
+    detail::SetObject(out, v.get());
   }
+  static void ToOwned(const FunctionView& v, PFAny* out) {
+    detail::SetObject(out, detail::ObjectUnsafe::MoveToPFObject(v.ToFunction()));
+  }
+  static std::optional<FunctionView> TryFrom(const PFAny* v) {
+    if (v->type_index != kPFTypeFunction) return std::nullopt;
+    return FunctionView::FromBorrowedUnchecked(v->v_obj);
+  }
+  static std::string TypeName() { return "Function"; }
 };
 
 }  // namespace packedfun

@@ -62,10 +62,12 @@ static void callback_free(void* handle) {
 }
 
 int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out) {
-  PFObject* fn = pfpy_spare_callback;
-  if (fn != NULL) {
-    pfpy_spare_callback = NULL;
-  } else if (PFFunctionCreate(NULL, &pfpy_callback_call, &callback_free, &fn) != 0) {
+  if (pfpy_spare_callback != NULL) {
+    *out = pfpy_take_spare_callback(callable);
+    return 0;
+  }
+  PFObject* fn = NULL;
+  if (PFFunctionCreate(NULL, &pfpy_callback_call, &callback_free, &fn) != 0) {
     pfpy_raise_native(NULL);
     return -1;
   }
@@ -75,17 +77,12 @@ int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out) {
   return 0;
 }
 
-void pfpy_temp_function_release(PFObject* fn) {
+void pfpy_recycle_callback(PFObject* fn) {
   PFFunctionObject* f = (PFFunctionObject*)fn;
-  if (pfpy_spare_callback == NULL && f->safe_call == &pfpy_callback_call &&
-      __atomic_load_n(&fn->ref_count, __ATOMIC_ACQUIRE) == 1) {
-    PyObject* callable = (PyObject*)f->self;
-    f->self = NULL;
-    pfpy_spare_callback = fn;
-    Py_XDECREF(callable);
-    return;
-  }
-  PFObjectDecRef(fn);
+  PyObject* callable = (PyObject*)f->self;
+  f->self = NULL;
+  pfpy_spare_callback = fn;
+  Py_XDECREF(callable);
 }
 
 /* Converts the borrowed native arguments into `pyargs` (new references). */

@@ -1,6 +1,16 @@
 /* packedfun's Array, List and Shape types: Python sequences over the native object, no copy. */
 #include "container_common.h"
 
+PyObject* pfpy_int_cache[PFPY_INT_CACHE_SIZE];
+
+PyObject* pfpy_int_cache_fill(int64_t v) {
+  PyObject* o = PyLong_FromLongLong(v);
+  if (o == NULL) return NULL;
+  Py_INCREF(o); /* the cache's reference */
+  pfpy_int_cache[v] = o;
+  return o;
+}
+
 /* ---- element access ----------------------------------------------------------------------------
  */
 
@@ -16,9 +26,9 @@ Py_ssize_t pfpy_seq_size(PyObject* self) {
 /* Element `i` (in range) as a new Python object. */
 static inline PyObject* element(PyObject* self, Py_ssize_t i) {
   PFObject* h = ((PFPyObject*)self)->handle;
-  if (h->type_index == kPFTypeShape) return PyLong_FromLongLong(((PFShapeObject*)h)->data[i]);
+  if (h->type_index == kPFTypeShape) return pfpy_int_element(((PFShapeObject*)h)->data[i]);
   const PFAny* v = &((PFSeqObject*)h)->data[i];
-  if (PFPY_LIKELY(v->type_index == kPFTypeInt)) return PyLong_FromLongLong(v->v_int64);
+  if (PFPY_LIKELY(v->type_index == kPFTypeInt)) return pfpy_int_element(v->v_int64);
   return pfpy_any_view_to_py(v);
 }
 
@@ -73,8 +83,18 @@ static PFPY_NOINLINE PyObject* seq_slice(PyObject* self, PyObject* key) {
 }
 
 PyObject* pfpy_seq_subscript(PyObject* self, PyObject* key) {
-  if (PFPY_LIKELY(PyLong_CheckExact(key))) {
-    Py_ssize_t i = PyLong_AsSsize_t(key);
+  Py_ssize_t i;
+  if (PFPY_LIKELY(pfpy_compact_index(key, &i))) {
+    PFObject* h = ((PFPyObject*)self)->handle;
+    if (PFPY_LIKELY(h != NULL && h->type_index != kPFTypeShape)) {
+      Py_ssize_t n = (Py_ssize_t)((PFSeqObject*)h)->size;
+      if (i < 0) i += n;
+      if (PFPY_UNLIKELY((size_t)i >= (size_t)n)) return index_error(self);
+      return element(self, i);
+    }
+  }
+  if (PyLong_CheckExact(key)) {
+    i = PyLong_AsSsize_t(key);
     if (PFPY_UNLIKELY(i == -1 && PyErr_Occurred())) {
       PyErr_Clear();
       return index_error(self);

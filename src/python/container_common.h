@@ -18,6 +18,39 @@ PyObject* pfpy_seq_new(PyTypeObject* type, PyObject* args, PyObject* kwds);
 PyObject* pfpy_seq_to_list(PyObject* self);
 extern PySequenceMethods pfpy_seq_as_sequence;
 
+/*! Boxed ints for container elements in [0, PFPY_INT_CACHE_SIZE): reads hand out one shared object
+ *  per value instead of allocating (CPython itself caches only -5..256). Filled lazily, kept for
+ * the life of the process (32 KiB at most). */
+#define PFPY_INT_CACHE_SIZE 1024
+extern PyObject* pfpy_int_cache[PFPY_INT_CACHE_SIZE];
+PyObject* pfpy_int_cache_fill(int64_t v);
+
+/*! A new reference to the Python int `v`, from the cache when it is small. */
+static inline PyObject* pfpy_int_element(int64_t v) {
+  if ((uint64_t)v < PFPY_INT_CACHE_SIZE) {
+    PyObject* o = pfpy_int_cache[v];
+    if (PFPY_UNLIKELY(o == NULL)) return pfpy_int_cache_fill(v);
+    Py_INCREF(o);
+    return o;
+  }
+  return PyLong_FromLongLong(v);
+}
+
+/*! Stores `key` in `*i` when it is an exact int of one machine digit (no call, no error); 0 else.
+ */
+static inline int pfpy_compact_index(PyObject* key, Py_ssize_t* i) {
+  if (!PyLong_CheckExact(key)) return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+  if (!PyUnstable_Long_IsCompact((PyLongObject*)key)) return 0;
+  *i = (Py_ssize_t)PyUnstable_Long_CompactValue((PyLongObject*)key);
+#else
+  Py_ssize_t size = Py_SIZE(key);
+  if (size < -1 || size > 1) return 0;
+  *i = size * (Py_ssize_t)((PyLongObject*)key)->ob_digit[0];
+#endif
+  return 1;
+}
+
 /*! Wraps `obj` (stolen) in a new instance of `type` (allocated without __init__). */
 PyObject* pfpy_wrap_as(PyTypeObject* type, PFObject* obj);
 

@@ -140,6 +140,13 @@ static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   Items it;
   int rc = items_init(&it, n);
   for (Py_ssize_t i = 0; rc == 0 && i < n; ++i) {
+    /* A run of small ints calls no Python code, so the list cannot change under it. */
+    PyObject** src = is_list ? ((PyListObject*)o)->ob_item : ((PyTupleObject*)o)->ob_item;
+    if (!is_list || PyList_GET_SIZE(o) == n) {
+      while (i < n && small_int(src[i], &it.items[i])) ++i;
+      it.filled = i;
+      if (i == n) break;
+    }
     if (is_list && PyList_GET_SIZE(o) != n) {
       rc = own_error(ctx, PyExc_RuntimeError, "list changed size during conversion");
       break;
@@ -196,6 +203,7 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
 /* Converts one element into `*out`: an owned value, or a StrView/BytesView over `view` that
  * borrows `o`'s buffer (the caller keeps `o` alive until the container is created). */
 static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view) {
+  if (small_int(o, out)) return 0;
   if (o == Py_None) {
     PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
   } else if (PyBool_Check(o)) {

@@ -161,8 +161,8 @@ int pfpy_callable_to_function(PyObject* callable, PFObject** out);
  *  released with pfpy_temp_function_release (which recycles it when nothing else holds it). */
 int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out);
 
-/*! Releases a Function made by pfpy_callable_to_temp_function (stolen reference). */
-void pfpy_temp_function_release(PFObject* fn);
+/*! The safe_call of Functions wrapping Python callables; `self` is the callable. */
+int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result);
 
 /*! The recycled wrapper waiting for the next callable argument, or NULL (callback.c). While it is
  *  not NULL, pfpy_callable_to_temp_function cannot fail. */
@@ -171,6 +171,31 @@ extern _Thread_local PFObject* pfpy_spare_callback;
 #else
 extern PFObject* pfpy_spare_callback;
 #endif
+
+/*! pfpy_callable_to_temp_function once pfpy_spare_callback is known to be ready, inline for the
+ *  call path: takes the spare and gives it `callable` (a new reference). */
+static inline PFObject* pfpy_take_spare_callback(PyObject* callable) {
+  PFObject* fn = pfpy_spare_callback;
+  pfpy_spare_callback = NULL;
+  Py_INCREF(callable); /* owned by the wrapper, whether it is recycled or kept */
+  ((PFFunctionObject*)fn)->self = callable;
+  return fn;
+}
+
+/*! Puts a wrapper whose last reference is `fn` back in the slot (callback.c). */
+void pfpy_recycle_callback(PFObject* fn);
+
+/*! Releases a Function made by pfpy_callable_to_temp_function (stolen reference): it goes back to
+ *  the slot if the slot is empty and the native side kept no reference to it (its reference count
+ *  is back to 1: nobody else can hold or gain one). */
+static inline void pfpy_temp_function_release(PFObject* fn) {
+  if (pfpy_spare_callback == NULL && ((PFFunctionObject*)fn)->safe_call == &pfpy_callback_call &&
+      __atomic_load_n(&fn->ref_count, __ATOMIC_ACQUIRE) == 1) {
+    pfpy_recycle_callback(fn);
+    return;
+  }
+  PFObjectDecRef(fn);
+}
 
 /*! Makes an Opaque object owning a new reference to `o`. -1 with a Python exception on failure. */
 int pfpy_opaque_new(PyObject* o, PFObject** out);
@@ -183,9 +208,6 @@ static inline int pfpy_is_own_opaque(PFObject* obj) {
   return obj != NULL && obj->type_index == kPFTypeOpaque &&
          ((PFOpaqueObject*)obj)->free_handle == &pfpy_opaque_free;
 }
-
-/*! The safe_call of Functions wrapping Python callables; `self` is the callable. */
-int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result);
 
 /* ---- errors (error.c) ------------------------------------------------------------------------ */
 

@@ -197,7 +197,7 @@ static PFPY_NOINLINE PyObject* call_with_callable(PFPyFunction* f, PyObject* con
   for (; i < n; ++i) {
     if (fast_arg(args[i], &packed[i], &views[i])) continue;
     if (Py_IS_TYPE(args[i], &PyFunction_Type) && temp == NULL && pfpy_spare_callback != NULL) {
-      pfpy_callable_to_temp_function(args[i], &temp); /* cannot fail: a spare is ready */
+      temp = pfpy_take_spare_callback(args[i]);
       packed[i].type_index = kPFTypeFunction;
       packed[i].zero_padding = 0;
       packed[i].v_obj = temp;

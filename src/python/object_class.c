@@ -135,15 +135,32 @@ typedef struct {
   PyObject* name;     /* field name */
   PyObject* qualname; /* "type_key.name", names the field in errors */
   PyObject* doc;
+  /* The last Python type seen to be a packedfun.Object subclass, with its version tag: a type that
+   * is freed (or modified) and whose address comes back carries a new tag, so a match is proof. */
+  PyTypeObject* seen_type;
+  unsigned int seen_tag;
 } FieldDescr;
 
 /* The native object behind `obj` if it has the field's type, else NULL with an exception. */
-static PFObject* field_target(FieldDescr* d, PyObject* obj) {
-  if (PFPY_UNLIKELY(!PyObject_TypeCheck(obj, &PFPyObject_Type))) {
+static PFPY_NOINLINE int check_object_type(FieldDescr* d, PyObject* obj) {
+  PyTypeObject* type = Py_TYPE(obj);
+  if (!PyObject_TypeCheck(obj, &PFPyObject_Type)) {
     PyErr_Format(PyExc_TypeError, "%U: expected a packedfun.Object, got %.200s", d->qualname,
-                 Py_TYPE(obj)->tp_name);
-    return NULL;
+                 type->tp_name);
+    return -1;
   }
+  if (PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG) && type->tp_version_tag != 0) {
+    d->seen_type = type;
+    d->seen_tag = type->tp_version_tag;
+  }
+  return 0;
+}
+
+static PFObject* field_target(FieldDescr* d, PyObject* obj) {
+  PyTypeObject* type = Py_TYPE(obj);
+  int known = type == d->seen_type && type->tp_version_tag == d->seen_tag &&
+              PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG);
+  if (PFPY_UNLIKELY(!known) && check_object_type(d, obj) != 0) return NULL;
   PFObject* h = ((PFPyObject*)obj)->handle;
   if (PFPY_UNLIKELY(h == NULL)) {
     PyErr_Format(PyExc_ValueError, "%U: the object is empty (not constructed)", d->qualname);
@@ -167,7 +184,7 @@ static PyObject* field_get(PyObject* self, PyObject* obj, PyObject* type) {
   PFPY_SET_POD(&v, kPFTypeNone, v_int64, 0);
   if (PFPY_UNLIKELY(d->getter((char*)h + d->offset, &v) != 0))
     return pfpy_raise_native(d->qualname);
-  if (PFPY_LIKELY(v.type_index == kPFTypeInt)) return PyLong_FromLongLong(v.v_int64);
+  if (PFPY_LIKELY(v.type_index == kPFTypeInt)) return pfpy_int_element(v.v_int64);
   return pfpy_any_steal_to_py(&v);
 }
 

@@ -11,17 +11,18 @@ namespace packedfun {
 namespace testing {
 namespace {
 
-/*! The first argument of a packed call, which must be a Function. */
-Function FunctionArgument(PackedArgs args, const char* name) {
+/*! The first argument of a packed call, which must be a Function: borrowed, as the caller keeps it
+ *  alive for the whole call (no reference count traffic on the callback path). */
+FunctionView FunctionArgument(PackedArgs args, const char* name) {
   if (args.size() < 1) {
     throw Error("TypeError", std::string(name) + ": expected at least 1 argument, got 0");
   }
-  std::optional<Function> f = args[0].as<Function>();
+  std::optional<FunctionView> f = TypeTraits<FunctionView>::TryFrom(args.data());
   if (!f) {
     throw Error("TypeError",
                 std::string(name) + ": argument 0: expected Function, got " + args[0].type_name());
   }
-  return std::move(*f);
+  return *f;
 }
 
 void Apply(PackedArgs args, Any* rv) {

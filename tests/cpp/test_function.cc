@@ -145,6 +145,34 @@ TEST(Function, FunctionsAsArgumentsAndResults) {
   EXPECT_EQ(add5(1).cast<int64_t>(), 6);
 }
 
+TEST(Function, FunctionViewParametersBorrow) {
+  Function inc = Function::FromTyped([](int64_t x) { return x + 1; }, "inc");
+  size_t count_inside = 0;
+  Function apply = Function::FromTyped(
+      [&count_inside](packedfun::FunctionView f, int64_t x) {
+        count_inside = f.ToFunction().use_count() - 1;  // minus the one ToFunction just took
+        PFAny arg;
+        arg.type_index = kPFTypeInt;
+        arg.zero_padding = 0;
+        arg.v_int64 = x;
+        return f(x).cast<int64_t>() * 10 + f.CallPacked(PackedArgs(&arg, 1)).cast<int64_t>();
+      },
+      "apply_view");
+  EXPECT_EQ(apply(inc, 4).cast<int64_t>(), 55);
+  EXPECT_EQ(count_inside, 1u);  // only the caller's reference: the view took none
+  EXPECT_EQ(inc.use_count(), 1u);
+  packedfun::FunctionView view = inc;
+  EXPECT_TRUE(view.defined());
+  EXPECT_EQ(view.get(), inc.get());
+  EXPECT_EQ(inc.use_count(), 1u);
+  EXPECT_FALSE(packedfun::FunctionView().defined());
+  Error e = Catch([&] { apply(7, 1); });
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_NE(e.message().find("apply_view: argument 0: expected Function, got int"),
+            std::string::npos)
+      << e.message();
+}
+
 TEST(Function, StdExceptionsMapToKinds) {
   auto kind_of = [](auto thrower) {
     Function f = Function::FromTyped(thrower, "thrower");

@@ -3,7 +3,9 @@
 #include <packedfun/packedfun.h>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -107,6 +109,58 @@ TEST(Registry, RegistryHoldsAReference) {
   EXPECT_EQ(f.use_count(), 2u);
   Function::RemoveGlobal("test_registry.ref");
   EXPECT_EQ(f.use_count(), 1u);
+}
+
+// Lookups are cached per thread; every change must still be seen at once, by every thread, and a
+// removed function must not be kept alive by the cache of the thread that removed it.
+TEST(Registry, CachedLookupsFollowChanges) {
+  Function f = Function::FromTyped([]() { return 1; }, "test_registry.cached");
+  Function g = Function::FromTyped([]() { return 2; }, "test_registry.cached");
+  Function::SetGlobal("test_registry.cached", f);
+  for (int i = 0; i < 3; ++i) {  // the first lookup fills the cache, the others hit it
+    EXPECT_EQ(Function::GetGlobalRequired("test_registry.cached")().cast<int>(), 1);
+  }
+  Function::SetGlobal("test_registry.cached", g, /*override=*/true);
+  EXPECT_EQ(Function::GetGlobalRequired("test_registry.cached")().cast<int>(), 2);
+  EXPECT_EQ(f.use_count(), 1u);  // replaced: neither the registry nor a cache holds it
+  std::thread([] {
+    EXPECT_EQ(Function::GetGlobalRequired("test_registry.cached")().cast<int>(), 2);
+  }).join();
+  EXPECT_TRUE(Function::RemoveGlobal("test_registry.cached"));
+  EXPECT_EQ(g.use_count(), 1u);
+  EXPECT_FALSE(Function::GetGlobal("test_registry.cached").has_value());
+  std::thread([] { EXPECT_FALSE(Function::GetGlobal("test_registry.cached").has_value()); }).join();
+}
+
+TEST(Registry, OtherThreadsReleaseRemovedFunctionsAtTheirNextLookup) {
+  Function f = Function::FromTyped([]() { return 3; }, "test_registry.shared");
+  Function::SetGlobal("test_registry.shared", f);
+  std::atomic<int> step{0};
+  std::thread reader([&] {
+    EXPECT_EQ(Function::GetGlobalRequired("test_registry.shared")().cast<int>(), 3);
+    step = 1;
+    while (step.load() != 2) std::this_thread::yield();
+    EXPECT_FALSE(Function::GetGlobal("test_registry.shared").has_value());
+    step = 3;
+    while (step.load() != 4) std::this_thread::yield();
+  });
+  while (step.load() != 1) std::this_thread::yield();
+  EXPECT_TRUE(Function::RemoveGlobal("test_registry.shared"));
+  step = 2;
+  while (step.load() != 3) std::this_thread::yield();
+  EXPECT_EQ(f.use_count(), 1u);  // the reader's cached reference went with its next lookup
+  step = 4;
+  reader.join();
+}
+
+// Names too long for the cache take the locked path every time.
+TEST(Registry, LongNames) {
+  std::string name = "test_registry." + std::string(100, 'x');
+  Function::SetGlobal(name, Function::FromTyped([]() { return 5; }, "long"));
+  EXPECT_EQ(Function::GetGlobalRequired(name)().cast<int>(), 5);
+  EXPECT_EQ(Function::GetGlobalRequired(name)().cast<int>(), 5);
+  EXPECT_TRUE(Function::RemoveGlobal(name));
+  EXPECT_FALSE(Function::GetGlobal(name).has_value());
 }
 
 TEST(Registry, DllExportedSymbols) {

@@ -1,6 +1,10 @@
 # Tests of the global registry from Python: lookup, registration forms, override, init_ffi_api.
+import gc
 import sys
+import threading
+import time
 import types
+import weakref
 
 import packedfun
 import pytest
@@ -66,6 +70,49 @@ def test_override():
         assert packedfun.get_global_func(name)() == 3
     finally:
         packedfun.remove_global_func(name)
+
+
+def test_lookups_by_name_follow_changes_and_release_removed_functions():
+    # C++ lookups by name are cached per thread: overrides and removals must show at once, from
+    # every thread, and a removed callable must not be kept alive by the cache.
+    name = "test_registry.cached"
+
+    class Body:
+        def __init__(self, value):
+            self.value = value
+
+        def __call__(self):
+            return self.value
+
+    first, second = Body(1), Body(2)
+    ref = weakref.ref(first)
+    try:
+        packedfun.register_global_func(name, first)
+        assert [testing.call_global(name) for _ in range(3)] == [1, 1, 1]
+        packedfun.register_global_func(name, second, override=True)
+        assert testing.call_global(name) == 2
+        del first
+        gc.collect()
+        assert ref() is None
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(testing.call_global(name)))
+        worker.start()
+        worker.join()
+        assert seen == [2]
+    finally:
+        packedfun.remove_global_func(name)
+    with pytest.raises(ValueError, match=name):
+        testing.call_global(name)
+    # The worker thread's cached reference goes when that thread exits, which may be just after
+    # join() returns (Python signals the join before the native thread-exit handlers run).
+    ref2 = weakref.ref(second)
+    del second
+    for _ in range(500):
+        gc.collect()
+        if ref2() is None:
+            break
+        time.sleep(0.01)
+    assert ref2() is None
 
 
 def test_register_existing_function_under_new_name():
