@@ -21,28 +21,10 @@ __all__ = ["DLDeviceType", "Tensor", "device", "dtype", "from_dlpack"]
 Tensor = core.Tensor
 
 
-def from_dlpack(x) -> Tensor:
-    """A :class:`Tensor` sharing the memory of ``x``, without a copy.
-
-    Parameters
-    ----------
-    x : object
-        Any object implementing ``__dlpack__`` (NumPy, PyTorch, JAX, CuPy, a ``Tensor``) or a
-        DLPack capsule, which is consumed (renamed ``used_dltensor*``) exactly once.
-
-    Returns
-    -------
-    Tensor
-        ``x`` itself when it already is a Tensor. Read-only producers give read-only tensors.
-
-    Raises
-    ------
-    BufferError
-        When DLPack cannot describe the data (byte-swapped or object dtypes, a consumed capsule).
-    TypeError
-        When ``x`` is not a DLPack producer.
-    """
-    return core.from_dlpack(x)
+#: from_dlpack(x): a :class:`Tensor` sharing the memory of ``x``, without a copy (any
+#: ``__dlpack__`` producer or a DLPack capsule). The backend's own function, bound directly:
+#: a Python-level wrapper would cost more than the whole import (docstring in the backend).
+from_dlpack = core.from_dlpack
 
 
 class DLDeviceType(enum.IntEnum):

@@ -1,5 +1,6 @@
 /* packedfun.Function: calls a native Function through vectorcall (the hot path of the package). */
 #include "core.h"
+#include "tensor.h"
 
 static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
                                      PyObject* kwnames);
@@ -181,6 +182,10 @@ static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* ou
     PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
   } else if (t == &PyBool_Type) {
     PFPY_SET_POD(out, kPFTypeBool, v_int64, o == Py_True);
+  } else if (t == &PFPyTensor_Type && ((PFPyObject*)o)->handle != NULL) { /* borrowed, no temp */
+    out->type_index = kPFTypeTensor;
+    out->zero_padding = 0;
+    out->v_obj = ((PFPyObject*)o)->handle;
   } else {
     return 0;
   }

@@ -412,8 +412,13 @@ static PyMethodDef tensor_module_methods[] = {
     {"_dtype_to_string", dtype_to_string, METH_VARARGS,
      "_dtype_to_string(code, bits, lanes)\n--\n\nThe name of a data type."},
     {"from_dlpack", from_dlpack, METH_O,
-     "from_dlpack(x)\n--\n\nA packedfun.Tensor sharing the memory of `x`: any object with "
-     "__dlpack__ (versioned DLPack asked for first) or a DLPack capsule (consumed once)."},
+     "from_dlpack(x)\n--\n\nA Tensor sharing the memory of ``x``, without a copy.\n\n"
+     "Parameters\n----------\nx : object\n    Any object implementing ``__dlpack__`` (NumPy, "
+     "PyTorch, JAX, CuPy, a ``Tensor``) or a\n    DLPack capsule, which is consumed (renamed "
+     "``used_dltensor*``) exactly once.\n\nReturns\n-------\nTensor\n    ``x`` itself when it "
+     "already is a Tensor. Read-only producers give read-only tensors.\n\nRaises\n------\n"
+     "BufferError\n    When DLPack cannot describe the data (byte-swapped or object dtypes, a "
+     "consumed capsule).\nTypeError\n    When ``x`` is not a DLPack producer.\n"},
     {"_set_tensor_classes", set_tensor_classes, METH_VARARGS,
      "_set_tensor_classes(dtype, device)\n--\n\nThe Python classes of dtype and device values."},
     {"_tensor_scratch_allocations", pfpy_tensor_scratch_allocations, METH_NOARGS,

@@ -235,8 +235,138 @@ static int numpy_get_buffer(PyObject* o, Py_buffer* view, PyObject* fname, Py_ss
   return -1;
 }
 
+/* NumPy's array and dtype headers as laid out by NumPy 1.x and 2.x alike (the public
+ * PyArrayObject_fields; the dtype fields up to type_num). Reading them directly skips the buffer
+ * export, whose format string NumPy rebuilds on every request; the layout is checked against the
+ * buffer protocol on the first array seen, and anything unusual takes the buffer route. */
+typedef struct {
+  PyObject_HEAD char* data;
+  int nd;
+  Py_ssize_t* dimensions;
+  Py_ssize_t* strides;
+  PyObject* base;
+  PyObject* descr;
+  int flags;
+} NumpyArrayHead;
+
+typedef struct {
+  PyObject_HEAD PyTypeObject* typeobj;
+  char kind, type, byteorder, former_flags;
+  int type_num;
+} NumpyDescrHead;
+
+#define NUMPY_WRITEABLE 0x0400
+static int numpy_layout_ok = 0; /* 1 checked, -1 unusable, 0 not checked yet */
+
+/* The DLDataType of NumPy's built-in type number `num`; -1 for any other. */
+static int numpy_type_num_dtype(int num, DLDataType* out) {
+  static const struct {
+    uint8_t code, bits;
+  } table[24] = {{kDLBool, 8},
+                 {kDLInt, 8},
+                 {kDLUInt, 8},
+                 {kDLInt, 16},
+                 {kDLUInt, 16},
+                 {kDLInt, 32},
+                 {kDLUInt, 32},
+                 {kDLInt, 8 * sizeof(long)},
+                 {kDLUInt, 8 * sizeof(long)},
+                 {kDLInt, 64},
+                 {kDLUInt, 64},
+                 {kDLFloat, 32},
+                 {kDLFloat, 64},
+                 {0, 0},
+                 {kDLComplex, 64},
+                 {kDLComplex, 128},
+                 {0, 0},
+                 {0, 0},
+                 {0, 0},
+                 {0, 0},
+                 {0, 0},
+                 {0, 0},
+                 {0, 0},
+                 {kDLFloat, 16}};
+  if (num < 0 || num >= 24 || table[num].bits == 0) return -1;
+  out->code = table[num].code;
+  out->bits = table[num].bits;
+  out->lanes = 1;
+  return 0;
+}
+
+/* Fills `t` from the array header of `o` (dims from `dims_of(ndim)`); 0, or 1 to take the buffer
+ * route (nothing set). `*readonly` receives the read-only bit. */
+static int numpy_fill_direct(PyObject* o, DLTensor* t, int64_t* dims, uint32_t* readonly) {
+  const NumpyArrayHead* a = (const NumpyArrayHead*)o;
+  const NumpyDescrHead* d = (const NumpyDescrHead*)a->descr;
+  if (d->byteorder == '>' || numpy_type_num_dtype(d->type_num, &t->dtype) != 0) return 1;
+  Py_ssize_t itemsize = t->dtype.bits / 8;
+  for (int i = 0; i < a->nd; ++i) {
+    if (a->strides[i] % itemsize != 0) return 1;
+    dims[i] = a->dimensions[i];
+    dims[a->nd + i] = a->strides[i] / itemsize;
+  }
+  t->data = a->data;
+  t->device.device_type = kDLCPU;
+  t->device.device_id = 0;
+  t->ndim = a->nd;
+  t->shape = dims;
+  t->strides = dims + a->nd;
+  t->byte_offset = 0;
+  *readonly = (a->flags & NUMPY_WRITEABLE) ? 0 : 1;
+  return 0;
+}
+
+/* Compares the header reading with the buffer protocol once (cold). */
+static PFPY_NOINLINE void numpy_check_layout(PyObject* o) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(o, &view, PyBUF_RECORDS_RO) != 0) {
+    PyErr_Clear(); /* e.g. an object array: decide on a later one */
+    return;
+  }
+  int64_t dims[2 * 64];
+  DLTensor t;
+  uint32_t ro = 0;
+  int ok = view.ndim <= 64 && numpy_fill_direct(o, &t, dims, &ro) == 0 && t.data == view.buf &&
+           t.ndim == view.ndim && (int)ro == (view.readonly != 0) &&
+           t.dtype.bits / 8 == view.itemsize;
+  for (int i = 0; ok && i < view.ndim; ++i) {
+    ok = dims[i] == view.shape[i] && dims[view.ndim + i] * view.itemsize == view.strides[i];
+  }
+  PyBuffer_Release(&view);
+  numpy_layout_ok = ok ? 1 : -1;
+}
+
+/* Whether `o`'s header can be read directly (its rank, for room, in *ndim). */
+static inline int numpy_direct_ok(PyObject* o, int32_t* ndim) {
+  if (PFPY_UNLIKELY(numpy_layout_ok == 0)) numpy_check_layout(o);
+  if (numpy_layout_ok != 1) return 0;
+  *ndim = ((const NumpyArrayHead*)o)->nd;
+  return 1;
+}
+
+/* A NumPy argument read from its header: the Scratch keeps a reference to the array (as NumPy's own
+ * __dlpack__ does). 0, 1 to take the buffer route, -1 with MemoryError. */
+static int numpy_arg_direct(PyObject* o, PFPyArgs* pack, Py_ssize_t pos) {
+  int32_t ndim;
+  if (!numpy_direct_ok(o, &ndim)) return 1;
+  Scratch* s = scratch_take();
+  if (s == NULL) return -1;
+  int64_t* dims = scratch_dims(s, ndim);
+  uint32_t ro = 0;
+  if (dims == NULL || numpy_fill_direct(o, &s->arg.tensor, dims, &ro) != 0) {
+    scratch_release(&s->header);
+    return dims == NULL ? -1 : 1;
+  }
+  Py_INCREF(o);
+  s->owner = o;
+  scratch_pass(s, pack, &pack->args[pos], ro ? PACKEDFUN_DLTENSOR_ARG_READ_ONLY : 0);
+  return 0;
+}
+
 /* A NumPy argument as a promotable DLTensor* backed by a Scratch in pack->temps. */
 static int numpy_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  int direct = numpy_arg_direct(o, pack, pos);
+  if (direct <= 0) return direct;
   Scratch* s = scratch_take();
   if (s == NULL) return -1;
   if (numpy_get_buffer(o, &s->view, fname, pos) != 0) {
@@ -258,6 +388,7 @@ static int numpy_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fnam
  * deleter runs, which takes the GIL. */
 typedef struct {
   DLManagedTensorVersioned managed;
+  PyObject* owner; /* the array, when read from its header; else `view` holds the export */
   Py_buffer view;
   int64_t dims[];
 } NumpyManaged;
@@ -268,14 +399,54 @@ static void numpy_managed_delete(DLManagedTensorVersioned* m) {
     int held = PyGILState_Check(); /* usually: the last reference dies in Python code */
     PyGILState_STATE gil = held ? PyGILState_UNLOCKED : PyGILState_Ensure();
     PyObject* exc = PyErr_Occurred() ? pfpy_fetch_exception() : NULL;
-    PyBuffer_Release(&nm->view);
+    if (nm->owner != NULL) {
+      Py_DECREF(nm->owner);
+    } else {
+      PyBuffer_Release(&nm->view);
+    }
     if (exc != NULL) pfpy_restore_exception(exc);
     if (!held) PyGILState_Release(gil);
   }
   PyMem_RawFree(nm);
 }
 
+/* Hands `nm` (filled) to the runtime as a versioned DLPack tensor. */
+static int numpy_adopt(NumpyManaged* nm, int readonly, PFObject** out) {
+  nm->managed.version.major = 1;
+  nm->managed.version.minor = 0;
+  nm->managed.manager_ctx = nm;
+  nm->managed.deleter = numpy_managed_delete;
+  nm->managed.flags = readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  if (PFTensorFromDLPackVersioned(&nm->managed, out) != 0) { /* the deleter ran */
+    pfpy_raise_native(NULL);
+    return -1;
+  }
+  return 0;
+}
+
+/* numpy_import from the array header: 0, 1 to take the buffer route, -1 with an exception. */
+static int numpy_import_direct(PyObject* o, PFObject** out) {
+  int32_t ndim;
+  if (!numpy_direct_ok(o, &ndim)) return 1;
+  size_t size = sizeof(NumpyManaged) + sizeof(int64_t) * 2 * (size_t)ndim;
+  NumpyManaged* nm = (NumpyManaged*)PyMem_RawMalloc(size);
+  if (nm == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  uint32_t ro = 0;
+  if (numpy_fill_direct(o, &nm->managed.dl_tensor, nm->dims, &ro) != 0) {
+    PyMem_RawFree(nm);
+    return 1;
+  }
+  Py_INCREF(o);
+  nm->owner = o;
+  return numpy_adopt(nm, (int)ro, out);
+}
+
 static int numpy_import(PyObject* o, PFObject** out, PyObject* fname, Py_ssize_t pos) {
+  int direct = numpy_import_direct(o, out);
+  if (direct <= 0) return direct;
   Py_buffer view;
   if (numpy_get_buffer(o, &view, fname, pos) != 0) return -1;
   size_t size = sizeof(NumpyManaged) + sizeof(int64_t) * 2 * (size_t)view.ndim;
@@ -291,16 +462,7 @@ static int numpy_import(PyObject* o, PFObject** out, PyObject* fname, Py_ssize_t
     PyMem_RawFree(nm);
     return -1;
   }
-  nm->managed.version.major = 1;
-  nm->managed.version.minor = 0;
-  nm->managed.manager_ctx = nm;
-  nm->managed.deleter = numpy_managed_delete;
-  nm->managed.flags = view.readonly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
-  if (PFTensorFromDLPackVersioned(&nm->managed, out) != 0) { /* the deleter ran */
-    pfpy_raise_native(NULL);
-    return -1;
-  }
-  return 0;
+  return numpy_adopt(nm, view.readonly, out);
 }
 
 /* ---- torch and other producers of the DLPack C exchange API
