@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -45,11 +46,16 @@ Registry& GlobalRegistry() {
 std::atomic<uint64_t> g_generation{1};
 
 /*!
- * Each thread's recent lookups, so that a hit takes neither the lock nor a hash: only a load of the
- * generation, a name comparison and the reference the caller gets. A slot owns a reference to its
- * function (it can never dangle, whatever other threads remove). Every change to the registry
- * makes all slots stale; a thread releases its stale slots at its next cache miss (which is its
- * next lookup), at once when it changes the registry itself, and when it exits (CacheReleaser).
+ * Each thread's recent lookups, so that a hit takes neither the registry lock nor a hash: only a
+ * load of the generation, an uncontended exchange on the thread's own spinlock, a name comparison
+ * and the reference the caller gets. A slot owns a reference to its function, so it never dangles.
+ *
+ * Every thread's cache is listed (CacheList) from its first store until it exits, so that a writer
+ * can reach it: after each change the writer takes the stale slots out of every cache, under each
+ * cache's spinlock, and drops their references once it holds no lock at all (a deleter may use the
+ * registry again). A store made at a generation that is no longer current is refused under the
+ * same spinlock, so no stale reference can slip in behind a sweep. Hence a removed function is held
+ * by no cache once PFFunctionRemoveGlobal returns.
  */
 constexpr size_t kCacheSlots = 4;
 constexpr size_t kCachedNameMax = 48;
@@ -59,32 +65,91 @@ struct CacheSlot {
   size_t size;
   char name[kCachedNameMax];
 };
+enum CacheState : uint8_t { kUnlisted = 0, kListed, kExited };
 struct LookupCache {
-  CacheSlot slots[kCacheSlots];
+  std::atomic<bool> busy;  // the spinlock guarding `slots`
+  CacheState state;        // touched by the owning thread only (and, when listed, under the list)
   size_t next_victim;
+  LookupCache* prev;  // links of CacheList, guarded by its mutex
+  LookupCache* next;
+  CacheSlot slots[kCacheSlots];
 };
+/*! Trivial (constant-initialized, no destructor), so that the hit path needs no TLS guard. */
 thread_local LookupCache tls_cache{};
 
+/*! All listed caches. Leaked at exit, like the registry: threads may outlive static destructors. */
+struct CacheList {
+  std::mutex mu;
+  LookupCache* head = nullptr;
+};
+CacheList& Caches() {
+  static CacheList* list = new CacheList();
+  return *list;
+}
+
+/*! Holds a cache's spinlock: uncontended except while a writer sweeps that very cache. */
+class CacheLock {
+ public:
+  explicit CacheLock(LookupCache& cache) noexcept : cache_(cache) {
+    while (cache_.busy.exchange(true, std::memory_order_acquire)) {
+      while (cache_.busy.load(std::memory_order_relaxed)) std::this_thread::yield();
+    }
+  }
+  ~CacheLock() { cache_.busy.store(false, std::memory_order_release); }
+  CacheLock(const CacheLock&) = delete;
+  CacheLock& operator=(const CacheLock&) = delete;
+
+ private:
+  LookupCache& cache_;
+};
+
+/*! A new reference to the function cached under `name` at `generation`, or null. */
 PFObject* CacheHit(std::string_view name, uint64_t generation) noexcept {
-  for (CacheSlot& slot : tls_cache.slots) {
+  LookupCache& cache = tls_cache;
+  CacheLock lock(cache);
+  for (CacheSlot& slot : cache.slots) {
     if (slot.generation == generation && slot.size == name.size() &&
         std::memcmp(slot.name, name.data(), name.size()) == 0) {
+      IncRef(slot.func);
       return slot.func;
     }
   }
   return nullptr;
 }
 
-/*! Empties the slots not made at `generation` (all of them for 0). References are dropped only
- *  once the slots are consistent: a deleter may look functions up again. */
-void ReleaseStaleSlots(uint64_t generation) noexcept {
-  PFObject* dead[kCacheSlots] = {};
-  for (size_t i = 0; i < kCacheSlots; ++i) {
-    CacheSlot& slot = tls_cache.slots[i];
-    if (slot.generation != 0 && slot.generation != generation) {
-      dead[i] = slot.func;
-      slot.generation = 0;
-      slot.func = nullptr;
+/*! Empties `slot`, handing its reference to the caller. */
+PFObject* TakeSlot(CacheSlot& slot) noexcept {
+  PFObject* func = slot.func;
+  slot.generation = 0;
+  slot.func = nullptr;
+  return func;
+}
+
+/*! Under the cache's lock: moves the references of the slots not made at the current generation
+ *  into `dead` (all of them when `all`). Reserves first, so that a bad_alloc takes nothing. */
+void TakeStaleSlots(LookupCache& cache, bool all, std::vector<PFObject*>* dead) {
+  dead->reserve(dead->size() + kCacheSlots);
+  CacheLock lock(cache);
+  uint64_t current = g_generation.load(std::memory_order_acquire);
+  for (CacheSlot& slot : cache.slots) {
+    if (slot.generation != 0 && (all || slot.generation != current)) {
+      dead->push_back(TakeSlot(slot));
+    }
+  }
+}
+
+/*! After a change: takes the stale slots out of every thread's cache, then releases them with no
+ *  lock held. Out of memory, the rest are left to their threads' next store or exit. */
+void SweepCaches() noexcept {
+  std::vector<PFObject*> dead;
+  {
+    CacheList& list = Caches();
+    std::lock_guard<std::mutex> lock(list.mu);
+    try {
+      for (LookupCache* cache = list.head; cache != nullptr; cache = cache->next) {
+        TakeStaleSlots(*cache, /*all=*/false, &dead);
+      }
+    } catch (const std::bad_alloc&) {
     }
   }
   for (PFObject* f : dead) DecRef(f);
@@ -94,31 +159,72 @@ void ReleaseStaleSlots(uint64_t generation) noexcept {
  *  since a function may be backed by code (Python) that is finalized by then. */
 const std::thread::id g_loading_thread = std::this_thread::get_id();
 
-/*! Releases a thread's cache when the thread exits. Kept apart from the (trivial) cache so that
- *  only the miss path pays for the thread-exit registration. */
+/*! Unlists a thread's cache and releases it when the thread exits. Kept apart from the (trivial)
+ *  cache so that only the first store pays for the thread-exit registration. */
 struct CacheReleaser {
   bool armed = false;
   ~CacheReleaser() {
-    if (std::this_thread::get_id() != g_loading_thread) ReleaseStaleSlots(0);
+    if (!armed) return;
+    LookupCache& cache = tls_cache;
+    {
+      CacheList& list = Caches();
+      std::lock_guard<std::mutex> lock(list.mu);
+      (cache.prev != nullptr ? cache.prev->next : list.head) = cache.next;
+      if (cache.next != nullptr) cache.next->prev = cache.prev;
+      cache.state = kExited;  // lookups made by later thread-exit code are not cached
+    }
+    PFObject* dead[kCacheSlots] = {};
+    {
+      CacheLock lock(cache);
+      for (size_t i = 0; i < kCacheSlots; ++i) dead[i] = TakeSlot(cache.slots[i]);
+    }
+    if (std::this_thread::get_id() == g_loading_thread) return;
+    for (PFObject* f : dead) DecRef(f);
   }
 };
 thread_local CacheReleaser tls_releaser;
 
-/*! Caches `func` (found at `generation`) under `name`, taking a reference of its own. */
+/*! Lists this thread's cache, so that writers can reach it; false if that failed. */
+bool ListCache(LookupCache& cache) noexcept {
+  try {
+    tls_releaser.armed = true;  // registers the thread-exit release
+    CacheList& list = Caches();
+    std::lock_guard<std::mutex> lock(list.mu);
+    cache.prev = nullptr;
+    cache.next = list.head;
+    if (list.head != nullptr) list.head->prev = &cache;
+    list.head = &cache;
+    cache.state = kListed;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+/*! Caches `func` (found at `generation`) under `name`, taking a reference of its own, unless a
+ *  change has been made since: a sweep may already have passed this cache. */
 void CacheStore(std::string_view name, PFObject* func, uint64_t generation) noexcept {
-  ReleaseStaleSlots(generation);
-  if (func == nullptr || name.size() > kCachedNameMax) return;
-  tls_releaser.armed = true;  // the first use registers the thread-exit release
   LookupCache& cache = tls_cache;
-  CacheSlot& slot = cache.slots[cache.next_victim];
-  cache.next_victim = (cache.next_victim + 1) % kCacheSlots;
-  PFObject* old = slot.generation != 0 ? slot.func : nullptr;
-  IncRef(func);
-  slot.func = func;
-  slot.size = name.size();
-  std::memcpy(slot.name, name.data(), name.size());
-  slot.generation = generation;
-  DecRef(old);
+  if (func == nullptr || name.size() > kCachedNameMax || cache.state == kExited) return;
+  if (cache.state == kUnlisted && !ListCache(cache)) return;
+  PFObject* dead[kCacheSlots + 1] = {};
+  {
+    CacheLock lock(cache);
+    if (g_generation.load(std::memory_order_acquire) != generation) return;
+    for (size_t i = 0; i < kCacheSlots; ++i) {  // left by a sweep that ran out of memory
+      CacheSlot& slot = cache.slots[i];
+      if (slot.generation != 0 && slot.generation != generation) dead[i] = TakeSlot(slot);
+    }
+    CacheSlot& slot = cache.slots[cache.next_victim];
+    cache.next_victim = (cache.next_victim + 1) % kCacheSlots;
+    if (slot.generation != 0) dead[kCacheSlots] = TakeSlot(slot);
+    IncRef(func);
+    slot.func = func;
+    slot.size = name.size();
+    std::memcpy(slot.name, name.data(), name.size());
+    slot.generation = generation;
+  }
+  for (PFObject* f : dead) DecRef(f);
 }
 
 /*! The registered function (a new reference) or null, through the lock. */
@@ -184,8 +290,9 @@ PACKEDFUN_API int PFFunctionSetGlobal(const PFByteArray* name, PFObject* func, i
   return Guard([&] {
     std::string_view key = ViewOf(name);
     CheckIsFunction(key, func);
-    DecRef(SetEntry(key, func, override != 0, doc));
-    ReleaseStaleSlots(0);
+    PFObject* old = SetEntry(key, func, override != 0, doc);
+    SweepCaches();
+    DecRef(old);
     return 0;
   });
 }
@@ -196,9 +303,7 @@ PACKEDFUN_API int PFFunctionGetGlobal(const PFByteArray* name, PFObject** out) {
     // Read before the lookup: a change racing with it leaves the cached result stale, not wrong.
     uint64_t generation = g_generation.load(std::memory_order_acquire);
     PFObject* func = CacheHit(key, generation);
-    if (func != nullptr) {
-      IncRef(func);
-    } else {
+    if (func == nullptr) {
       func = LockedLookup(key);
       CacheStore(key, func, generation);
     }
@@ -262,7 +367,7 @@ PACKEDFUN_API int PFFunctionRemoveGlobal(const PFByteArray* name, int* removed) 
       }
     }
     *removed = old != nullptr ? 1 : 0;
-    ReleaseStaleSlots(0);  // this thread's cached reference must not outlive the removal
+    if (old != nullptr) SweepCaches();  // no cache may hold it once this returns
     DecRef(old);
     return 0;
   });

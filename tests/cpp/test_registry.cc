@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -132,25 +135,79 @@ TEST(Registry, CachedLookupsFollowChanges) {
   std::thread([] { EXPECT_FALSE(Function::GetGlobal("test_registry.cached").has_value()); }).join();
 }
 
-TEST(Registry, OtherThreadsReleaseRemovedFunctionsAtTheirNextLookup) {
-  Function f = Function::FromTyped([]() { return 3; }, "test_registry.shared");
-  Function::SetGlobal("test_registry.shared", f);
+// A function whose body owns `token`: the token expires exactly when the function is freed.
+Function Tracked(const std::shared_ptr<int>& token) {
+  return Function::FromTyped([token]() { return *token; }, "test_registry.tracked");
+}
+
+// Another thread's cached lookup must not keep a removed (or replaced) function alive, even while
+// that thread lives on without looking anything up again.
+TEST(Registry, RemovalReleasesOtherThreadsCachesAtOnce) {
+  auto token = std::make_shared<int>(3);
+  std::weak_ptr<int> alive = token;
+  Function::SetGlobal("test_registry.shared", Tracked(token));
+  token.reset();
+  auto replacement = std::make_shared<int>(4);
+  std::weak_ptr<int> replacement_alive = replacement;
   std::atomic<int> step{0};
   std::thread reader([&] {
-    EXPECT_EQ(Function::GetGlobalRequired("test_registry.shared")().cast<int>(), 3);
+    for (int i = 0; i < 3; ++i) {  // fills, then hits, the reader's cache
+      EXPECT_EQ(Function::GetGlobalRequired("test_registry.shared")().cast<int>(), 3);
+    }
     step = 1;
-    while (step.load() != 2) std::this_thread::yield();
-    EXPECT_FALSE(Function::GetGlobal("test_registry.shared").has_value());
+    while (step.load() != 2) std::this_thread::yield();  // idle: no lookup
+    EXPECT_EQ(Function::GetGlobalRequired("test_registry.shared")().cast<int>(), 4);
     step = 3;
     while (step.load() != 4) std::this_thread::yield();
   });
   while (step.load() != 1) std::this_thread::yield();
-  EXPECT_TRUE(Function::RemoveGlobal("test_registry.shared"));
+  EXPECT_FALSE(alive.expired());
+  Function::SetGlobal("test_registry.shared", Tracked(replacement), /*override=*/true);
+  replacement.reset();
+  EXPECT_TRUE(alive.expired());  // replaced: freed though the reader cached it
   step = 2;
   while (step.load() != 3) std::this_thread::yield();
-  EXPECT_EQ(f.use_count(), 1u);  // the reader's cached reference went with its next lookup
+  EXPECT_TRUE(Function::RemoveGlobal("test_registry.shared"));
+  EXPECT_TRUE(replacement_alive.expired());  // removed: freed while the reader idles
   step = 4;
   reader.join();
+}
+
+// Lookups racing with overrides and a removal: once the removal returns and the readers have
+// stopped (still alive), no function registered under the name is left alive.
+TEST(Registry, RacingLookupsReleaseEverythingOnRemoval) {
+  std::vector<std::weak_ptr<int>> tokens;
+  std::atomic<bool> stop{false};
+  std::atomic<int> stopped{0};
+  std::atomic<bool> done{false};
+  auto token = std::make_shared<int>(0);
+  tokens.push_back(token);
+  Function::SetGlobal("test_registry.race", Tracked(token));
+  token.reset();
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&] {
+      while (!stop.load()) {
+        std::optional<Function> f = Function::GetGlobal("test_registry.race");
+        if (f.has_value()) {
+          EXPECT_GE((*f)().cast<int>(), 0);
+        }
+      }
+      ++stopped;
+      while (!done.load()) std::this_thread::yield();
+    });
+  }
+  for (int i = 1; i <= 200; ++i) {
+    auto next = std::make_shared<int>(i);
+    tokens.push_back(next);
+    Function::SetGlobal("test_registry.race", Tracked(next), /*override=*/true);
+  }
+  stop = true;
+  while (stopped.load() != 3) std::this_thread::yield();
+  EXPECT_TRUE(Function::RemoveGlobal("test_registry.race"));
+  for (const std::weak_ptr<int>& t : tokens) EXPECT_TRUE(t.expired());
+  done = true;
+  for (std::thread& r : readers) r.join();
 }
 
 // Names too long for the cache take the locked path every time.

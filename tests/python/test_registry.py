@@ -2,7 +2,6 @@
 import gc
 import sys
 import threading
-import time
 import types
 import weakref
 
@@ -94,25 +93,34 @@ def test_lookups_by_name_follow_changes_and_release_removed_functions():
         del first
         gc.collect()
         assert ref() is None
+        # Another thread looks the function up, then stays alive and idle: removing the function
+        # must free it at once all the same.
         seen = []
-        worker = threading.Thread(target=lambda: seen.append(testing.call_global(name)))
+        looked_up, finish = threading.Event(), threading.Event()
+
+        def worker_body():
+            seen.extend(testing.call_global(name) for _ in range(3))
+            looked_up.set()
+            finish.wait(10)
+
+        worker = threading.Thread(target=worker_body)
         worker.start()
-        worker.join()
-        assert seen == [2]
+        try:
+            assert looked_up.wait(10)
+            assert seen == [2, 2, 2]
+            ref2 = weakref.ref(second)
+            del second
+            assert packedfun.remove_global_func(name)
+            gc.collect()
+            assert ref2() is None
+            assert worker.is_alive()
+        finally:
+            finish.set()
+            worker.join()
     finally:
         packedfun.remove_global_func(name)
     with pytest.raises(ValueError, match=name):
         testing.call_global(name)
-    # The worker thread's cached reference goes when that thread exits, which may be just after
-    # join() returns (Python signals the join before the native thread-exit handlers run).
-    ref2 = weakref.ref(second)
-    del second
-    for _ in range(500):
-        gc.collect()
-        if ref2() is None:
-            break
-        time.sleep(0.01)
-    assert ref2() is None
 
 
 def test_register_existing_function_under_new_name():
