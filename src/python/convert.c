@@ -123,6 +123,9 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
   Py_ssize_t slot = pos < 0 ? 0 : pos;
   PFAny* out = &pack->args[slot];
   PFObject* obj = NULL;
+  if (pfpy_tensor_known_type(Py_TYPE(o))) { /* NumPy/torch: they would fail every probe below */
+    return pfpy_tensor_try_arg(o, pack, pos, fname) < 0 ? -1 : 0;
+  }
   if (PyFunction_Check(o) || Py_IS_TYPE(o, &PyCFunction_Type) || PyMethod_Check(o)) {
     if (pfpy_callable_to_temp_function(o, &obj) != 0) return -1; /* the usual callbacks, first */
     return push_temp(pack, obj, out);

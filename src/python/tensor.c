@@ -147,12 +147,17 @@ static int check_export_request(const DLTensor* t, PyObject* dl_device, PyObject
     return -1;
   }
   if (dl_device == NULL || dl_device == Py_None) return 0;
-  int type = 0, id = 0;
-  if (!PyArg_ParseTuple(dl_device, "ii", &type, &id)) return -1;
+  if (!PyTuple_Check(dl_device) || PyTuple_GET_SIZE(dl_device) != 2) {
+    PyErr_SetString(PyExc_TypeError, "__dlpack__: dl_device must be a (type, id) tuple");
+    return -1;
+  }
+  long type = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 0));
+  long id = type == -1 && PyErr_Occurred() ? -1 : PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 1));
+  if (id == -1 && PyErr_Occurred()) return -1;
   if (type != (int)t->device.device_type || id != (int)t->device.device_id) {
     PyErr_Format(PyExc_BufferError,
                  "packedfun.Tensor.__dlpack__: the tensor lives on device "
-                 "(%d, %d), not on the requested (%d, %d)",
+                 "(%d, %d), not on the requested (%ld, %ld)",
                  (int)t->device.device_type, (int)t->device.device_id, type, id);
     return -1;
   }
@@ -181,12 +186,29 @@ static PyObject* export_capsule(PFObject* h, int versioned) {
   return cap;
 }
 
+/* The index of keyword `key` among the __dlpack__ keywords, or -1. Callers such as NumPy pass
+ * keys that are equal but not identical to interned names, so ASCII keys compare their bytes
+ * directly (PyUnicode_Compare costs more than the whole export). */
+static int dlpack_kwarg_index(PyObject* key) {
+  static const char* names[] = {"stream", "max_version", "dl_device", "copy"};
+  static const Py_ssize_t lengths[] = {6, 11, 9, 4};
+  if (!PyUnicode_Check(key)) return -1;
+  int ascii = PyUnicode_IS_COMPACT_ASCII(key);
+  Py_ssize_t len = PyUnicode_GET_LENGTH(key);
+  for (int i = 0; i < 4; ++i) {
+    if (len != lengths[i]) continue;
+    if (ascii ? memcmp(PyUnicode_DATA(key), names[i], (size_t)len) == 0
+              : PyUnicode_CompareWithASCIIString(key, names[i]) == 0) {
+      return i;
+    }
+  }
+  return -1;
+}
+
 /* Matches the keyword arguments of __dlpack__ by hand: the generic keyword parser costs more than
  * the whole export. Returns 0, or -1 with a TypeError. */
 static int parse_dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                                PyObject** values) {
-  static const char* names[] = {"stream", "max_version", "dl_device", "copy"};
-  static PyObject* interned[4];
   if (nargs != 0) {
     PyErr_SetString(PyExc_TypeError, "__dlpack__() takes keyword arguments only");
     return -1;
@@ -194,20 +216,12 @@ static int parse_dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject
   Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
   for (Py_ssize_t k = 0; k < nkw; ++k) {
     PyObject* key = PyTuple_GET_ITEM(kwnames, k);
-    int found = 0;
-    for (int i = 0; i < 4 && !found; ++i) {
-      if (interned[i] == NULL && (interned[i] = PyUnicode_InternFromString(names[i])) == NULL) {
-        return -1;
-      }
-      if (key == interned[i] || PyUnicode_Compare(key, interned[i]) == 0) {
-        values[i] = args[k];
-        found = 1;
-      }
-    }
-    if (!found) {
+    int i = dlpack_kwarg_index(key);
+    if (i < 0) {
       PyErr_Format(PyExc_TypeError, "__dlpack__() got an unexpected keyword argument '%U'", key);
       return -1;
     }
+    values[i] = args[k];
   }
   return 0;
 }

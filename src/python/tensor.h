@@ -24,6 +24,16 @@ PyObject* pfpy_tensor_wrap(PFObject* obj);
  *  exception set (a BufferError naming the dtype for data DLPack cannot describe). */
 int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
 
+/*! NumPy's ndarray once an array was seen, and the last type seen with a DLPack C exchange API
+ *  (a torch tensor): their arguments go to pfpy_tensor_try_arg before any other probe. */
+extern PyTypeObject* pfpy_tensor_numpy_type;
+extern PyTypeObject* pfpy_tensor_exchange_type;
+
+/*! Whether `type` is one of those (never true for NULL). */
+static inline int pfpy_tensor_known_type(PyTypeObject* type) {
+  return type == pfpy_tensor_numpy_type || type == pfpy_tensor_exchange_type;
+}
+
 /*! _tensor_scratch_allocations(): the number of Scratch records (backing array arguments) ever
  *  allocated, as an int; the steady state reuses them from a free list. */
 PyObject* pfpy_tensor_scratch_allocations(PyObject* self, PyObject* unused);

@@ -113,17 +113,21 @@ static int64_t* scratch_dims(Scratch* s, int32_t ndim) {
 /* ---- NumPy: the buffer protocol
  * ------------------------------------------------------------------- */
 
-static PyTypeObject* numpy_ndarray = NULL; /* learnt from the first array seen; never imported */
+/* NumPy's ndarray, learnt from the first array seen (never imported), and the last type seen with
+ * a DLPack C exchange API (pfpy_tensor_known_type). */
+PyTypeObject* pfpy_tensor_numpy_type = NULL;
+PyTypeObject* pfpy_tensor_exchange_type = NULL;
+static const DLPackExchangeAPI* exchange_type_api = NULL; /* that type's API */
 
 static int is_numpy_array(PyObject* o) {
   PyTypeObject* type = Py_TYPE(o);
-  if (PFPY_LIKELY(type == numpy_ndarray)) return 1;
-  if (numpy_ndarray == NULL && strcmp(type->tp_name, "numpy.ndarray") == 0) {
+  if (PFPY_LIKELY(type == pfpy_tensor_numpy_type)) return 1;
+  if (pfpy_tensor_numpy_type == NULL && strcmp(type->tp_name, "numpy.ndarray") == 0) {
     Py_INCREF(type);
-    numpy_ndarray = type;
+    pfpy_tensor_numpy_type = type;
     return 1;
   }
-  return numpy_ndarray != NULL && PyType_IsSubtype(type, numpy_ndarray);
+  return pfpy_tensor_numpy_type != NULL && PyType_IsSubtype(type, pfpy_tensor_numpy_type);
 }
 
 /* The DLDataType of a buffer-protocol format; 0, or -1 when DLPack cannot describe it. */
@@ -497,6 +501,10 @@ static const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
   }
   const DLPackExchangeAPI* api = lookup_exchange_api(type);
   if (exchange_cache_used < EXCHANGE_CACHE_SIZE) {
+    if (api != NULL && api->dltensor_from_py_object_no_sync != NULL) { /* cache keeps `type` */
+      pfpy_tensor_exchange_type = type;
+      exchange_type_api = api;
+    }
     Py_INCREF(type);
     exchange_cache[exchange_cache_used].type = type;
     exchange_cache[exchange_cache_used].api = api;
@@ -599,6 +607,9 @@ static int tensor_temp(PyObject* t, PFPyArgs* pack, Py_ssize_t pos) {
 
 int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
   PyTypeObject* type = Py_TYPE(o);
+  if (type == pfpy_tensor_exchange_type && pos >= 0) { /* torch: no probing */
+    return exchange_arg(exchange_type_api, o, pack, pos) == 0 ? 1 : -1;
+  }
   if (is_numpy_array(o)) {
     if (pos >= 0) return numpy_arg(o, pack, pos, fname) == 0 ? 1 : -1;
     PFObject* h = NULL;

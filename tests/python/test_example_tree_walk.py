@@ -58,8 +58,11 @@ def test_errors_in_the_callback_propagate(example):
 
 
 def test_script_runs():
+    # The child imports the same packedfun this test runs on (installed or in-tree).
+    package_parent = str(Path(packedfun.__file__).resolve().parents[1])
     env = dict(
-        os.environ, PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", "")
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")])),
     )
     out = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, env=env,
                          timeout=600, check=True).stdout  # fmt: skip
