@@ -1,5 +1,6 @@
 // Tests of Any / AnyView: conversions both ways, error messages, ownership and reference counts.
 #include <gtest/gtest.h>
+#include "catch_error.h"
 #include <packedfun/packedfun.h>
 
 #include <cstring>
@@ -14,18 +15,6 @@ using packedfun::Error;
 using packedfun::Function;
 using packedfun::ObjectRef;
 using packedfun::String;
-
-/*! Runs `fn`, expecting a packedfun::Error; returns it. */
-template <typename F>
-Error Catch(F fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no packedfun::Error was thrown";
-  return Error("None", "none");
-}
 
 TEST(Any, DefaultIsNone) {
   Any a;

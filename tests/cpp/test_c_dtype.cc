@@ -1,5 +1,6 @@
 // Tests of the data type entry points of c_api.h: parsing and printing every DLPack type name.
 #include <gtest/gtest.h>
+#include "abi_values.h"
 #include <packedfun/c_api.h>
 
 #include <string>
@@ -22,18 +23,6 @@ std::string TakeString(PFAny* v) {
     ADD_FAILURE() << "not a string: type index " << v->type_index;
   }
   PFAnyRelease(v);
-  return s;
-}
-
-/*! Moves the pending error out and returns "Kind: message". */
-std::string TakeError() {
-  PFObject* err = nullptr;
-  PFErrorMoveFromRaised(&err);
-  if (err == nullptr) return "<no error>";
-  auto* e = reinterpret_cast<PFErrorObject*>(err);
-  std::string s = std::string(e->kind.data, e->kind.size) + ": " +
-                  std::string(e->message.data, e->message.size);
-  PFObjectDecRef(err);
   return s;
 }
 

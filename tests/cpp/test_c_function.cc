@@ -1,19 +1,12 @@
 // C-ABI tests: creating packed functions, calling them, ownership of `self` and call errors.
 #include <gtest/gtest.h>
+#include "abi_values.h"
 #include <packedfun/c_api.h>
 
 #include <cstring>
 #include <string>
 
 namespace {
-
-PFAny Int(int64_t v) {
-  PFAny a;
-  a.type_index = kPFTypeInt;
-  a.zero_padding = 0;
-  a.v_int64 = v;
-  return a;
-}
 
 PFAny None() {
   PFAny a;

@@ -1,5 +1,6 @@
 // Tests of the module entry points of c_api.h: loading fixture libraries and calling their exports.
 #include <gtest/gtest.h>
+#include "abi_values.h"
 #include <packedfun/c_api.h>
 
 #include <string>
@@ -16,19 +17,6 @@ extern "C" PACKEDFUN_EXPORT int __packedfun_test_system_echo(void* self, const P
 namespace {
 
 PFByteArray Bytes(const std::string& s) { return PFByteArray{s.data(), s.size()}; }
-
-std::string TakeError() {
-  PFObject* err = nullptr;
-  PFErrorMoveFromRaised(&err);
-  if (err == nullptr) return "<no error>";
-  auto* e = reinterpret_cast<PFErrorObject*>(err);
-  std::string s = std::string(e->kind.data, e->kind.size) + ": " +
-                  std::string(e->message.data, e->message.size);
-  PFObjectDecRef(err);
-  return s;
-}
-
-bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 /*! The text of a string PFAny (small or object form), or "<None>"; releases the value. */
 std::string TakeString(PFAny* v) {

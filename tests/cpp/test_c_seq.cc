@@ -1,5 +1,6 @@
 // C-ABI tests: Array and Shape creation, element ownership and conversion of borrowed kinds.
 #include <gtest/gtest.h>
+#include "abi_values.h"
 #include <packedfun/c_api.h>
 
 #include <cstring>
@@ -9,14 +10,6 @@ namespace {
 
 int g_freed = 0;
 void CountFree(void*) { ++g_freed; }
-
-PFAny Int(int64_t v) {
-  PFAny a;
-  a.type_index = kPFTypeInt;
-  a.zero_padding = 0;
-  a.v_int64 = v;
-  return a;
-}
 
 PFAny Obj(PFObject* obj) {
   PFAny a;

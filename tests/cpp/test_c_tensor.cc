@@ -1,5 +1,6 @@
 // Tests of the tensor entry points of c_api.h: DLPack adoption and export, empty tensors, errors.
 #include <gtest/gtest.h>
+#include "abi_values.h"
 #include <packedfun/c_api.h>
 
 #include <cstdint>
@@ -8,19 +9,6 @@
 #include <vector>
 
 namespace {
-
-std::string TakeError() {
-  PFObject* err = nullptr;
-  PFErrorMoveFromRaised(&err);
-  if (err == nullptr) return "<no error>";
-  auto* e = reinterpret_cast<PFErrorObject*>(err);
-  std::string s = std::string(e->kind.data, e->kind.size) + ": " +
-                  std::string(e->message.data, e->message.size);
-  PFObjectDecRef(err);
-  return s;
-}
-
-bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 /*! A producer's tensor: owns shape, strides and data; counts how often its deleter ran. */
 struct Producer {

@@ -1,5 +1,6 @@
 // Tests of packedfun::Error and the throw/check macros.
 #include <gtest/gtest.h>
+#include "catch_error.h"
 #include <packedfun/packedfun.h>
 
 #include <string>
@@ -7,17 +8,6 @@
 namespace {
 
 using packedfun::Error;
-
-template <typename F>
-Error Catch(F fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no packedfun::Error was thrown";
-  return Error("None", "none");
-}
 
 TEST(Error, KindMessageWhat) {
   Error e("ValueError", "bad value");

@@ -1,6 +1,7 @@
 // Tests of Function: typed and packed wrappers, conversions, exact TypeErrors, C++ calls,
 // lifetimes.
 #include <gtest/gtest.h>
+#include "catch_error.h"
 #include <packedfun/packedfun.h>
 
 #include <new>
@@ -16,17 +17,6 @@ using packedfun::Error;
 using packedfun::Function;
 using packedfun::PackedArgs;
 using packedfun::String;
-
-template <typename F>
-Error Catch(F fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no packedfun::Error was thrown";
-  return Error("None", "none");
-}
 
 int64_t Add(int64_t a, int64_t b) { return a + b; }
 

@@ -1,5 +1,6 @@
 // Tests of global registration: the macro, lookups, duplicates, docs and DLL-exported symbols.
 #include <gtest/gtest.h>
+#include "catch_error.h"
 #include <packedfun/packedfun.h>
 
 #include <algorithm>
@@ -33,17 +34,6 @@ PACKEDFUN_REGISTER_GLOBAL("test_registry.body")
 PACKEDFUN_DLL_EXPORT_TYPED_FUNC(test_add, AddIntegers);
 PACKEDFUN_DLL_EXPORT_DOC(test_add, "Adds two integers.");
 PACKEDFUN_DLL_EXPORT_PACKED_FUNC(test_count, [](PackedArgs args, Any* rv) { *rv = args.size(); });
-
-template <typename F>
-Error Catch(F fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no packedfun::Error was thrown";
-  return Error("None", "none");
-}
 
 TEST(Registry, StaticRegistration) {
   Function add = Function::GetGlobalRequired("test_registry.add");

@@ -1,5 +1,6 @@
 // Tests of the C++ Tensor, TensorView, data type and device helpers, and typed tensor functions.
 #include <gtest/gtest.h>
+#include "catch_error.h"
 #include <packedfun/packedfun.h>
 
 #include <string>
@@ -13,17 +14,6 @@ using packedfun::Error;
 using packedfun::Function;
 using packedfun::Tensor;
 using packedfun::TensorView;
-
-template <typename F>
-Error Catch(F fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no packedfun::Error was thrown";
-  return Error("None", "none");
-}
 
 TEST(DataType, ParsePrintAndCompare) {
   EXPECT_EQ(packedfun::DataTypeFromString("float32"), packedfun::kFloat32);
