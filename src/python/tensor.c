@@ -213,7 +213,16 @@ static int parse_dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject
     PyErr_SetString(PyExc_TypeError, "__dlpack__() takes keyword arguments only");
     return -1;
   }
+  /* Consumers pass the same kwnames tuple on every call (a code object's constant): remember the
+   * last one (a reference keeps it, so identity stays meaningful) and where its keys go. */
+  static PyObject* last_kwnames = NULL;
+  static int last_index[4];
+  int index[4] = {0, 0, 0, 0};
   Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+  if (kwnames != NULL && kwnames == last_kwnames) {
+    for (Py_ssize_t k = 0; k < nkw; ++k) values[last_index[k]] = args[k];
+    return 0;
+  }
   for (Py_ssize_t k = 0; k < nkw; ++k) {
     PyObject* key = PyTuple_GET_ITEM(kwnames, k);
     int i = dlpack_kwarg_index(key);
@@ -222,6 +231,12 @@ static int parse_dlpack_kwargs(PyObject* const* args, Py_ssize_t nargs, PyObject
       return -1;
     }
     values[i] = args[k];
+    if (k < 4) index[k] = i;
+  }
+  if (nkw > 0 && nkw <= 4) { /* all valid: remember them */
+    memcpy(last_index, index, sizeof(index));
+    Py_INCREF(kwnames);
+    Py_XSETREF(last_kwnames, kwnames);
   }
   return 0;
 }

@@ -38,6 +38,10 @@ static inline int pfpy_tensor_known_type(PyTypeObject* type) {
  *  allocated, as an int; the steady state reuses them from a free list. */
 PyObject* pfpy_tensor_scratch_allocations(PyObject* self, PyObject* unused);
 
+/*! Converts packedfun.dtype or packedfun.device `o` (its type checked by the caller) into `*out`
+ *  (tensor_value.c). Returns 1, or -1 with an exception. */
+int pfpy_tensor_pod_arg(PyObject* o, PFAny* out);
+
 /*! A packedfun.dtype for `dtype` (a (code, bits, lanes) tuple before packedfun.tensor has
  *  registered its classes). New reference, or NULL with an exception. */
 PyObject* pfpy_dtype_to_py(DLDataType dtype);

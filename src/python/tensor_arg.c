@@ -1,14 +1,10 @@
 /* Array arguments without Python-level DLPack: NumPy through the buffer protocol, torch through
- * its DLPack C exchange API, anything else through __dlpack__; dtype and device values. */
+ * its DLPack C exchange API, anything else through __dlpack__. */
 #include "tensor.h"
 
 #include <string.h>
 
-PyObject* pfpy_dtype_class = NULL;
-PyObject* pfpy_device_class = NULL;
-
-/* ---- per-call scratch: a borrowed DLTensor and what backs it
- * --------------------------------------- */
+/* ---- per-call scratch: a borrowed DLTensor and what backs it ----------------------------- */
 
 #define SCRATCH_INLINE_RANK 6
 
@@ -110,8 +106,7 @@ static int64_t* scratch_dims(Scratch* s, int32_t ndim) {
   return s->heap;
 }
 
-/* ---- NumPy: the buffer protocol
- * ------------------------------------------------------------------- */
+/* ---- NumPy: the buffer protocol ---------------------------------------------------------- */
 
 /* NumPy's ndarray, learnt from the first array seen (never imported), and the last type seen with
  * a DLPack C exchange API (pfpy_tensor_known_type). */
@@ -469,8 +464,7 @@ static int numpy_import(PyObject* o, PFObject** out, PyObject* fname, Py_ssize_t
   return numpy_adopt(nm, view.readonly, out);
 }
 
-/* ---- torch and other producers of the DLPack C exchange API
- * --------------------------------------- */
+/* ---- torch and other producers of the DLPack C exchange API ------------------------------ */
 
 #define EXCHANGE_CACHE_SIZE 16
 
@@ -536,8 +530,7 @@ static int exchange_import(const DLPackExchangeAPI* api, PyObject* o, PFObject**
   return 0;
 }
 
-/* ---- entry points
- * --------------------------------------------------------------------------------- */
+/* ---- entry points ------------------------------------------------------------------------ */
 
 /* Fast owned import: 0 with *out, -1 when `x` has no fast route (no exception), -2 on error. */
 int pfpy_tensor_fast_import(PyObject* x, PFObject** out) {
@@ -545,38 +538,6 @@ int pfpy_tensor_fast_import(PyObject* x, PFObject** out) {
   const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x));
   if (api != NULL) return exchange_import(api, x, out) == 0 ? 0 : -2;
   return -1;
-}
-
-/* Reads int attribute `name` of `o` into *out; -1 with an exception. */
-static int int_attr(PyObject* o, const char* name, long* out) {
-  PyObject* v = PyObject_GetAttrString(o, name);
-  if (v == NULL) return -1;
-  *out = PyLong_AsLong(v);
-  Py_DECREF(v);
-  return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
-}
-
-static int pod_arg(PyObject* o, PFAny* out) {
-  long a, b, c = 1;
-  if ((PyObject*)Py_TYPE(o) == pfpy_dtype_class) {
-    if (int_attr(o, "type_code", &a) || int_attr(o, "bits", &b) || int_attr(o, "lanes", &c)) {
-      return -1;
-    }
-    out->type_index = kPFTypeDataType;
-    out->zero_padding = 0;
-    out->v_int64 = 0;
-    out->v_dtype.code = (uint8_t)a;
-    out->v_dtype.bits = (uint8_t)b;
-    out->v_dtype.lanes = (uint16_t)c;
-    return 1;
-  }
-  if (int_attr(o, "device_type", &a) || int_attr(o, "device_id", &b)) return -1;
-  out->type_index = kPFTypeDevice;
-  out->zero_padding = 0;
-  out->v_int64 = 0;
-  out->v_device.device_type = (DLDeviceType)a;
-  out->v_device.device_id = (int32_t)b;
-  return 1;
 }
 
 /* Passes packedfun.Tensor `t` (stolen) as an argument: for a call (pos >= 0) a Scratch keeps
@@ -625,7 +586,7 @@ int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* f
   }
   if (pfpy_dtype_class != NULL &&
       ((PyObject*)type == pfpy_dtype_class || (PyObject*)type == pfpy_device_class)) {
-    return pod_arg(o, &pack->args[pos < 0 ? 0 : pos]);
+    return pfpy_tensor_pod_arg(o, &pack->args[pos < 0 ? 0 : pos]);
   }
   static PyObject* dlpack_name = NULL;
   if (dlpack_name == NULL && (dlpack_name = PyUnicode_InternFromString("__dlpack__")) == NULL) {
@@ -633,23 +594,4 @@ int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* f
   }
   if (_PyType_Lookup(type, dlpack_name) != NULL) return tensor_temp(pfpy_from_dlpack(o), pack, pos);
   return 0;
-}
-
-/* ---- dtype and device results
- * ---------------------------------------------------------------------- */
-
-PyObject* pfpy_dtype_to_py(DLDataType dtype) {
-  if (pfpy_dtype_class == NULL) {
-    return Py_BuildValue("(iii)", (int)dtype.code, (int)dtype.bits, (int)dtype.lanes);
-  }
-  return PyObject_CallMethod(pfpy_dtype_class, "_from_dl", "iii", (int)dtype.code, (int)dtype.bits,
-                             (int)dtype.lanes);
-}
-
-PyObject* pfpy_device_to_py(DLDevice device) {
-  if (pfpy_device_class == NULL) {
-    return Py_BuildValue("(ii)", (int)device.device_type, (int)device.device_id);
-  }
-  return PyObject_CallFunction(pfpy_device_class, "ii", (int)device.device_type,
-                               (int)device.device_id);
 }
