@@ -174,7 +174,11 @@ class FieldDescriptor:
         setter = self._setter
         assert setter is not None  # read-only fields have none and were refused above
         if setter(address, PFAny.from_buffer_copy(packed)):
-            raise_last_error(self.__qualname__)
+            try:
+                raise_last_error(self.__qualname__)
+            except (TypeError, OverflowError) as exc:
+                # The setter says what it expected; name the field in front of it.
+                raise type(exc)(f"{self.__qualname__}: {exc}") from None
 
     def __delete__(self, obj) -> None:
         raise AttributeError(

@@ -188,6 +188,27 @@ static PyObject* field_get(PyObject* self, PyObject* obj, PyObject* type) {
   return pfpy_any_steal_to_py(&v);
 }
 
+/* A setter's TypeError/OverflowError says what it expected; name the field in front of it. */
+static PFPY_NOINLINE void prefix_field_error(PyObject* qualname) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (value != NULL && (type == PyExc_TypeError || type == PyExc_OverflowError)) {
+    PyObject* renamed = PyUnicode_FromFormat("%U: %S", qualname, value);
+    if (renamed != NULL) {
+      Py_DECREF(value);
+      value = PyObject_CallOneArg(type, renamed);
+      Py_DECREF(renamed);
+      if (value == NULL) {
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        return;
+      }
+    }
+  }
+  PyErr_Restore(type, value, tb);
+}
+
 static int field_set(PyObject* self, PyObject* obj, PyObject* value) {
   FieldDescr* d = (FieldDescr*)self;
   if (value == NULL || d->readonly) {
@@ -203,6 +224,7 @@ static int field_set(PyObject* self, PyObject* obj, PyObject* value) {
   pfpy_one_arg_release(&a);
   if (rc != 0) {
     pfpy_raise_native(d->qualname);
+    prefix_field_error(d->qualname);
     return -1;
   }
   return 0;

@@ -77,11 +77,11 @@ def test_read_write_fields_and_type_errors():
     m.name = "renamed"
     m.child = Base(9)
     assert (m.count, m.ratio, m.name, m.child.value) == (7, 0.5, "renamed", 9)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^testing\.Mutable\.count: expected int, got str$"):
         m.count = "seven"
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^testing\.Mutable\.child: expected testing\.Base"):
         m.child = TestIntPair(1, 2)
-    with pytest.raises(OverflowError):
+    with pytest.raises(OverflowError, match=r"^testing\.Mutable\.small: .*int32"):
         m.small = 2**40
     m.child = None
     assert m.child is None and m.count == 7
