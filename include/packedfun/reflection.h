@@ -92,16 +92,32 @@ int FieldSetter(void* field, const PFAny* value) noexcept {
   }
 }
 
-/*! The receiver of an instance method: a non-null reference to a T (or a subclass). */
+/*! The receiver of an instance method, borrowed: the caller keeps the object alive for the
+ *  call, so taking it costs no reference count traffic. */
 template <typename T>
-class MethodSelf : public ObjectRef {
- public:
-  MethodSelf() noexcept = default;
-  T* get_mutable() const noexcept { return static_cast<T*>(get()); }
-  static constexpr bool _type_is_nullable = false;
-  static bool _type_accepts(int32_t type_index) { return IsInstanceIndex<T>(type_index); }
-  static const char* _type_name() noexcept { return T::_type_key; }
+struct MethodSelf {
+  T* ptr;
 };
+
+}  // namespace detail
+
+/*! Checked like a non-null T reference ("expected <type key>, got X"), read without a copy. */
+template <typename T>
+struct TypeTraits<detail::MethodSelf<T>> {
+  static bool ArgCheck(const PFAny* v) noexcept {
+    return v->type_index != kPFTypeNone && IsInstanceIndex<T>(v->type_index);
+  }
+  static detail::MethodSelf<T> ArgGet(const PFAny* v) noexcept {
+    return detail::MethodSelf<T>{static_cast<T*>(v->v_obj)};
+  }
+  static std::optional<detail::MethodSelf<T>> TryFrom(const PFAny* v) noexcept {
+    if (!ArgCheck(v)) return std::nullopt;
+    return ArgGet(v);
+  }
+  static std::string TypeName() { return T::_type_key; }
+};
+
+namespace detail {
 
 /*! Binds a member function pointer as a callable taking the receiver first. */
 template <typename T, typename M>
@@ -109,12 +125,12 @@ struct MemberMethod;
 template <typename T, typename C, typename R, typename... A>
 struct MemberMethod<T, R (C::*)(A...)> {
   R (C::*m)(A...);
-  R operator()(MethodSelf<T> self, A... a) const { return (self.get_mutable()->*m)(a...); }
+  R operator()(MethodSelf<T> self, A... a) const { return (self.ptr->*m)(a...); }
 };
 template <typename T, typename C, typename R, typename... A>
 struct MemberMethod<T, R (C::*)(A...) const> {
   R (C::*m)(A...) const;
-  R operator()(MethodSelf<T> self, A... a) const { return (self.get_mutable()->*m)(a...); }
+  R operator()(MethodSelf<T> self, A... a) const { return (self.ptr->*m)(a...); }
 };
 
 /*! Byte offset of `member` from the PFObject header of a T. */
