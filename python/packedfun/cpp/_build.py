@@ -172,33 +172,13 @@ class BuildPlan:
         """The command that compiles one source into `obj`, writing its make-style depfile."""
         if source in self.cuda_files:
             assert self.nvcc is not None
-            return [
-                *self.nvcc.argv(),
-                *_CUDA_BASE_FLAGS,
-                *self._includes(),
-                *self.cuda_cflags,
-                "-MMD",
-                "-MF",
-                dep,
-                "-c",
-                source,
-                "-o",
-                obj,
-            ]
-        base = _C_BASE_FLAGS if source in self.c_files else _CXX_BASE_FLAGS
-        return [
-            *self.cxx.argv(),
-            *base,
-            *self._includes(),
-            *self.cflags,
-            "-MMD",
-            "-MF",
-            dep,
-            "-c",
-            source,
-            "-o",
-            obj,
-        ]
+            tool = [*self.nvcc.argv(), *_CUDA_BASE_FLAGS]
+            flags = self.cuda_cflags
+        else:
+            base = _C_BASE_FLAGS if source in self.c_files else _CXX_BASE_FLAGS
+            tool = [*self.cxx.argv(), *base]
+            flags = self.cflags
+        return [*tool, *self._includes(), *flags, "-MMD", "-MF", dep, "-c", source, "-o", obj]
 
     def link_command(self, objects: list[str]) -> list[str]:
         return [*self.cxx.argv(), "-shared", *objects, "-o", self.output, *self.ldflags]
