@@ -68,7 +68,7 @@ def _build_and_test(build_dir: Path, extra: list) -> None:
     proc = _configure(cmake, build_dir, extra)
     if proc.returncode != 0:
         if "GTest" in proc.stdout + proc.stderr:
-            _missing("GoogleTest not found by CMake (apt-get install libgtest-dev)")
+            pytest.fail("CMake could not configure the vendored GoogleTest:\n" + _tail(proc))
         pytest.fail("CMake configure of the C++ tests failed:\n" + _tail(proc))
 
     proc = _run([cmake, "--build", build_dir, "-j", JOBS], timeout=1800)
