@@ -157,9 +157,9 @@ def _load_packedfun_ctypes(out_dir: Path) -> Peer:
     import packedfun
     import packedfun.testing  # noqa: F401 - registers the testing.* functions
 
-    if packedfun.BACKEND == "_ctypes_backend":
+    if packedfun.BACKEND == "ctypes":
         raise RuntimeError("it is the backend in use (see the packedfun column)")
-    backend = importlib.import_module("packedfun._ctypes_backend")
+    backend = importlib.import_module("packedfun._ctypes.backend")
     fn = {key: backend.get_global_func(name) for key, name in _PACKEDFUN_NAMES.items()}
 
     def register_global(name: str, f: Callable) -> None:

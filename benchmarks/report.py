@@ -33,7 +33,7 @@ def load_average() -> str:
 
 
 def packedfun_backend(peers) -> str:
-    """Return the backend the packedfun column measured ("_core" or "_ctypes_backend")."""
+    """Return the backend the packedfun column measured ("_core" or "ctypes")."""
     peer = peers.loaded.get("packedfun")
     return getattr(peer.raw, "BACKEND", "?") if peer is not None else "-"
 

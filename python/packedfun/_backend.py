@@ -17,7 +17,7 @@ __all__ = ["core", "BACKEND"]
 _choice = os.environ.get("PACKEDFUN_BACKEND", "").strip().lower()
 
 if _choice == "ctypes":
-    from . import _ctypes_backend as core
+    from ._ctypes import backend as core
 elif _choice in ("", "core", "_core"):
     try:
         from . import _core as core  # type: ignore[no-redef]
@@ -30,9 +30,9 @@ elif _choice in ("", "core", "_core"):
             RuntimeWarning,
             stacklevel=2,
         )
-        from . import _ctypes_backend as core  # type: ignore[no-redef]
+        from ._ctypes import backend as core  # type: ignore[no-redef]
 else:
     raise ImportError(f"PACKEDFUN_BACKEND={_choice!r}: expected 'core' or 'ctypes'")
 
-#: Name of the backend in use: "_core" or "_ctypes_backend".
-BACKEND: str = core.__name__.rsplit(".", 1)[-1]
+#: Name of the backend in use: "_core" or "ctypes".
+BACKEND: str = "_core" if core.__name__ == "packedfun._core" else "ctypes"

@@ -1,5 +1,5 @@
 # The ctypes backend: selection, use without _core, its ABI mirrors, and the whole suite on it.
-"""Tests of ``packedfun._ctypes_backend``.
+"""Tests of ``packedfun._ctypes.backend``.
 
 Tests specific to the backend (selection, loading without ``_core``, the ABI mirrors against the C
 compiler's layout, lifetimes of what it hands to native code) run in-process against the module
@@ -22,10 +22,10 @@ from pathlib import Path
 import packedfun
 import packedfun.testing  # noqa: F401 - loads the testing library (registers testing.*)
 import pytest
-from packedfun import _ctypes_abi as abi
-from packedfun import _ctypes_backend as cb
-from packedfun import _ctypes_errors as errors
-from packedfun import _ctypes_values as values
+from packedfun._ctypes import abi as abi
+from packedfun._ctypes import backend as cb
+from packedfun._ctypes import errors as errors
+from packedfun._ctypes import values as values
 
 TESTS_DIR = Path(__file__).resolve().parent
 PACKAGE_PARENT = str(Path(packedfun.__file__).resolve().parents[1])
@@ -57,8 +57,8 @@ def test_env_var_selects_the_ctypes_backend():
         import sys
         import packedfun, packedfun.testing
         from packedfun import _backend
-        assert _backend.core.__name__ == "packedfun._ctypes_backend", _backend.core.__name__
-        assert packedfun.BACKEND == "_ctypes_backend"
+        assert _backend.core.__name__ == "packedfun._ctypes.backend", _backend.core.__name__
+        assert packedfun.BACKEND == "ctypes"
         assert "packedfun._core" not in sys.modules
         assert packedfun.Function is _backend.core.Function
         print(packedfun.testing.echo("via ctypes"))
@@ -78,7 +78,7 @@ def test_loads_and_works_without_core():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             import packedfun, packedfun.testing
-        assert packedfun.BACKEND == "_ctypes_backend"
+        assert packedfun.BACKEND == "ctypes"
         assert any("ctypes backend" in str(w.message) for w in caught), caught
         assert packedfun.testing.apply(lambda a, b: a * b, 6, 7) == 42
         print("ok")

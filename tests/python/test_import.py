@@ -44,7 +44,7 @@ def test_public_api():
 def test_ctypes_backend_selected_by_environment():
     result = run_python("import packedfun; print(packedfun.BACKEND)", PACKEDFUN_BACKEND="ctypes")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "_ctypes_backend"
+    assert result.stdout.strip() == "ctypes"
 
 
 def test_unknown_backend_rejected():

@@ -197,13 +197,13 @@ def test_tensor_view_fast_path_allocates_nothing_in_steady_state(funcs):
     _collect()
     if pf._backend.core.__name__ != "packedfun._core":
         # ctypes builds a few ctypes objects per call; no keeper may outlive its call.
-        from packedfun import _ctypes_values
+        from packedfun._ctypes import values as ctypes_values
 
-        held = len(_ctypes_values._handles)
+        held = len(ctypes_values._handles)
         for _ in range(2000):
             assert f(arr) == 1
         _collect()
-        assert len(_ctypes_values._handles) <= held
+        assert len(ctypes_values._handles) <= held
         return
     count = pf._backend.core._tensor_scratch_allocations
     made = count()

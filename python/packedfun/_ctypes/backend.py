@@ -12,13 +12,13 @@ import ctypes
 import os
 from ctypes import byref, c_int, c_int32, c_void_p
 
-from . import _ctypes_abi as abi
-from ._ctypes_abi import LIB, PFAny, PFByteArray
-from ._ctypes_containers import Array, Dict, List, Map, Shape
-from ._ctypes_errors import error_get_backtrace, raise_last_error, set_error_factory
-from ._ctypes_modules import *  # noqa: F403 (module entry points; see _ctypes_modules.__all__)
-from ._ctypes_modules import __all__ as _module_names
-from ._ctypes_objects import (
+from . import abi as abi
+from .abi import LIB, PFAny, PFByteArray
+from .containers import Array, Dict, List, Map, Shape
+from .errors import error_get_backtrace, raise_last_error, set_error_factory
+from .modules import *  # noqa: F403 (module entry points; see _ctypes.modules.__all__)
+from .modules import __all__ as _module_names
+from .objects import (
     ConstructorDescriptor,
     FieldDescriptor,
     MethodDescriptor,
@@ -26,10 +26,10 @@ from ._ctypes_objects import (
     type_is_instance,
     type_key_to_index,
 )
-from ._ctypes_pack import pack_value as _pack_value
-from ._ctypes_tensor import *  # noqa: F403 (tensor entry points; see _ctypes_tensor.__all__)
-from ._ctypes_tensor import __all__ as _tensor_names
-from ._ctypes_values import (
+from .pack import pack_value as _pack_value
+from .tensor import *  # noqa: F403 (tensor entry points; see _ctypes.tensor.__all__)
+from .tensor import __all__ as _tensor_names
+from .values import (
     Function,
     Object,
     borrow_any,
@@ -60,7 +60,7 @@ __all__ = [
     "module_get_function",
 ]
 __all__ += _module_names
-__all__ += [  # objects and containers (issue 3; _ctypes_objects.py, _ctypes_containers.py)
+__all__ += [  # objects and containers (issue 3; _ctypes/objects.py, _ctypes/containers.py)
     "type_key_to_index",
     "type_info",
     "type_is_instance",
@@ -83,7 +83,7 @@ LIB_PATH: str = abi.LIB_PATH
 _ABI_MAJOR = 1
 if ABI_VERSION >> 16 != _ABI_MAJOR:
     raise ImportError(
-        f"packedfun._ctypes_backend was written for ABI {_ABI_MAJOR}.x but the runtime is "
+        f"packedfun._ctypes.backend was written for ABI {_ABI_MAJOR}.x but the runtime is "
         f"{ABI_VERSION >> 16}.{ABI_VERSION & 0xFFFF}"
     )
 

@@ -1,15 +1,15 @@
 # The ctypes backend's bindings of the PFModule* entry points beyond load and get_function.
-"""Module entry points for :mod:`packedfun._ctypes_backend` (same names as in ``_core``)."""
+"""Module entry points for :mod:`packedfun._ctypes.backend` (same names as in ``_core``)."""
 
 from __future__ import annotations
 
 import ctypes
 from ctypes import byref, c_int32, c_void_p
 
-from . import _ctypes_abi as abi
-from ._ctypes_abi import LIB, PFAny, PFByteArray
-from ._ctypes_errors import raise_last_error
-from ._ctypes_values import Object, take_any, tp_name, wrap
+from . import abi as abi
+from .abi import LIB, PFAny, PFByteArray
+from .errors import raise_last_error
+from .values import Object, take_any, tp_name, wrap
 
 __all__ = [
     "module_system_lib",

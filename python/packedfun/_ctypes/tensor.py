@@ -1,5 +1,5 @@
 # Tensors for the ctypes backend: packedfun.Tensor, DLPack capsules both ways, array arguments.
-"""The tensor half of :mod:`packedfun._ctypes_backend`, matching ``src/python/tensor*.c``.
+"""The tensor half of :mod:`packedfun._ctypes.backend`, matching ``src/python/tensor*.c``.
 
 DLPack capsules are made and consumed through ``ctypes.pythonapi``; NumPy arguments travel as a
 promotable ``DLTensor*`` (a ``PFDLTensorArg`` filled from ``__array_interface__``, no DLPack call,
@@ -26,9 +26,9 @@ from ctypes import (
     py_object,
 )
 
-from . import _ctypes_abi as abi
-from ._ctypes_abi import LIB, DLDataType, DLDevice, PFAny
-from ._ctypes_values import Object, _pack_ptr, make_opaque, raise_last_error, wrap
+from . import abi as abi
+from .abi import LIB, DLDataType, DLDevice, PFAny
+from .values import Object, _pack_ptr, make_opaque, raise_last_error, wrap
 
 __all__ = ["Tensor", "from_dlpack", "_set_tensor_classes", "_dtype_from_string",
            "_dtype_to_string", "_tensor_scratch_allocations"]  # fmt: skip
@@ -400,6 +400,6 @@ def _dtype_to_string(code: int, bits: int, lanes: int) -> str:
     out = PFAny()
     if LIB.PFDataTypeToString(DLDataType(code, bits, lanes), byref(out)):
         raise_last_error("dtype")
-    from ._ctypes_values import take_any
+    from .values import take_any
 
     return take_any(out)

@@ -1,5 +1,5 @@
 # Packing Python arguments into PFAny arrays for the ctypes backend (the Python -> native half).
-"""Argument conversion of :mod:`packedfun._ctypes_backend`, following "Value conversion" in
+"""Argument conversion of :mod:`packedfun._ctypes.backend`, following "Value conversion" in
 docs/internals/python-backends.md and the wording of ``_core``'s messages. Arguments become the
 bytes of a ``PFAny`` array; anything they point into (UTF-8 of a str, PFByteArray views, Functions
 made from callables, Opaque objects) is appended to a ``temps`` list the caller keeps alive for
@@ -13,11 +13,11 @@ import struct
 import sys
 from ctypes import addressof, c_void_p
 
-from . import _ctypes_abi as abi
-from . import _ctypes_errors as _errors
-from . import _ctypes_tensor as _tensor
-from ._ctypes_abi import PFByteArray
-from ._ctypes_values import (
+from . import abi as abi
+from . import errors as _errors
+from . import tensor as _tensor
+from .abi import PFByteArray
+from .values import (
     _FALSE,
     _INT64_MAX,
     _INT64_MIN,
@@ -261,4 +261,4 @@ def _name_opaque_args(exc: TypeError, args: tuple, packed: bytes) -> None:
         exc.args = (f"{message} ({parts})",)
 
 
-from . import _ctypes_containers as _containers  # noqa: E402  (imports this module)
+from . import containers as _containers  # noqa: E402  (imports this module)

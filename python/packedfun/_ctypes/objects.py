@@ -1,5 +1,5 @@
 # The ctypes backend's object system: type table, class dispatch, reflected fields and methods.
-"""Reflection of :mod:`packedfun._ctypes_backend` (issue 3), over ``PFTypeGetInfo`` alone.
+"""Reflection of :mod:`packedfun._ctypes.backend` (issue 3), over ``PFTypeGetInfo`` alone.
 
 Fields are read and written through the ``PFFieldGetter``/``PFFieldSetter`` of their
 ``PFFieldInfo`` (called at ``handle + offset``), methods are the Functions of ``PFMethodInfo``.
@@ -13,9 +13,9 @@ import operator
 from ctypes import POINTER, byref, c_int32, c_void_p
 from types import MethodType
 
-from . import _ctypes_abi as abi
-from ._ctypes_abi import LIB, PFAny, PFByteArray
-from ._ctypes_values import (
+from . import abi as abi
+from .abi import LIB, PFAny, PFByteArray
+from .values import (
     C_TYPES,
     Function,
     Object,
@@ -254,5 +254,5 @@ for _cls in (FieldDescriptor, MethodDescriptor, ConstructorDescriptor):
     _cls.__module__ = "packedfun._core"  # named as _core's C types are
     C_TYPES.add(_cls)
 
-from . import _ctypes_containers as _containers  # noqa: E402
-from . import _ctypes_pack as _pack  # noqa: E402
+from . import containers as _containers  # noqa: E402
+from . import pack as _pack  # noqa: E402

@@ -1,5 +1,5 @@
 # The ctypes backend's containers: Array/List/Map/Dict/Shape wrappers over the native objects.
-"""Containers of :mod:`packedfun._ctypes_backend` (issue 3; the interface is "Objects and
+"""Containers of :mod:`packedfun._ctypes.backend` (issue 3; the interface is "Objects and
 containers" in docs/internals/python-backends.md, the behaviour that of ``_core``'s
 ``src/python/container*.c`` and ``convert_container.c``).
 
@@ -16,9 +16,9 @@ import struct
 import sys
 from ctypes import byref, c_int, c_int64, c_void_p, string_at
 
-from . import _ctypes_abi as abi
-from ._ctypes_abi import LIB, PFAny
-from ._ctypes_values import (
+from . import abi as abi
+from .abi import LIB, PFAny
+from .values import (
     C_TYPES,
     Object,
     _pack_ptr,
@@ -489,7 +489,7 @@ def pack_container(packer, value, create=None) -> Object:
     """A new native Array (list/tuple) or Map (dict), or the kind ``create`` makes, holding the
     converted elements of ``value``, nested containers converted the same way (iteratively, so
     the nesting limit is ``sys.getrecursionlimit()`` as in ``_core``, never this stack).
-    ``packer`` (a :class:`packedfun._ctypes_pack._Packer`) converts the other elements with its
+    ``packer`` (a :class:`packedfun._ctypes.pack._Packer`) converts the other elements with its
     ``pos`` set to the element's path (``0[3]['k']``; ``value[3]`` outside an argument); its
     ``active`` set holds the containers on the current path (met again: it contains itself).
     Elements converted before a failure are released with their frame."""
@@ -576,4 +576,4 @@ def make_shape(items) -> Object:
     return wrap(out.value or 0, abi.kPFTypeShape, Object)
 
 
-from . import _ctypes_pack as _pack  # noqa: E402  (imports this module at its end)
+from . import pack as _pack  # noqa: E402  (imports this module at its end)

@@ -1,8 +1,8 @@
 # Object wrappers, native -> Python conversion and Python callbacks of the ctypes backend.
-"""The core of :mod:`packedfun._ctypes_backend`: wrappers owning native objects (``Object``,
+"""The core of :mod:`packedfun._ctypes.backend`: wrappers owning native objects (``Object``,
 ``Function``), unpacking of results into Python values, and Python callables and objects handed
-to native code. Packing arguments lives in :mod:`packedfun._ctypes_pack`, error translation in
-:mod:`packedfun._ctypes_errors`.
+to native code. Packing arguments lives in :mod:`packedfun._ctypes.pack`, error translation in
+:mod:`packedfun._ctypes.errors`.
 
 Python objects handed to native code (callables behind a Function, any other object behind an
 Opaque) are kept in ``_handles`` under an integer id; that id is the native ``self``/``handle`` and
@@ -18,8 +18,8 @@ import struct
 import weakref
 from ctypes import addressof, byref, c_int32, c_uint64, c_void_p, string_at
 
-from . import _ctypes_abi as abi
-from ._ctypes_abi import LIB, PFAny
+from . import abi as abi
+from .abi import LIB, PFAny
 
 _IncRef = LIB.PFObjectIncRef
 _DecRef = LIB.PFObjectDecRef
@@ -506,12 +506,12 @@ def store_result(value, result: int) -> None:
 
 
 def raise_last_error(fname=None):
-    """Raises the pending native error (see :func:`packedfun._ctypes_errors.raise_last_error`)."""
+    """Raises the pending native error (see :func:`packedfun._ctypes.errors.raise_last_error`)."""
     _errors.raise_last_error(fname)
 
 
 # Packing and errors live in their own modules, which import from this one: bound last.
-from . import _ctypes_errors as _errors  # noqa: E402
-from . import _ctypes_objects as _objects  # noqa: E402
-from . import _ctypes_pack as _pack  # noqa: E402
-from . import _ctypes_tensor as _tensor  # noqa: E402
+from . import errors as _errors  # noqa: E402
+from . import objects as _objects  # noqa: E402
+from . import pack as _pack  # noqa: E402
+from . import tensor as _tensor  # noqa: E402

@@ -1,5 +1,5 @@
 # Errors crossing the ctypes backend's boundary: native Error objects <-> Python exceptions.
-"""Error translation of :mod:`packedfun._ctypes_backend`, following the "Errors" section of
+"""Error translation of :mod:`packedfun._ctypes.backend`, following the "Errors" section of
 docs/internals/python-backends.md: a native error whose cause is an Opaque made by this backend
 re-raises the very Python exception a callback raised; any other error goes through the factory
 installed with ``set_error_factory``. A Python exception escaping a callback becomes an Error of
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from ctypes import byref, c_int32, c_void_p
 
-from . import _ctypes_abi as abi
-from ._ctypes_abi import LIB, PFByteArray
-from ._ctypes_values import (
+from . import abi as abi
+from .abi import LIB, PFByteArray
+from .values import (
     Object,
     _DecRef,
     _free_handle_c,

@@ -3,7 +3,7 @@
 
 This module holds nothing but the ``Structure`` mirrors of the ABI structs, the type-index
 constants and the ``argtypes``/``restype`` of every entry point; the ctypes backend
-(:mod:`packedfun._ctypes_backend`) builds on it. It is private: import it only from the backend.
+(:mod:`packedfun._ctypes.backend`) builds on it. It is private: import it only from the backend.
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ else:
 
 def _package_library() -> str:
     """The runtime library next to this package (``lib/``, in-tree and installed alike)."""
-    lib_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
+    lib_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib")
     path = os.path.join(lib_dir, _LIB_NAME)
     if not os.path.exists(path):
         raise ImportError(
