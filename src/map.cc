@@ -1,6 +1,8 @@
 // Map and Dict: an insertion-ordered hash map keyed by value (strings, bytes, numbers) or identity.
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <string_view>
 #include <vector>
 
@@ -65,13 +67,41 @@ uint64_t Mix(uint64_t x) noexcept {
   return x ^ (x >> 33);
 }
 
-uint64_t HashKey(const KeyView& k) noexcept {
-  if (k.kind == KeyView::kStr || k.kind == KeyView::kBytes) {
-    uint64_t h = 1469598103934665603ULL;  // FNV-1a
-    for (char c : k.text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    return Mix(h + k.kind);
+/*! Two secret words drawn once per process. Keys are hashed under them so that nobody can pick
+ *  keys that all land in one probe chain (the finalizer alone is invertible: unseeded, such a key
+ *  set is easy to compute and turns every insertion and lookup linear in the map's size). */
+struct HashSeed {
+  uint64_t k0, k1;
+};
+
+HashSeed DrawSeed() noexcept {
+  HashSeed seed{0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL};
+  try {
+    std::random_device rd;
+    seed.k0 ^= (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    seed.k1 ^= (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  } catch (...) {  // no entropy source: fall back to the clock and an address (ASLR)
+    uint64_t t = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    seed.k0 ^= Mix(t);
+    seed.k1 ^= Mix(reinterpret_cast<uintptr_t>(&seed) ^ t);
   }
-  return Mix(k.bits ^ (static_cast<uint64_t>(k.kind) << 56) ^ static_cast<uint32_t>(k.type_index));
+  return seed;
+}
+
+const HashSeed& Seed() noexcept {
+  static const HashSeed seed = DrawSeed();
+  return seed;
+}
+
+uint64_t HashKey(const KeyView& k) noexcept {
+  const HashSeed& seed = Seed();
+  if (k.kind == KeyView::kStr || k.kind == KeyView::kBytes) {
+    uint64_t h = 1469598103934665603ULL ^ seed.k0;  // FNV-1a from a secret starting state
+    for (char c : k.text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    return Mix(Mix(h + k.kind) ^ seed.k1);
+  }
+  uint64_t x = k.bits ^ (static_cast<uint64_t>(k.kind) << 56) ^ static_cast<uint32_t>(k.type_index);
+  return Mix(Mix(x ^ seed.k0) ^ seed.k1);
 }
 
 bool KeyEqual(const KeyView& a, const KeyView& b) noexcept {
@@ -83,6 +113,22 @@ bool KeyEqual(const KeyView& a, const KeyView& b) noexcept {
 constexpr int64_t kEmpty = -1;
 constexpr int64_t kTombstone = -2;
 
+// A used table slot holds the entry's index in its low 40 bits and 23 bits of the key's hash above
+// them: a probe rejects almost every other key's slot without reading that key's entry, so a large
+// map costs about one cache miss per lookup instead of one per probed slot.
+constexpr int kIndexBits = 40;
+constexpr int64_t kIndexMask = (int64_t{1} << kIndexBits) - 1;
+
+inline int64_t SlotValue(int64_t index, uint64_t hash) noexcept {
+  return static_cast<int64_t>((hash >> 41) << kIndexBits) | index;
+}
+inline size_t EntryIndex(int64_t slot_value) noexcept {
+  return static_cast<size_t>(slot_value & kIndexMask);
+}
+inline bool TagMatches(int64_t slot_value, uint64_t hash) noexcept {
+  return (static_cast<uint64_t>(slot_value) >> kIndexBits) == (hash >> 41);
+}
+
 struct Entry {
   PFAny key;
   PFAny value;
@@ -93,7 +139,7 @@ struct Entry {
 struct MapImpl {
   PFObject header;
   std::vector<Entry> entries;  // insertion order; erased entries stay until the next rehash
-  std::vector<int64_t> table;  // open addressing: entry index, kEmpty or kTombstone
+  std::vector<int64_t> table;  // open addressing: SlotValue(entry index, hash), kEmpty, kTombstone
   int64_t live = 0;
   int64_t used = 0;  // table slots not kEmpty
 
@@ -117,10 +163,10 @@ struct MapImpl {
     if (table.empty()) return -1;
     size_t mask = table.size() - 1;
     for (size_t i = hash & mask;; i = (i + 1) & mask) {
-      int64_t idx = table[i];
-      if (idx == kEmpty) return -1;
-      if (idx == kTombstone) continue;
-      const Entry& e = entries[static_cast<size_t>(idx)];
+      int64_t value = table[i];
+      if (value == kEmpty) return -1;
+      if (value == kTombstone || !TagMatches(value, hash)) continue;
+      const Entry& e = entries[EntryIndex(value)];
       if (e.hash == hash && KeyEqual(ViewKey(e.key), key)) return static_cast<int64_t>(i);
     }
   }
@@ -130,7 +176,7 @@ struct MapImpl {
     size_t i = hash & mask;
     while (table[i] >= 0) i = (i + 1) & mask;
     if (table[i] == kEmpty) ++used;
-    table[i] = idx;
+    table[i] = SlotValue(idx, hash);
   }
 
   /*! Drops erased entries and rebuilds the table with room for `want` live entries. */
@@ -182,7 +228,7 @@ void MapSet(PFObject* map, const PFAny& key, const PFAny& value) {
   CopyToOwned(value, &owned_value);
   int64_t slot = m->FindSlot(kv, hash);
   if (slot >= 0) {
-    Entry& e = m->entries[static_cast<size_t>(m->table[static_cast<size_t>(slot)])];
+    Entry& e = m->entries[EntryIndex(m->table[static_cast<size_t>(slot)])];
     PFAny old_value = e.value;
     e.value = owned_value;
     ReleaseAny(&old_value);  // last: a deleter may re-enter this map
@@ -215,7 +261,7 @@ const PFAny* MapFind(PFObject* map, const PFAny& key) noexcept {
   KeyView kv = ViewKey(key);
   int64_t slot = m->FindSlot(kv, HashKey(kv));
   if (slot < 0) return nullptr;
-  return &m->entries[static_cast<size_t>(m->table[static_cast<size_t>(slot)])].value;
+  return &m->entries[EntryIndex(m->table[static_cast<size_t>(slot)])].value;
 }
 
 bool MapErase(PFObject* map, const PFAny& key) noexcept {
@@ -223,7 +269,7 @@ bool MapErase(PFObject* map, const PFAny& key) noexcept {
   KeyView kv = ViewKey(key);
   int64_t slot = m->FindSlot(kv, HashKey(kv));
   if (slot < 0) return false;
-  Entry& e = m->entries[static_cast<size_t>(m->table[static_cast<size_t>(slot)])];
+  Entry& e = m->entries[EntryIndex(m->table[static_cast<size_t>(slot)])];
   PFAny old_key = e.key, old_value = e.value;
   e.live = false;
   e.key = e.value = NoneAny();

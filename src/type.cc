@@ -15,7 +15,12 @@ namespace packedfun {
 namespace detail {
 namespace {
 
-constexpr int32_t kMaxTypes = 8192;
+// Indices map to entries through fixed-size chunks allocated on demand: readers never lock and an
+// entry never moves, while the table grows to millions of types without reserving their memory.
+constexpr int32_t kChunkBits = 12;
+constexpr int32_t kChunkSize = 1 << kChunkBits;
+constexpr int32_t kMaxChunks = 1 << 18;  // 2^30 type indices in all
+constexpr int64_t kMaxTypes = static_cast<int64_t>(kMaxChunks) * kChunkSize;
 
 /*! One type; never freed, so the PFTypeInfo address is stable for the life of the process. */
 struct TypeEntry {
@@ -26,10 +31,16 @@ struct TypeEntry {
   std::vector<PFMethodInfo> methods;
 };
 
+struct Chunk {
+  std::atomic<TypeEntry*> entries[kChunkSize];
+};
+
+// Zero-initialised static storage: pages of it are only mapped once a chunk pointer is stored.
+std::atomic<Chunk*> chunks[kMaxChunks];
+
 /*! Leaked at exit on purpose: method Functions may be backed by code already gone by then. */
 struct TypeTable {
-  std::mutex mu;  // serializes registration; readers of by_index never lock
-  std::atomic<TypeEntry*> by_index[kMaxTypes] = {};
+  std::mutex mu;  // serializes registration; readers of chunks never lock
   std::unordered_map<std::string, int32_t> by_key;
   int32_t next_dynamic = kPFTypeDynamicBegin;
 
@@ -37,7 +48,9 @@ struct TypeTable {
   TypeEntry* Add(int32_t index, std::string_view key, const TypeEntry* parent);
   TypeEntry* Get(int32_t index) const noexcept {
     if (index < 0 || index >= kMaxTypes) return nullptr;
-    return by_index[index].load(std::memory_order_acquire);
+    Chunk* chunk = chunks[index >> kChunkBits].load(std::memory_order_acquire);
+    if (chunk == nullptr) return nullptr;
+    return chunk->entries[index & (kChunkSize - 1)].load(std::memory_order_acquire);
   }
 };
 
@@ -72,7 +85,14 @@ TypeEntry* TypeTable::Add(int32_t index, std::string_view key, const TypeEntry* 
   e->info.methods = nullptr;
   e->info.doc = PFByteArray{"", 0};
   by_key.emplace(e->key, index);
-  by_index[index].store(e, std::memory_order_release);
+  std::atomic<Chunk*>& slot = chunks[index >> kChunkBits];
+  Chunk* chunk = slot.load(std::memory_order_relaxed);  // only writers (under mu) store chunks
+  if (chunk == nullptr) {
+    chunk = new Chunk();
+    for (auto& entry : chunk->entries) entry.store(nullptr, std::memory_order_relaxed);
+    slot.store(chunk, std::memory_order_release);
+  }
+  chunk->entries[index & (kChunkSize - 1)].store(e, std::memory_order_release);
   return e;
 }
 
@@ -111,7 +131,9 @@ int32_t Register(std::string_view key, int32_t parent_index) {
     Throw("TypeError", "cannot register type '" + std::string(key) + "': parent index " +
                            std::to_string(parent_index) + " is not an object type");
   }
-  if (t.next_dynamic >= kMaxTypes) Throw("RuntimeError", "the type table is full");
+  if (t.next_dynamic >= kMaxTypes) {
+    Throw("RuntimeError", "the type table is full (" + std::to_string(kMaxTypes) + " types)");
+  }
   TypeEntry* e = t.Add(t.next_dynamic, key, parent);
   ++t.next_dynamic;
   return e->info.type_index;

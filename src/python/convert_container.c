@@ -69,10 +69,26 @@ static PFPY_NOINLINE int add_segment(Ctx* ctx, PyObject* segment) {
   return -1;
 }
 
-static int enter(Ctx* ctx, PyObject* o) {
-  for (int i = 0; i < ctx->depth; ++i) {
-    if (ctx->open[i] == o) return own_error(ctx, PyExc_ValueError, "container contains itself");
+/* Whether `o` is already open. Near the root every open container is compared (the common, shallow
+ * case). Deeper, a full scan would make converting a d-deep nest O(d^2); instead `o` is compared
+ * with one ancestor, the one at the last power-of-two depth (Brent's cycle finding): a container
+ * that contains itself makes the descent periodic, so the repeat is found within twice the cycle's
+ * depth, at O(1) per level. */
+static int is_open(const Ctx* ctx, PyObject* o) {
+  enum { kScanDepth = 64 };
+  int depth = ctx->depth;
+  int scan = depth < kScanDepth ? depth : kScanDepth;
+  for (int i = 0; i < scan; ++i) {
+    if (ctx->open[i] == o) return 1;
   }
+  if (depth <= kScanDepth) return 0;
+  int anchor = 1;
+  while (anchor * 2 <= depth) anchor *= 2;
+  return ctx->open[anchor - 1] == o;
+}
+
+static int enter(Ctx* ctx, PyObject* o) {
+  if (is_open(ctx, o)) return own_error(ctx, PyExc_ValueError, "container contains itself");
   if (Py_EnterRecursiveCall(" while converting a nested container")) return -1;
   if (ctx->depth == ctx->cap) {
     int cap = ctx->cap ? ctx->cap * 2 : 32;
