@@ -161,6 +161,7 @@ def test_compile_error_is_reported_and_never_cached(tmp_path, wrapper):
             cpp.build("bad", [src], build_directory=cache)
         err = info.value
         assert isinstance(err, RuntimeError)
+        assert err.returncode == 1 and "exit status 1" in str(err)  # gcc's and clang's status
         assert "undeclared_name" in str(err) and "error" in str(err)
         assert str(src) in err.command and err.command in str(err)
         assert err.log_path in str(err) and "undeclared_name" in Path(err.log_path).read_text()
@@ -173,6 +174,7 @@ def test_missing_compiler_names_the_variable(tmp_path, monkeypatch):
     with pytest.raises(cpp.CompilerNotFoundError, match=r"\$CXX") as info:
         cpp.build("triple", [_source(tmp_path)], build_directory=tmp_path / "cache")
     assert isinstance(info.value, cpp.BuildError) and "no-such-compiler" in str(info.value)
+    assert info.value.returncode is None
 
 
 def test_concurrent_builds_of_one_key_compile_once(tmp_path, wrapper):

@@ -76,6 +76,7 @@ class _Request:
     ) -> None:
         self.name = name
         self.root = _cache.cache_root(build_directory)
+        _cache.prepare_root(self.root)  # PermissionError for a folder others could write to
         probe_dir = os.path.join(self.root, ".probes")
         self.cxx = find_cxx()
         self.nvcc: Tool | None = find_nvcc() if has_cuda else None
@@ -189,6 +190,9 @@ def build_inline(
     BuildError
         When compiling or linking fails; the message has the command, the first error lines and
         the path of the full log. :class:`CompilerNotFoundError` when a compiler is missing.
+    PermissionError
+        When the cache folder (or a parent up to the cache root) is not a private folder of the
+        current user; see ``docs/security.md`` and ``PACKEDFUN_CACHE_SHARED``.
     """
     _check_name(name)
     cpp = _codegen.normalize_sources(cpp_sources, "cpp_sources")

@@ -37,12 +37,22 @@ class BuildError(RuntimeError):
         The shell-quoted command that failed (empty when no command ran).
     log_path : str or None
         The file holding the full output of the failed build.
+    returncode : int or None
+        The exit status of the failed command (127 when it could not be started; None when no
+        command ran, e.g. :class:`CompilerNotFoundError`).
     """
 
-    def __init__(self, message: str, command: str = "", log_path: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        command: str = "",
+        log_path: str | None = None,
+        returncode: int | None = None,
+    ):
         super().__init__(message)
         self.command = command
         self.log_path = log_path
+        self.returncode = returncode
 
 
 class CompilerNotFoundError(BuildError):
@@ -69,7 +79,10 @@ def find_cxx() -> Tool:
     """The C++ compiler: ``$CXX`` (which may carry arguments, e.g. ``ccache g++``), else c++/g++."""
     env = os.environ.get("CXX", "").strip()
     if env:
-        words = shlex.split(env)
+        try:
+            words = shlex.split(env)
+        except ValueError as err:
+            raise ValueError(f"environment variable CXX={env!r} cannot be split: {err}") from None
         path = _resolve(words[0])
         if path is None:
             raise CompilerNotFoundError(
@@ -229,13 +242,13 @@ def _first_errors(output: str) -> str:
     return "\n".join(lines[start : start + _ERROR_LINES_SHOWN])
 
 
-def _fail(command: list[str], output: str, log_path: str) -> BuildError:
+def _fail(command: list[str], code: int, output: str, log_path: str) -> BuildError:
     cmd = shlex.join(command)
     message = (
-        f"build failed: command\n  {cmd}\nfailed with:\n{_first_errors(output)}\n"
-        f"full log: {log_path}"
+        f"build failed: command\n  {cmd}\nfailed (exit status {code}) with:\n"
+        f"{_first_errors(output)}\nfull log: {log_path}"
     )
-    return BuildError(message, cmd, log_path)
+    return BuildError(message, cmd, log_path, code)
 
 
 def run_plan(plan: BuildPlan, build_dir: str) -> list[str]:
@@ -259,10 +272,10 @@ def run_plan(plan: BuildPlan, build_dir: str) -> list[str]:
         results = list(pool.map(lambda cmd: _run(cmd, log_path, build_dir), steps))
     for command, (code, output) in zip(steps, results):
         if code != 0:
-            raise _fail(command, output, log_path)
+            raise _fail(command, code, output, log_path)
     if not single:
         link = plan.link_command(objects)
         code, output = _run(link, log_path, build_dir)
         if code != 0:
-            raise _fail(link, output, log_path)
+            raise _fail(link, code, output, log_path)
     return deps

@@ -3,7 +3,8 @@
 
     <root>/<name>/<key>.lock            flock'ed by whoever builds <key>
     <root>/<name>/<key>.deps.json       headers the last build of <key> read (paths)
-    <root>/<name>/<key>.<deps>/         a published build: <name>.so, sources, build.log
+    <root>/<name>/<key>.<deps>/         a published build: <name>.so, <name>.so.sha256, sources,
+                                        build.log
     <root>/<name>/.build-<key>-XXXX/    a build in progress (or killed: removed under the lock)
     <root>/<name>/failed-<key>/         the sources and log of the last failed build of <key>
 
@@ -11,6 +12,10 @@
 compiler reported, so editing an included header gives a new library path (a path that was dlopen'ed
 once is never reused for different code). A directory is published by one rename, so a library at a
 final path is always complete.
+
+Every folder here is created owner-only and checked before use, and a library is returned only if
+its content matches the digest recorded when it was published (see ``_trust``): a truncated or
+replaced library is rebuilt, never loaded.
 """
 
 from __future__ import annotations
@@ -24,9 +29,18 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 
+from . import _trust
 from ._build import BuildError
 
-__all__ = ["cache_root", "hash_parts", "lookup", "build_locked", "parse_depfile"]
+__all__ = [
+    "cache_root",
+    "prepare_root",
+    "hash_parts",
+    "lookup",
+    "build_locked",
+    "publish_folder",
+    "parse_depfile",
+]
 
 _KEY_CHARS = 32
 
@@ -40,6 +54,12 @@ def cache_root(build_directory: str | os.PathLike | None = None) -> str:
         return os.path.abspath(os.path.expanduser(env))
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(xdg, "packedfun")
+
+
+def prepare_root(root: str) -> None:
+    """Creates the cache root owner-only if it is missing and checks it (see ``_trust``)."""
+    if not _trust.check_folder(root, root):
+        _trust.make_private_dirs(root, root)
 
 
 def hash_parts(parts: Iterable[str | bytes]) -> str:
@@ -69,19 +89,26 @@ def _final_dir(name_dir: str, key: str, deps: Sequence[str]) -> str:
 
 
 def lookup(name_dir: str, name: str, key: str) -> str | None:
-    """The published library for `key` whose recorded headers are unchanged, or None."""
+    """The published library for `key` whose recorded headers are unchanged and whose content
+    matches its recorded digest, or None. Raises PermissionError for an untrusted folder."""
+    root = os.path.dirname(name_dir)
+    if not _trust.check_folder(name_dir, root):
+        return None
     try:
         with open(os.path.join(name_dir, f"{key[:_KEY_CHARS]}.deps.json"), encoding="utf-8") as f:
             deps = json.load(f)["deps"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    library = os.path.join(_final_dir(name_dir, key, deps), f"{name}.so")
-    return library if os.path.exists(library) else None
+    final = _final_dir(name_dir, key, deps)
+    if not _trust.check_folder(final, root):
+        return None
+    library = os.path.join(final, f"{name}.so")
+    return library if _trust.verified(library) else None
 
 
 @contextmanager
 def _file_lock(path: str):
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -162,15 +189,28 @@ def _keep_failure(name_dir: str, key: str, tmp: str, err: BuildError) -> BuildEr
         str(err).replace(tmp, failed),
         err.command.replace(tmp, failed),
         err.log_path.replace(tmp, failed) if err.log_path else None,
+        err.returncode,
     )
     return moved
 
 
-def _publish(name_dir: str, key: str, tmp: str, deps: list[str]) -> str:
-    final = _final_dir(name_dir, key, deps)
-    if os.path.exists(final):  # left by someone who removed the library by hand
-        shutil.rmtree(final)
+def publish_folder(tmp: str, final: str, library: str) -> None:
+    """Publishes the build folder `tmp` (holding `library`) as `final` with one rename: modes made
+    owner-only and the library's digest recorded first, any earlier `final` (a library removed,
+    truncated or replaced by hand) removed. Call it under the key's lock."""
+    _trust.make_private_tree(tmp)
+    _trust.record_digest(library)
+    if os.path.lexists(final):
+        if os.path.isdir(final) and not os.path.islink(final):
+            shutil.rmtree(final)
+        else:
+            os.unlink(final)
     os.rename(tmp, final)
+
+
+def _publish(name_dir: str, name: str, key: str, tmp: str, deps: list[str]) -> str:
+    final = _final_dir(name_dir, key, deps)
+    publish_folder(tmp, final, os.path.join(tmp, f"{name}.so"))
     _write_manifest(name_dir, key, deps)
     return final
 
@@ -187,13 +227,15 @@ def build_locked(
     `builder(tmp_dir)` writes ``tmp_dir/<name>.so`` and returns the depfiles the compiler wrote;
     it raises BuildError on failure, and a failure publishes nothing.
     """
-    os.makedirs(name_dir, exist_ok=True)
+    _trust.make_private_dirs(name_dir, os.path.dirname(name_dir))
     with _file_lock(os.path.join(name_dir, f"{key[:_KEY_CHARS]}.lock")):
         found = lookup(name_dir, name, key)
         if found is not None:
             return found
         _remove_stale(name_dir, key)
         tmp = tempfile.mkdtemp(prefix=f".build-{key[:_KEY_CHARS]}-", dir=name_dir)
+        if not _trust.shared_cache():
+            os.chmod(tmp, 0o700)  # mkdtemp's 0700 is masked by the umask
         try:
             depfiles = builder(tmp)
         except BuildError as err:
@@ -202,4 +244,4 @@ def build_locked(
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         deps = _tracked_deps(depfiles, tmp, stable_roots)
-        return os.path.join(_publish(name_dir, key, tmp, deps), f"{name}.so")
+        return os.path.join(_publish(name_dir, name, key, tmp, deps), f"{name}.so")

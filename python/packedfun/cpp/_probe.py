@@ -7,6 +7,7 @@ import os
 import subprocess
 import tempfile
 
+from . import _trust
 from ._build import Tool, parse_arch_list
 
 __all__ = ["tool_identity", "gpu_archs"]
@@ -17,6 +18,9 @@ _gpu_memo: dict[str, list[str]] = {}
 
 
 def _read_json(path: str) -> dict | None:
+    folder = os.path.dirname(path)
+    if not _trust.check_folder(folder, os.path.dirname(folder)):  # PermissionError if untrusted
+        return None
     try:
         with open(path, encoding="utf-8") as f:
             value = json.load(f)
@@ -29,7 +33,7 @@ def _write_json(path: str, value: dict) -> None:
     """Writes atomically (temp file + rename) so a concurrent reader never sees half a file."""
     directory = os.path.dirname(path)
     try:
-        os.makedirs(directory, exist_ok=True)
+        _trust.make_private_dirs(directory, os.path.dirname(directory))
         fd, tmp = tempfile.mkstemp(prefix=".probe-", dir=directory)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(value, f)
@@ -118,7 +122,10 @@ def gpu_archs(probe_dir: str) -> list[str]:
     with nvidia-smi once per GPU set and persisted), else [] meaning the default."""
     env = os.environ.get("PACKEDFUN_CUDA_ARCH", "").strip()
     if env:
-        return parse_arch_list(env)
+        try:
+            return parse_arch_list(env)
+        except ValueError as err:
+            raise ValueError(f"environment variable PACKEDFUN_CUDA_ARCH: {err}") from None
     fingerprint = _gpu_fingerprint()
     if fingerprint is None:
         return []
