@@ -19,5 +19,10 @@
 #include <packedfun/map.h>
 #include <packedfun/dict.h>
 #include <packedfun/shape.h>
+#include <packedfun/enum.h>
+#include <packedfun/tuple.h>
+#include <packedfun/variant.h>
+#include <packedfun/expected.h>
+#include <packedfun/typed_function.h>
 
 #endif  // PACKEDFUN_PACKEDFUN_H_

@@ -31,6 +31,14 @@ template <typename T>
 struct HasCheckElements<T, std::void_t<decltype(T::_type_check_elements(nullptr))>>
     : std::true_type {};
 
+/*! Whether TypeTraits<T> converts nested values with `TryFromNested`: nullopt when the outer kind
+ *  does not fit, ElementMismatch (with the element's path) when an element does not. */
+template <typename T, typename = void>
+struct HasTryFromNested : std::false_type {};
+template <typename T>
+struct HasTryFromNested<T, std::void_t<decltype(TypeTraits<T>::TryFromNested(nullptr))>>
+    : std::true_type {};
+
 /*! Whether elements of type T need no check at all. */
 template <typename T>
 constexpr bool IsAnyElement() {
@@ -67,6 +75,14 @@ void CheckElement(const PFAny& v, const std::string& piece) {
         throw;
       }
       return;
+    }
+    throw ElementMismatch{piece, ElementTypeName<T>(), AnyTypeName(v)};
+  } else if constexpr (HasTryFromNested<T>::value) {  // std containers, Tuple (nested_convert.h)
+    try {
+      if (TypeTraits<T>::TryFromNested(&v)) return;
+    } catch (ElementMismatch& e) {
+      e.path = piece + e.path;
+      throw;
     }
     throw ElementMismatch{piece, ElementTypeName<T>(), AnyTypeName(v)};
   } else {

@@ -127,6 +127,14 @@ struct FunctionSignature<R (C::*)(A...) const noexcept> : FunctionSignature<R (*
                        range_name, value);
 }
 
+/*! Whether TypeTraits<T> has `ArgTryFrom(value, name, index)`: a parameter conversion whose
+ *  errors about nested elements name the function and argument themselves. */
+template <typename T, typename = void>
+struct HasArgTryFrom : std::false_type {};
+template <typename T>
+struct HasArgTryFrom<T, std::void_t<decltype(TypeTraits<T>::ArgTryFrom(nullptr, "", 0))>>
+    : std::true_type {};
+
 /*! Converts argument i to T or throws the argument error. */
 template <typename T>
 T ConvertArgument(const PFAny* argv, size_t i, const char* name) {
@@ -134,7 +142,12 @@ T ConvertArgument(const PFAny* argv, size_t i, const char* name) {
                 "a typed Function parameter must be a type that can be received (int64_t, "
                 "double, bool, String, std::string, Bytes, Function, ObjectRef, Any, AnyView, "
                 "std::optional<...>, ...): `const char*` cannot, use String");
-  std::optional<T> v = TypeTraits<T>::TryFrom(argv + i);
+  std::optional<T> v;
+  if constexpr (HasArgTryFrom<T>::value) {
+    v = TypeTraits<T>::ArgTryFrom(argv + i, name, i);
+  } else {
+    v = TypeTraits<T>::TryFrom(argv + i);
+  }
   if (!v) ThrowArgumentError(name, i, &TypeTraits<T>::TypeName, IntRangeName<T>(), argv[i]);
   return std::move(*v);
 }

@@ -69,8 +69,10 @@ inline void SetObject(PFAny* out, PFObject* obj) noexcept {
 /*! For narrow integer types, the name used in overflow messages ("int32"); NULL otherwise. */
 template <typename T>
 constexpr const char* IntRangeName() noexcept {
-  if constexpr (!std::is_integral<T>::value || std::is_same<T, bool>::value ||
-                (std::is_signed<T>::value && sizeof(T) == 8)) {
+  if constexpr (std::is_enum<T>::value) {
+    return IntRangeName<std::underlying_type_t<T>>();
+  } else if constexpr (!std::is_integral<T>::value || std::is_same<T, bool>::value ||
+                       (std::is_signed<T>::value && sizeof(T) == 8)) {
     return nullptr;
   } else if constexpr (std::is_signed<T>::value) {
     return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : "int32";

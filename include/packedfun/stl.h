@@ -1,0 +1,177 @@
+// The standard-library bridge: std::vector, array, map, unordered_map, string_view, function (and
+// std::tuple/pair/variant via tuple.h/variant.h). Opt-in: include it where a signature needs it.
+#ifndef PACKEDFUN_STL_H_
+#define PACKEDFUN_STL_H_
+
+#include <packedfun/c_api.h>
+#include <packedfun/detail/nested_convert.h>
+#include <packedfun/detail/type_traits.h>
+#include <packedfun/tuple.h>
+#include <packedfun/typed_function.h>
+#include <packedfun/variant.h>
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace packedfun {
+namespace detail {
+
+/*! The conversions shared by std::vector and std::array (`SeqT`, elements T, fixed size N or 0
+ *  for any size). A sequence (Python list/tuple, Array, List) arrives; an Array returns. */
+template <typename SeqT, typename T, size_t N>
+struct SeqTraitsBase {
+  static void ToOwned(const SeqT& v, PFAny* out) {
+    OwnedAnys items(v.size());
+    for (const auto& x : v) items.push(ToOwnedAny<T>(T(x)));
+    MakeArrayFromOwned(items, out);
+  }
+  static std::optional<SeqT> TryFromNested(const PFAny* v) {
+    const PFSeqObject* s = AsSeq(v);
+    if (s == nullptr) return std::nullopt;
+    SeqT out{};
+    if constexpr (N == 0) {
+      out.reserve(static_cast<size_t>(s->size));
+      for (int64_t i = 0; i < s->size; ++i) {
+        out.push_back(ElementFrom<T>(s->data[i], [i] { return IndexPiece(i); }));
+      }
+    } else {
+      if (s->size != static_cast<int64_t>(N)) {
+        throw ElementMismatch{"", std::to_string(N) + " items", std::to_string(s->size) + " items"};
+      }
+      for (size_t i = 0; i < N; ++i) {
+        out[i] = ElementFrom<T>(s->data[i], [i] { return IndexPiece(i); });
+      }
+    }
+    return out;
+  }
+  static std::optional<SeqT> TryFrom(const PFAny* v) { return TryFromReported<SeqT>(v); }
+  static std::optional<SeqT> ArgTryFrom(const PFAny* v, const char* name, size_t i) {
+    return ArgTryFromReported<SeqT>(v, name, i);
+  }
+  static std::string TypeName() {
+    std::string inner = TypeTraits<T>::TypeName();
+    if constexpr (N == 0) {
+      return "list[" + inner + "]";
+    } else {
+      return "list[" + inner + "; " + std::to_string(N) + "]";
+    }
+  }
+};
+
+/*! Entries of the map object in `v` (Map or Dict) as a flat owned key/value Array, or nothing. */
+inline std::optional<Any> MapEntries(const PFAny* v) {
+  if (v->type_index != kPFTypeMap && v->type_index != kPFTypeDict) return std::nullopt;
+  return MapItemsOf(v->v_obj);
+}
+
+/*! The conversions shared by std::map and std::unordered_map. A dict (Map, Dict) arrives; a Map
+ *  (a packedfun.Map, read like a dict) returns. */
+template <typename MapT, typename K, typename V>
+struct MapTraitsBase {
+  static void ToOwned(const MapT& v, PFAny* out) {
+    OwnedAnys kv(2 * v.size());
+    for (const auto& entry : v) {
+      kv.push(ToOwnedAny<K>(K(entry.first)));
+      kv.push(ToOwnedAny<V>(V(entry.second)));
+    }
+    SetPod(out, kPFTypeNone);
+    CheckCallResult(PFMapCreate(kv.data(), kv.size() / 2, out));
+  }
+  static std::optional<MapT> TryFromNested(const PFAny* v) {
+    std::optional<Any> entries = MapEntries(v);
+    if (!entries) return std::nullopt;
+    const PFSeqObject* s = reinterpret_cast<const PFSeqObject*>(entries->raw().v_obj);
+    MapT out;
+    if constexpr (std::is_same<MapT, std::unordered_map<K, V>>::value) {
+      out.reserve(static_cast<size_t>(s->size / 2));
+    }
+    for (int64_t i = 0; i + 1 < s->size; i += 2) {
+      const PFAny& key = s->data[i];
+      K k = ElementFrom<K>(key, [&] { return KeyPathPiece(key) + " key"; });
+      V val = ElementFrom<V>(s->data[i + 1], [&] { return KeyPathPiece(key); });
+      out.emplace(std::move(k), std::move(val));
+    }
+    return out;
+  }
+  static std::optional<MapT> TryFrom(const PFAny* v) { return TryFromReported<MapT>(v); }
+  static std::optional<MapT> ArgTryFrom(const PFAny* v, const char* name, size_t i) {
+    return ArgTryFromReported<MapT>(v, name, i);
+  }
+  static std::string TypeName() {
+    return "dict[" + TypeTraits<K>::TypeName() + ", " + TypeTraits<V>::TypeName() + "]";
+  }
+};
+
+}  // namespace detail
+
+/*! std::vector<T>: any sequence; returned as an Array. */
+template <typename T, typename Alloc>
+struct TypeTraits<std::vector<T, Alloc>, std::enable_if_t<detail::HasTypeTraits<T>::value>>
+    : detail::SeqTraitsBase<std::vector<T, Alloc>, T, 0> {};
+
+/*! std::array<T, N>: a sequence of exactly N elements; returned as an Array. */
+template <typename T, size_t N>
+struct TypeTraits<std::array<T, N>, std::enable_if_t<detail::HasTypeTraits<T>::value && (N > 0)>>
+    : detail::SeqTraitsBase<std::array<T, N>, T, N> {};
+
+/*! std::map<K, V>: any dict; returned as a Map. */
+template <typename K, typename V, typename Cmp, typename Alloc>
+struct TypeTraits<std::map<K, V, Cmp, Alloc>, std::enable_if_t<detail::HasTypeTraits<K>::value &&
+                                                               detail::HasTypeTraits<V>::value>>
+    : detail::MapTraitsBase<std::map<K, V, Cmp, Alloc>, K, V> {};
+
+/*! std::unordered_map<K, V>: any dict; returned as a Map. */
+template <typename K, typename V, typename H, typename Eq, typename Alloc>
+struct TypeTraits<
+    std::unordered_map<K, V, H, Eq, Alloc>,
+    std::enable_if_t<detail::HasTypeTraits<K>::value && detail::HasTypeTraits<V>::value>>
+    : detail::MapTraitsBase<std::unordered_map<K, V, H, Eq, Alloc>, K, V> {};
+
+/*! std::string_view: a str, borrowed from the caller for the duration of the call only (as a
+ *  parameter); returned as an owned str. */
+template <>
+struct TypeTraits<std::string_view> {
+  static void ToView(const std::string_view& v, PFAny* out, PFByteArray* scratch) {
+    *scratch = PFByteArray{v.data(), v.size()};
+    detail::SetPod(out, kPFTypeStrView);
+    out->v_ptr = scratch;
+  }
+  static void ToOwned(std::string_view v, PFAny* out) {
+    detail::MakeOwnedString(v.data(), v.size(), out);
+  }
+  static std::optional<std::string_view> TryFrom(const PFAny* v) noexcept {
+    if (!detail::AnyIsStr(*v)) return std::nullopt;
+    PFByteArray bytes = detail::AnyBytes(*v);
+    return std::string_view(bytes.data, bytes.size);
+  }
+  static std::string TypeName() { return "str"; }
+};
+
+/*! std::function<R(A...)>: any Function or Python callable (checked on call, as TypedFunction);
+ *  returned as a Function. */
+template <typename R, typename... A>
+struct TypeTraits<std::function<R(A...)>> {
+  static void ToOwned(std::function<R(A...)> v, PFAny* out) {
+    if (!v) return detail::SetPod(out, kPFTypeNone);
+    detail::SetObject(out, detail::ObjectUnsafe::MoveToPFObject(Function::FromTyped(std::move(v))));
+  }
+  static std::optional<std::function<R(A...)>> TryFrom(const PFAny* v) {
+    if (v->type_index == kPFTypeNone) return std::function<R(A...)>();
+    std::optional<TypedFunction<R(A...)>> f = TypeTraits<TypedFunction<R(A...)>>::TryFrom(v);
+    if (!f) return std::nullopt;
+    return std::function<R(A...)>(std::move(*f));
+  }
+  static std::string TypeName() { return detail::CallableTypeName<R, A...>(); }
+};
+
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_STL_H_
