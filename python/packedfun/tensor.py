@@ -109,6 +109,14 @@ class dtype:  # noqa: N801 - named like numpy.dtype / torch.dtype
     def __hash__(self) -> int:
         return hash((self.type_code, self.bits, self.lanes))
 
+    def _dl_fields(self) -> tuple:
+        """``(type_code, bits, lanes)`` checked against DLDataType's uint8/uint8/uint16 fields."""
+        return (
+            _check_field("dtype.type_code", self.type_code, 0, 255),
+            _check_field("dtype.bits", self.bits, 0, 255),
+            _check_field("dtype.lanes", self.lanes, 0, 65535),
+        )
+
 
 class device:  # noqa: N801 - named like torch.device
     """A DLPack device: ``device("cpu")``, ``device("cuda:1")``, ``device("cuda", 1)``.
@@ -134,10 +142,12 @@ class device:  # noqa: N801 - named like torch.device
                 if index is not None or not rest.isdigit():
                     raise ValueError(f"cannot parse {type!r} as a device (expected 'cuda:1')")
                 index = int(rest)
+            elif index is not None:
+                index = _check_field("device_id", index, 0, _INT32_MAX)
         else:
-            dev_type = DLDeviceType(int(type))
+            dev_type = _device_type_of(type)
         self.device_type = int(dev_type)
-        self.device_id = 0 if index is None else int(index)
+        self.device_id = _check_field("device_id", 0 if index is None else index, 0, _INT32_MAX)
 
     @property
     def type(self) -> str:
@@ -170,6 +180,38 @@ class device:  # noqa: N801 - named like torch.device
 
     def __hash__(self) -> int:
         return hash(self.dl_device)
+
+    def _dl_fields(self) -> tuple:
+        """``(device_type, device_id)`` checked against DLDevice's int32 fields (the converters
+        call it: an attribute set out of range after construction must not wrap either)."""
+        return (
+            _check_field("device_type", self.device_type, 0, _INT32_MAX),
+            _check_field("device_id", self.device_id, 0, _INT32_MAX),
+        )
+
+
+_INT32_MAX = 2**31 - 1
+
+
+def _check_field(field: str, value, low: int, high: int) -> int:
+    """``value`` as an int in ``[low, high]``: TypeError for a non-integer, OverflowError above
+    ``high``, ValueError below ``low``; each names the field."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{field} must be an int, got {type(value).__name__}")
+    if value > high:
+        raise OverflowError(f"{field} {value} does not fit (the largest is {high})")
+    if value < low:
+        raise ValueError(f"{field} {value} is out of range (the smallest is {low})")
+    return int(value)
+
+
+def _device_type_of(value) -> DLDeviceType:
+    """The DLDeviceType of an int device type, naming the field when it is not one."""
+    code = _check_field("device_type", value, 0, _INT32_MAX)
+    try:
+        return DLDeviceType(code)
+    except ValueError:
+        raise ValueError(f"device_type {code} is not a DLPack device type") from None
 
 
 def _parse_dtype(text: str) -> tuple:

@@ -347,11 +347,11 @@ def pack_tensor_arg(value, fname, pos, temps: list):
     kind = type(value)
     if _classes and kind is _classes[0]:
         any_ = PFAny(type_index=abi.kPFTypeDataType)
-        any_.v_dtype = DLDataType(value.type_code, value.bits, value.lanes)
+        any_.v_dtype = DLDataType(*value._dl_fields())
         return bytes(any_)
     if _classes and kind is _classes[1]:
         any_ = PFAny(type_index=abi.kPFTypeDevice)
-        any_.v_device = DLDevice(value.device_type, value.device_id)
+        any_.v_device = DLDevice(*value._dl_fields())
         return bytes(any_)
     if hasattr(kind, "__dlpack__"):
         tensor = from_dlpack(value)
