@@ -45,15 +45,27 @@ def _run(cmd: list, log: list) -> bool:
     return proc.returncode == 0
 
 
+def installed(module: str) -> bool:
+    """Whether ``module`` is an installed package rather than a folder of this benchmark tree.
+
+    benchmarks/ is on ``sys.path`` and holds folders named after peers (``nanobind/``), which
+    Python would otherwise import as empty namespace packages when the real peer is absent.
+    """
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return False
+    return HERE not in Path(spec.origin).resolve().parents
+
+
 def _configure_args(result: BuildResult) -> list:
     args = [f"-DPython_EXECUTABLE={sys.executable}", "-DCMAKE_BUILD_TYPE=Release"]
-    if importlib.util.find_spec("nanobind") is not None:
+    if installed("nanobind"):
         import nanobind
 
         args.append(f"-DBENCH_NANOBIND_DIR={nanobind.cmake_dir()}")
     else:
         result.missing["nanobind"] = "nanobind is not installed"
-    if importlib.util.find_spec("tvm_ffi") is not None:
+    if installed("tvm_ffi"):
         from tvm_ffi import libinfo
 
         includes = ";".join(libinfo.include_paths())

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 from ._backend import core
+from .registry import _load_testing_for
 
 __all__ = ["Object", "register_object", "type_info"]
 
@@ -153,7 +154,12 @@ def register_object(type_key: str | type | None = None) -> Callable[[_T], _T] | 
         key = type_key if type_key is not None else cls.__name__
         if not (isinstance(cls, type) and issubclass(cls, core.Object)):
             raise TypeError(f"register_object({key!r}) expects a subclass of packedfun.Object")
-        index = core.type_key_to_index(key)
+        try:
+            index = core.type_key_to_index(key)
+        except KeyError:
+            if not _load_testing_for(key):
+                raise
+            index = core.type_key_to_index(key)
         _check_parent(cls, key, index)
         _install_class(cls, index, set(cls.__dict__))
         _registered[index] = cls

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 from ._backend import core
@@ -37,9 +38,29 @@ def get_global_func(name: str, allow_missing: bool = False):
         When ``name`` is not registered and ``allow_missing`` is false.
     """
     func = core.get_global_func(name)
+    if func is None and _load_testing_for(name):
+        func = core.get_global_func(name)
     if func is None and not allow_missing:
         raise ValueError(f"Cannot find global function {name!r}")
     return func
+
+
+def _load_testing_for(name: object) -> bool:
+    """Loads the testing library on a first miss of a ``testing.`` name; whether it loaded now.
+
+    ``import packedfun`` stays cheap (no library is opened), yet the seeds' flow, a bare
+    ``import packedfun`` followed by ``get_global_func("testing.echo")`` or
+    ``register_object("testing.TestIntPair")``, works as written.
+    """
+    if not isinstance(name, str) or not name.startswith("testing."):
+        return False
+    if "packedfun.testing" in sys.modules:
+        return False
+    try:
+        importlib.import_module("packedfun.testing")
+    except (ImportError, OSError):  # a package built without its testing library
+        return False
+    return True
 
 
 def register_global_func(func_name, f=None, override: bool = False):

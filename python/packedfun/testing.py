@@ -12,7 +12,10 @@ import os
 from typing import Any
 
 from ._backend import core
+from .object import Object, register_object
 from .registry import init_ffi_api
+
+__all__ = ["TestIntPair", "library_path"]
 
 _LIB_NAME = "libpackedfun_testing.so"
 
@@ -26,6 +29,17 @@ def library_path() -> str:
 _MODULE = core.module_load(library_path())
 
 init_ffi_api("testing", __name__)
+
+
+@register_object("testing.TestIntPair")
+class TestIntPair(Object):
+    """The seeds' example object: two integers ``a`` and ``b`` and a method ``sum()``.
+
+    ``TestIntPair(a, b)`` calls the C++ ``__create__`` constructor; ``a`` and ``b`` are reflected,
+    read-only fields.
+    """
+
+    __test__ = False  # not a pytest test class
 
 
 def __getattr__(name: str) -> Any:

@@ -85,7 +85,8 @@ def test_floor_and_packedfun_are_measured_everywhere(report):
     "peer, module", [("tvm-ffi", "tvm_ffi"), ("nanobind", "nanobind"), ("ctypes", "ctypes")]
 )
 def test_installed_peers_are_measured(report, peer, module):
-    if importlib.util.find_spec(module) is None:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:  # absent, or only a same-named folder
         assert f"not measured: {peer}" in report
         pytest.skip(f"{module} is not installed")
     assert peer in _header(report), f"{peer} was not measured:\n{report}"
@@ -96,3 +97,15 @@ def test_every_row_states_a_target_and_verdict(report):
         cells = _row(report, name)
         assert cells[-2], name
         assert cells[-1] in ("yes", "**no**", "n/a"), cells
+
+
+def test_peer_folders_are_not_taken_for_installed_peers(monkeypatch):
+    # benchmarks/ holds folders named like peers (nanobind/, tvmffi/): on sys.path, as run.py puts
+    # it, Python imports them as empty namespace packages when the peer is absent.
+    monkeypatch.syspath_prepend(str(RUN.parent))
+    import build_peers
+
+    assert importlib.util.find_spec("tvmffi") is not None  # the folder, as a namespace package
+    assert not build_peers.installed("tvmffi")
+    assert not build_peers.installed("no_such_peer_module")
+    assert build_peers.installed("json")

@@ -1,0 +1,76 @@
+# .ci/run installs nothing beyond the README's two commands, and stops when the README drifts.
+"""The README's ``pip install`` commands are the whole set-up: CI must not quietly add to them."""
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CI_RUN = REPO_ROOT / ".ci" / "run"
+README = REPO_ROOT / "README.md"
+INSTALLERS = ("pip", "pip3", "apt-get", "apt", "conda", "mamba", "uv", "dnf", "yum", "apk", "brew",
+              "curl", "wget", "easy_install", "pipx")  # fmt: skip
+
+pytestmark = pytest.mark.skipif(not CI_RUN.is_file(), reason="not running from a source checkout")
+
+
+def _commands() -> dict:
+    """The commands .ci/run runs verbatim, by variable name (DEMO_CMD, TEST_CMD)."""
+    found = dict(re.findall(r"^(\w+_CMD)='([^']*)'$", CI_RUN.read_text(), re.M))
+    assert set(found) == {"DEMO_CMD", "TEST_CMD"}, found
+    return found
+
+
+def _code_lines() -> list:
+    lines = []
+    for line in CI_RUN.read_text().splitlines():
+        code = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#!") else ""
+        if code:
+            lines.append(code)
+    return lines
+
+
+def test_ci_runs_exactly_the_readme_commands():
+    readme_lines = README.read_text().splitlines()
+    for name, cmd in _commands().items():
+        assert cmd in readme_lines, f"{name} is not a README line: {cmd}"
+    assert _commands()["TEST_CMD"] == 'pip install ".[test]" && python -m pytest'
+
+
+def test_ci_installs_nothing_else():
+    offenders = []
+    for code in _code_lines():
+        if re.match(r"^\w+_CMD='", code):
+            continue  # the README's own commands
+        words = set(shlex.split(code.replace("$(", " ").replace(")", " "), posix=True))
+        hits = sorted(words & set(INSTALLERS))
+        if hits or "ensurepip" in code or "-m pip" in code:
+            offenders.append(code)
+    assert not offenders, f".ci/run installs beyond the README's commands: {offenders}"
+
+
+def test_installer_check_catches_an_extra_install(tmp_path, monkeypatch):
+    # The check above must be able to fail: feed it a script with an extra pip line.
+    fake = tmp_path / "run"
+    fake.write_text(CI_RUN.read_text() + '\npip install -q "torch==2.13.0"\napt-get install -y x\n')
+    monkeypatch.setattr(sys.modules[__name__], "CI_RUN", fake)
+    with pytest.raises(AssertionError, match="torch==2.13.0"):
+        test_ci_installs_nothing_else()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is needed to run .ci/run")
+def test_ci_stops_when_the_readme_drops_a_command(tmp_path):
+    (tmp_path / ".ci").mkdir()
+    shutil.copy(CI_RUN, tmp_path / ".ci" / "run")
+    text = README.read_text().replace('pip install ".[test]" && python -m pytest', "pytest")
+    (tmp_path / "README.md").write_text(text)
+    proc = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], capture_output=True, text=True,
+                          timeout=60, check=False, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "README.md no longer contains the command" in proc.stderr
+    assert "virtual environment" not in proc.stdout
