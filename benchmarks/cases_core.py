@@ -62,9 +62,25 @@ def _callback_cases(peers: Peers) -> list:
     return [
         Case("C++ calls a Python callable it receives", apply_loops, empty_loop(1),
              Target(callbacks, max_ratio=2.0)),
+        Case("… the same callable pre-converted once (convert(f))", _preconverted_loops(peers),
+             empty_loop(1), Target("≤ nanobind", faster_than=("nanobind", 1.0))),
         Case("C++ calls a Python global by name", by_name, empty_loop(1),
              Target(callbacks, max_ratio=2.0)),
     ]  # fmt: skip
+
+
+def _preconverted_loops(peers: Peers) -> dict:
+    """`apply(fc)` with `fc` converted once by the peer's own `convert` (FFI peers), else the bare
+    callable (peers with no function object of their own)."""
+    loops = {}
+    for p in peers:
+        convert = getattr(p.raw, "convert", None) if p.name in ("packedfun", "tvm-ffi") else None
+        if p.name == "packedfun[ctypes]":
+            convert = p.raw.to_function
+        fc = convert(_py_callback) if convert is not None else _py_callback
+        _expect(p.name, "apply(convert(f))", p.fn["apply"](fc), None)
+        loops[p.name] = call_loop(p.fn["apply"], fc)
+    return loops
 
 
 def _check_error(peer: Peer) -> None:

@@ -94,18 +94,6 @@ static int arg_from_void_p(PyObject* o, PFAny* out) {
   return 0;
 }
 
-static int arg_from_object(PyObject* o, PFAny* out) {
-  PFObject* h = ((PFPyObject*)o)->handle;
-  if (h == NULL) {
-    PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
-  } else {
-    out->type_index = h->type_index;
-    out->zero_padding = 0;
-    out->v_obj = h;
-  }
-  return 0;
-}
-
 static int arg_from_bytes_like(PyObject* o, PFPyArgs* pack, PFAny* out, Py_ssize_t slot) {
   PFByteArray* view = &pack->views[slot];
   if (PyBytes_Check(o)) {
@@ -148,7 +136,10 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
     PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
     return 0;
   }
-  if (PyObject_TypeCheck(o, &PFPyObject_Type)) return arg_from_object(o, out);
+  if (PyObject_TypeCheck(o, &PFPyObject_Type)) {
+    pfpy_object_arg(o, out);
+    return 0;
+  }
   if (PyBytes_Check(o) || PyByteArray_Check(o)) return arg_from_bytes_like(o, pack, out, slot);
   if (PyList_Check(o) || PyTuple_Check(o) || PyDict_Check(o)) {
     return pfpy_container_arg(o, pack, pos, fname); /* -> Array / Map (convert_container.c) */

@@ -83,6 +83,19 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
 
 /*! Reads an exact int of at most one internal digit (|value| < 2**30: nearly every int passed)
  *  straight from the object, sparing the call into PyLong_AsLongLongAndOverflow. 1 when it did. */
+/*! A packedfun object argument (a PFPyObject or subtype, borrowed): its handle travels borrowed,
+ *  the caller's reference keeping it alive for the call; an empty wrapper travels as None. */
+static inline void pfpy_object_arg(PyObject* o, PFAny* out) {
+  PFObject* h = ((PFPyObject*)o)->handle;
+  if (h == NULL) {
+    PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
+  } else {
+    out->type_index = h->type_index;
+    out->zero_padding = 0;
+    out->v_obj = h;
+  }
+}
+
 static inline int pfpy_compact_int(PyObject* o, int64_t* out) {
 #if PY_VERSION_HEX >= 0x030C0000
   if (!PyUnstable_Long_IsCompact((PyLongObject*)o)) return 0;

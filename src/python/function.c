@@ -192,8 +192,9 @@ static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* ou
   return 1;
 }
 
-/* The call of the fast path once argument `i` was not a fast one: if it is a Python function and
- * a recycled wrapper is ready, it travels in that wrapper and the fast path goes on; anything else
+/* The call of the fast path once argument `i` was not a fast one: a packedfun object (a Function
+ * made once by convert(), a container, a reflected object) travels borrowed, and a Python function
+ * travels in the recycled wrapper when one is ready, and the fast path goes on; anything else
  * starts over in call_general. Out of line, so the plain fast path keeps few live registers. */
 static PFPY_NOINLINE PyObject* call_with_callable(PFPyFunction* f, PyObject* const* args,
                                                   Py_ssize_t n, PFAny* packed, PFByteArray* views,
@@ -206,6 +207,10 @@ static PFPY_NOINLINE PyObject* call_with_callable(PFPyFunction* f, PyObject* con
       packed[i].type_index = kPFTypeFunction;
       packed[i].zero_padding = 0;
       packed[i].v_obj = temp;
+      continue;
+    }
+    if (PyObject_TypeCheck(args[i], &PFPyObject_Type)) {
+      pfpy_object_arg(args[i], &packed[i]);
       continue;
     }
     if (temp != NULL) pfpy_temp_function_release(temp);
