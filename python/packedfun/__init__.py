@@ -15,6 +15,7 @@ The essentials::
 from __future__ import annotations
 
 from ._backend import BACKEND, core
+from ._pickle import install as _install_pickle
 from .container import Array, Dict, List, Map, Shape
 from .error import Error, InternalError, register_error
 from .module import Module, load_module, system_lib
@@ -28,6 +29,8 @@ from .registry import (
     remove_global_func,
 )
 from .tensor import DLDeviceType, Tensor, device, dtype, from_dlpack
+
+_install_pickle()
 
 __version__ = "0.1.0"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
+from . import _pickle
 from ._backend import core
 from .registry import _load_testing_for
 
@@ -110,6 +111,7 @@ def _install_class(cls: Any, type_index: int, user_names: set) -> None:
     if "__repr__" not in user_names and cls.__repr__ is core.Object.__repr__:
         cls.__repr__ = _object_repr
     cls.__pf_type_index__ = type_index
+    _pickle.attach(cls)
 
 
 def _check_parent(cls: type, type_key: str, type_index: int) -> None:
@@ -173,6 +175,7 @@ def register_object(type_key: str | type | None = None) -> Callable[[_T], _T] | 
 def _register_builtin(type_index: int, cls: Any) -> None:
     """Registers ``cls`` for a built-in type index (containers) without installing members."""
     cls.__pf_type_index__ = type_index
+    _pickle.attach(cls)
     _registered[type_index] = cls
     _automatic.clear()
     core.set_object_factory(_class_for)
@@ -192,6 +195,7 @@ def _automatic_class(type_index: int, info: dict) -> type:
         _install_members(cls, index, set())
     cls.__pf_type_index__ = type_index
     cls.__pf_unregistered__ = True
+    _pickle.attach(cls)
     return cls
 
 

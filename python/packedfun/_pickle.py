@@ -1,0 +1,189 @@
+# pickle, copy and deepcopy for packedfun values: one reducer per kind, attached to both backends.
+"""Pickling support, installed on import of :mod:`packedfun` (both backends).
+
+Containers and reflected objects pickle as a value graph (:mod:`packedfun._graph`): the native
+object reached twice is one node, cycles through lists and dicts come back as cycles. An
+``Array`` or ``Map`` holding only plain values takes a shorter road (its items as a list or dict).
+CPU tensors pickle by value; with protocol 5 their bytes are a ``PickleBuffer`` that a
+``buffer_callback`` can send out of band without a copy. Registry Functions pickle by name.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import ctypes
+import pickle
+from typing import Any
+
+from . import _graph
+from ._backend import core
+
+__all__ = ["install"]
+
+_PLAIN = (int, float, str, bytes, bool, type(None))
+
+
+class _TensorData:
+    """A tensor's bytes on their way into a pickle: out-of-band capable with protocol 5."""
+
+    __slots__ = ("view", "tensor")
+
+    def __init__(self, tensor: Any, view: memoryview) -> None:
+        self.view, self.tensor = view, tensor  # the tensor keeps the memory alive
+
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        if protocol >= 5:
+            return (_identity, (pickle.PickleBuffer(self.view),))
+        data = self.view.tobytes()
+        return (bytes, (data,)) if self.view.readonly else (bytearray, (data,))
+
+    def __deepcopy__(self, memo: dict) -> bytes:
+        return self.view.tobytes()
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _tensor_data(tensor: Any, meta: tuple) -> _TensorData:
+    start, span = meta[5], meta[6]
+    if span:
+        raw = (ctypes.c_char * span).from_address(tensor.data_ptr + start)
+        view = memoryview(raw).cast("B")
+    else:
+        view = memoryview(b"")
+    return _TensorData(tensor, view.toreadonly() if meta[4] else view)
+
+
+def _make_tensor(meta: tuple, data: Any) -> Any:
+    import numpy as np
+
+    dtype, shape, strides, offset, readonly = meta
+    if isinstance(data, _TensorData):  # copy.copy: the reduction's arguments are not pickled
+        data = data.view.tobytes()
+    try:
+        np_dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(
+            f"cannot rebuild a Tensor of dtype {dtype}: NumPy has no such dtype"
+        ) from None
+    view = memoryview(data).cast("B")
+    if view.readonly and not readonly:
+        view = memoryview(bytearray(view))
+    item = np_dtype.itemsize
+    array = np.ndarray(
+        shape, np_dtype, buffer=view, offset=offset, strides=[s * item for s in strides]
+    )
+    if readonly:
+        array.flags.writeable = False
+    return core.from_dlpack(array)
+
+
+def _check_tensor_dtype(tensor: Any) -> None:
+    dt = tensor.dtype
+    if dt.lanes != 1 or dt.type_code not in (0, 1, 2, 5, 6):  # int, uint, float, complex, bool
+        raise TypeError(f"cannot serialize a Tensor of dtype {dt}: only NumPy dtypes travel")
+
+
+def _tensor_data_checked(tensor: Any, meta: tuple) -> _TensorData:
+    _check_tensor_dtype(tensor)
+    return _tensor_data(tensor, meta)
+
+
+def _load_graph(nodes: list, root: Any) -> Any:
+    return _graph.rebuild(nodes, root, _make_tensor)
+
+
+def _reduce_graph(obj: Any) -> tuple:
+    nodes, root = _graph.flatten(obj, _tensor_data_checked)
+    return (_load_graph, (nodes, root))
+
+
+def _reduce_array(self: Any, protocol: int = 2) -> tuple:
+    items = list(self)
+    for item in items:
+        if not isinstance(item, _PLAIN):
+            return _reduce_graph(self)
+    return (type(self), (items,))
+
+
+def _reduce_map(self: Any, protocol: int = 2) -> tuple:
+    items = dict(self.items())
+    for key, value in items.items():
+        if not (isinstance(key, _PLAIN) and isinstance(value, _PLAIN)):
+            return _reduce_graph(self)
+    return (type(self), (items,))
+
+
+def _reduce_object(self: Any, protocol: int = 2) -> tuple:
+    return _reduce_graph(self)
+
+
+def _copy_container(self: Any) -> Any:
+    if isinstance(self, (core.Map, core.Dict)):
+        return type(self)(dict(self.items()))
+    return type(self)(list(self))
+
+
+def _copy_object(self: Any) -> Any:
+    _, names, ctor, ctor_fields, setters = _graph.object_plan(self.type_index)
+    values = [getattr(self, name) for name in names]
+    obj = ctor(*[values[j] for j in ctor_fields])
+    for name in setters:
+        setattr(obj, name, values[names.index(name)])
+    return obj
+
+
+def _global_function(name: str) -> Any:
+    func = core.get_global_func(name)
+    if func is None:
+        raise pickle.UnpicklingError(
+            f"cannot unpickle the Function {name!r}: no global function of that name is "
+            "registered in this process (load the library that registers it first)"
+        )
+    return func
+
+
+def _reduce_function(func: Any) -> tuple:
+    name = func.registry_name
+    if name:
+        return (_global_function, (name,))
+    raise TypeError(
+        f"cannot pickle {func!r}: it is neither a registered global function nor a module's"
+    )
+
+
+def _reduce_tensor(tensor: Any) -> tuple:
+    return _reduce_graph(tensor)
+
+
+def _reduce_dtype(self: Any) -> tuple:
+    return (type(self), (str(self),))
+
+
+def _reduce_device(self: Any) -> tuple:
+    return (type(self), (self.device_type, self.device_id))
+
+
+def attach(cls: Any) -> None:
+    """Gives ``cls`` (a Python subclass of a native type) its pickle and copy methods."""
+    if issubclass(cls, (core.Array, core.List, core.Shape)):
+        cls.__reduce_ex__, cls.__copy__ = _reduce_array, _copy_container
+    elif issubclass(cls, (core.Map, core.Dict)):
+        cls.__reduce_ex__, cls.__copy__ = _reduce_map, _copy_container
+    elif issubclass(cls, core.Object) and not issubclass(cls, (core.Function, core.Tensor)):
+        if "__reduce_ex__" not in cls.__dict__ and "__reduce__" not in cls.__dict__:
+            cls.__reduce_ex__ = _reduce_object
+        if "__copy__" not in cls.__dict__:
+            cls.__copy__ = _copy_object
+
+
+def install() -> None:
+    """Registers the reducers of the backend's own types (which may be immutable types)."""
+    from .tensor import device, dtype
+
+    copyreg.pickle(core.Tensor, _reduce_tensor)
+    copyreg.pickle(core.Function, _reduce_function)
+    copyreg.pickle(core.Object, _reduce_graph)
+    dtype.__reduce__ = _reduce_dtype  # type: ignore[method-assign]
+    device.__reduce__ = _reduce_device  # type: ignore[method-assign]
