@@ -1,0 +1,106 @@
+# std bridge cases (issue 11): a list into std::vector, a dict into std::map/unordered_map.
+"""Cases of ``packedfun/stl.h`` conversions against nanobind's stl casters.
+
+Each function sums its container, so the time is the conversion. packedfun's helper is built with
+``packedfun.cpp.load_inline`` and nanobind's with the C++ compiler, into ``benchmarks/_build/stl``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from harness import Case, Target, call_loop, empty_loop
+from peers import Peers
+
+HERE = Path(__file__).resolve().parent
+BUILD = HERE / "_build" / "stl"
+PF_SOURCE = r"""
+#include <packedfun/stl.h>
+#include <map>
+#include <unordered_map>
+int64_t vec_sum(const std::vector<int64_t>& v) {
+  int64_t s = 0;
+  for (int64_t x : v) s += x;
+  return s;
+}
+double map_sum(const std::map<std::string, double>& d) {
+  double s = 0;
+  for (const auto& kv : d) s += kv.second;
+  return s;
+}
+double umap_sum(const std::unordered_map<std::string, double>& d) {
+  double s = 0;
+  for (const auto& kv : d) s += kv.second;
+  return s;
+}
+"""
+NAMES = ("vec_sum", "map_sum", "umap_sum")
+
+
+def _nanobind_module():
+    import nanobind
+
+    out = BUILD / ("pf_bench_nb_stl" + sysconfig.get_config_var("EXT_SUFFIX"))
+    if not out.exists():
+        static = HERE / "_build" / f"py{sys.version_info[0]}{sys.version_info[1]}"
+        lib = static / "libnanobind-static.a"
+        if not lib.exists():
+            raise RuntimeError("nanobind's static library was not built (run benchmarks/run.py)")
+        src = Path(nanobind.source_dir()).parent
+        cxx = os.environ.get("CXX") or shutil.which("c++") or "g++"
+        cmd = [cxx, "-std=c++17", "-O2", "-shared", "-fPIC", "-fvisibility=hidden",
+               "-I", nanobind.include_dir(), "-I", str(src / "ext" / "robin_map" / "include"),
+               "-I", sysconfig.get_paths()["include"], str(HERE / "nanobind" / "nb_stl.cc"),
+               str(lib), "-o", str(out)]  # fmt: skip
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(result.stderr[-2000:])
+    sys.path.insert(0, str(BUILD))
+    import pf_bench_nb_stl
+
+    return pf_bench_nb_stl
+
+
+def _modules(peers: Peers) -> dict:
+    """peer -> module with vec_sum/map_sum/umap_sum, for the peers whose helper builds here."""
+    BUILD.mkdir(parents=True, exist_ok=True)
+    mods = {}
+    if "packedfun" in peers.loaded:
+        import packedfun.cpp
+
+        mods["packedfun"] = packedfun.cpp.load_inline(
+            "bench_stl", cpp_sources=PF_SOURCE, functions=list(NAMES), build_directory=str(BUILD)
+        )
+    if "nanobind" in peers.loaded:
+        try:
+            mods["nanobind"] = _nanobind_module()
+        except Exception as exc:  # a helper that cannot build leaves its column empty
+            print(f"cases_stl: nanobind helper not built: {exc}", file=sys.stderr)
+    return mods
+
+
+def make_cases(peers: Peers) -> list:
+    """Return the std-container cases for the loaded peers."""
+    mods = _modules(peers)
+    ints = list(range(100))
+    floats = {f"key{i}": float(i) for i in range(100)}
+    cases = []
+    for label, name, arg, want in (
+        ("list of 100 int → std::vector<int64_t>", "vec_sum", ints, sum(ints)),
+        ("dict of 100 str→float → std::map", "map_sum", floats, sum(floats.values())),
+        ("dict of 100 str→float → std::unordered_map", "umap_sum", floats, sum(floats.values())),
+    ):
+        loops = {}
+        for peer, mod in mods.items():
+            f = getattr(mod, name)
+            if f(arg) != want:
+                raise AssertionError(f"{peer}: {name} returned {f(arg)!r}, expected {want!r}")
+            loops[peer] = call_loop(f, arg)
+        target = Target("≤ nanobind", faster_than=("nanobind", 1.0))
+        cases.append(Case(label, loops, empty_loop(1), target, group="stl"))
+    return cases
