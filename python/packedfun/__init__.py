@@ -28,7 +28,15 @@ from .registry import (
     register_global_func,
     remove_global_func,
 )
-from .tensor import DLDeviceType, Tensor, device, dtype, from_dlpack
+from .tensor import (
+    DLDeviceType,
+    Tensor,
+    device,
+    dtype,
+    from_dlpack,
+    set_tensor_return,
+    tensor_return,
+)
 
 _install_pickle()
 
@@ -78,6 +86,8 @@ __all__ = [
     "device",
     "dtype",
     "from_dlpack",
+    "set_tensor_return",
+    "tensor_return",
     "get_global_func",
     "init_ffi_api",
     "list_global_func_names",

@@ -11,11 +11,21 @@ array([0., 1., 2., 3.], dtype=float32)
 
 from __future__ import annotations
 
+import contextlib
 import enum
+from collections.abc import Iterator
 
 from ._backend import core
 
-__all__ = ["DLDeviceType", "Tensor", "device", "dtype", "from_dlpack"]
+__all__ = [
+    "DLDeviceType",
+    "Tensor",
+    "device",
+    "dtype",
+    "from_dlpack",
+    "set_tensor_return",
+    "tensor_return",
+]
 
 #: A DLPack tensor owned by packedfun (``__dlpack__``, ``shape``, ``strides``, ``dtype``, ...).
 Tensor = core.Tensor
@@ -212,6 +222,59 @@ def _device_type_of(value) -> DLDeviceType:
         return DLDeviceType(code)
     except ValueError:
         raise ValueError(f"device_type {code} is not a DLPack device type") from None
+
+
+_TENSOR_RETURN_MODES = ("framework", "packedfun")
+
+
+def set_tensor_return(mode: str) -> str:
+    """Chooses, for the calling thread, what tensor results of a call become in Python.
+
+    With ``"framework"`` (the default), a call that received a ``torch.Tensor`` argument returns
+    its tensor results as ``torch.Tensor`` (sharing memory; the argument object itself when the
+    function returned it unchanged), one that received a NumPy array returns NumPy arrays, and
+    tensors at the top of a returned Array/List come back in a tuple/list. The first torch tensor
+    or NumPy array among the positional arguments decides. With ``"packedfun"``, results stay
+    :class:`Tensor`.
+
+    Parameters
+    ----------
+    mode : str
+        ``"framework"`` or ``"packedfun"``.
+
+    Returns
+    -------
+    str
+        The previous mode.
+
+    Raises
+    ------
+    ValueError
+        For any other mode.
+    """
+    if mode not in _TENSOR_RETURN_MODES:
+        raise ValueError(
+            f"set_tensor_return: mode must be 'framework' or 'packedfun', got {mode!r}"
+        )
+    previous = core._keep_tensor_results(mode == "packedfun")
+    return "packedfun" if previous else "framework"
+
+
+@contextlib.contextmanager
+def tensor_return(mode: str) -> Iterator[None]:
+    """``with tensor_return("packedfun"): f(x)`` — :func:`set_tensor_return` for one block
+    (one call, or several), restored on exit.
+
+    Parameters
+    ----------
+    mode : str
+        ``"framework"`` or ``"packedfun"``.
+    """
+    previous = set_tensor_return(mode)
+    try:
+        yield
+    finally:
+        set_tensor_return(previous)
 
 
 def _parse_dtype(text: str) -> tuple:

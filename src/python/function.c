@@ -124,8 +124,11 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
     if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
   } else {
     PyObject* failed = rc != 0 ? raise_with_arg_types(f, args, n, pack) : NULL;
+    /* Calls with array arguments always have temps: their tensor results go back as they came. */
+    int fw = rc == 0 ? pfpy_tensor_result_framework(args, n) : 0;
+    PyObject* out = fw != 0 ? pfpy_tensor_result_to_py(&rv, fw, pack) : NULL;
     pfpy_args_release(pack);
-    if (rc != 0) return failed;
+    if (rc != 0 || fw != 0) return rc != 0 ? failed : out;
   }
   return result_to_py(&rv);
 }

@@ -458,6 +458,7 @@ static PyMethodDef tensor_module_methods[] = {
 int pfpy_tensor_add_to_module(PyObject* m) {
   if (PyType_Ready(&PFPyTensor_Type) < 0) return -1;
   if (PyModule_AddFunctions(m, tensor_module_methods) < 0) return -1;
+  if (pfpy_tensor_return_add_to_module(m) < 0) return -1;
   Py_INCREF(&PFPyTensor_Type);
   if (PyModule_AddObject(m, "Tensor", (PyObject*)&PFPyTensor_Type) < 0) {
     Py_DECREF(&PFPyTensor_Type);

@@ -29,6 +29,24 @@ int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* f
 extern PyTypeObject* pfpy_tensor_numpy_type;
 extern PyTypeObject* pfpy_tensor_exchange_type;
 
+/*! The DLPack C exchange API of pfpy_tensor_exchange_type (borrowed, process lifetime). */
+extern const DLPackExchangeAPI* pfpy_tensor_exchange_api;
+/*! For a call's temp that backs an array argument: the producer object it keeps (a torch tensor;
+ *  borrowed, NULL for NumPy) and, in `*tensor`, the DLTensor the callee saw. NULL otherwise. */
+PyObject* pfpy_tensor_temp_owner(PFObject* temp, const DLTensor** tensor);
+/*! Which framework the tensor results of a call with these arguments go back to: 0 none (keep
+ *  packedfun.Tensor), 1 NumPy, 2 the exchange-API type (torch). Only called for calls with temps.
+ */
+int pfpy_tensor_result_framework(PyObject* const* args, Py_ssize_t n);
+/*! Converts the owned result `*rv` (stolen) for framework `fw` (nonzero): a Tensor as the
+ *  framework's tensor (the argument itself when the callee returned an argument's exact view), an
+ *  Array/List holding tensors as a tuple/list of converted elements; the rest as usual. */
+PyObject* pfpy_tensor_result_to_py(PFAny* rv, int fw, const PFPyArgs* pack);
+/*! Adds _keep_tensor_results to module `m`. Returns 0, or -1 with an exception. */
+int pfpy_tensor_return_add_to_module(PyObject* m);
+/*! Thread-local switch: nonzero keeps packedfun.Tensor results (set_tensor_return). */
+extern _Thread_local int pfpy_keep_tensor_results;
+
 /*! Whether `type` is one of those (never true for NULL). */
 static inline int pfpy_tensor_known_type(PyTypeObject* type) {
   return type == pfpy_tensor_numpy_type || type == pfpy_tensor_exchange_type;

@@ -69,6 +69,12 @@ static void scratch_release(PFObject* obj) {
   }
 }
 
+PyObject* pfpy_tensor_temp_owner(PFObject* temp, const DLTensor** tensor) {
+  if (temp->deleter != scratch_release) return NULL;
+  *tensor = &((Scratch*)temp)->arg.tensor;
+  return ((Scratch*)temp)->owner;
+}
+
 /* Makes `s` (filled) the promotable argument `*out` and hands it to the call's temps. */
 static void scratch_pass(Scratch* s, PFPyArgs* pack, PFAny* out, uint32_t flags) {
   s->arg.keeper = &s->header;
@@ -112,7 +118,7 @@ static int64_t* scratch_dims(Scratch* s, int32_t ndim) {
  * a DLPack C exchange API (pfpy_tensor_known_type). */
 PyTypeObject* pfpy_tensor_numpy_type = NULL;
 PyTypeObject* pfpy_tensor_exchange_type = NULL;
-static const DLPackExchangeAPI* exchange_type_api = NULL; /* that type's API */
+const DLPackExchangeAPI* pfpy_tensor_exchange_api = NULL; /* that type's API */
 
 static int is_numpy_array(PyObject* o) {
   PyTypeObject* type = Py_TYPE(o);
@@ -497,7 +503,7 @@ static const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
   if (exchange_cache_used < EXCHANGE_CACHE_SIZE) {
     if (api != NULL && api->dltensor_from_py_object_no_sync != NULL) { /* cache keeps `type` */
       pfpy_tensor_exchange_type = type;
-      exchange_type_api = api;
+      pfpy_tensor_exchange_api = api;
     }
     Py_INCREF(type);
     exchange_cache[exchange_cache_used].type = type;
@@ -569,7 +575,7 @@ static int tensor_temp(PyObject* t, PFPyArgs* pack, Py_ssize_t pos) {
 int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
   PyTypeObject* type = Py_TYPE(o);
   if (type == pfpy_tensor_exchange_type && pos >= 0) { /* torch: no probing */
-    return exchange_arg(exchange_type_api, o, pack, pos) == 0 ? 1 : -1;
+    return exchange_arg(pfpy_tensor_exchange_api, o, pack, pos) == 0 ? 1 : -1;
   }
   if (is_numpy_array(o)) {
     if (pos >= 0) return numpy_arg(o, pack, pos, fname) == 0 ? 1 : -1;

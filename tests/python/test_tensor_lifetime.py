@@ -49,7 +49,10 @@ def _collect():
 
 @pytest.fixture(autouse=True)
 def _clear_stored():
-    yield
+    # These tests are about the packedfun.Tensor a call keeps or returns: results stay one
+    # (test_tensor_return.py covers tensors coming back as the caller's framework).
+    with pf.tensor_return("packedfun"):
+        yield
     clear()
 
 

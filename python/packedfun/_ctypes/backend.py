@@ -29,6 +29,7 @@ from .objects import (
 from .pack import pack_value as _pack_value
 from .tensor import *  # noqa: F403 (tensor entry points; see _ctypes.tensor.__all__)
 from .tensor import __all__ as _tensor_names
+from .tensor_return import _keep_tensor_results as _keep_tensor_results
 from .values import (
     Function,
     Object,
@@ -74,6 +75,7 @@ __all__ += [  # objects and containers (issue 3; _ctypes/objects.py, _ctypes/con
     "Shape",
 ]
 __all__ += _tensor_names
+__all__ += ["_keep_tensor_results"]
 
 #: PFGetABIVersion() of the loaded runtime: (major << 16) | minor.
 ABI_VERSION: int = LIB.PFGetABIVersion()

@@ -233,6 +233,11 @@ class Function(Object):
                     raise exc
                 finally:
                     exc = None
+            if temps:  # array arguments: tensor results go back as they came in
+                framework = _tensor_return.result_framework(args)
+                if framework is not None:
+                    del temps
+                    return _tensor_return.convert_result(take_any(result), framework)
             del temps
         elif _CallRaw(self._pf_cptr, None, 0, byref(result)):
             raise_last_error(self._pf_name)
@@ -515,3 +520,4 @@ from . import errors as _errors  # noqa: E402
 from . import objects as _objects  # noqa: E402
 from . import pack as _pack  # noqa: E402
 from . import tensor as _tensor  # noqa: E402
+from . import tensor_return as _tensor_return  # noqa: E402

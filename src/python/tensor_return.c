@@ -1,0 +1,151 @@
+/* Tensor results go back as they came in: torch tensors in -> torch tensors out, NumPy in ->
+ * NumPy out (set_tensor_return switches it off). Runs only for calls that had temporaries. */
+#include "tensor.h"
+
+_Thread_local int pfpy_keep_tensor_results = 0;
+
+enum { kFrameworkNone = 0, kFrameworkNumpy = 1, kFrameworkExchange = 2 };
+
+int pfpy_tensor_result_framework(PyObject* const* args, Py_ssize_t n) {
+  if (pfpy_keep_tensor_results) return kFrameworkNone;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyTypeObject* type = Py_TYPE(args[i]);
+    if (type == pfpy_tensor_exchange_type && type != NULL) return kFrameworkExchange;
+    if (type == pfpy_tensor_numpy_type && type != NULL) return kFrameworkNumpy;
+  }
+  return kFrameworkNone;
+}
+
+static int same_view(const DLTensor* a, const DLTensor* b) {
+  if (a->data != b->data || a->byte_offset != b->byte_offset || a->ndim != b->ndim ||
+      a->dtype.code != b->dtype.code || a->dtype.bits != b->dtype.bits ||
+      a->dtype.lanes != b->dtype.lanes || a->device.device_type != b->device.device_type ||
+      a->device.device_id != b->device.device_id) {
+    return 0;
+  }
+  for (int32_t d = 0; d < a->ndim; ++d) {
+    if (a->shape[d] != b->shape[d]) return 0;
+    if (a->strides != NULL && b->strides != NULL && a->strides[d] != b->strides[d]) return 0;
+  }
+  return 1;
+}
+
+/* The argument object whose exact view `t` is (a new reference), or NULL. */
+static PyObject* argument_of(const PFTensorObject* t, const PFPyArgs* pack) {
+  for (int i = 0; i < pack->num_temps; ++i) {
+    const DLTensor* seen = NULL;
+    PyObject* owner = pfpy_tensor_temp_owner(pack->temps[i], &seen);
+    if (owner != NULL && Py_TYPE(owner) == pfpy_tensor_exchange_type &&
+        same_view(&t->tensor, seen)) {
+      Py_INCREF(owner);
+      return owner;
+    }
+  }
+  return NULL;
+}
+
+/* numpy.from_dlpack(packedfun.Tensor wrapping `h` (stolen)). */
+static PyObject* to_numpy(PFObject* h) {
+  static PyObject* from_dlpack = NULL;
+  PyObject* t = pfpy_tensor_wrap(h);
+  if (t == NULL) return NULL;
+  if (from_dlpack == NULL) {
+    PyObject* np = PyImport_ImportModule("numpy"); /* imported already: an ndarray came in */
+    from_dlpack = np ? PyObject_GetAttrString(np, "from_dlpack") : NULL;
+    Py_XDECREF(np);
+    if (from_dlpack == NULL) {
+      Py_DECREF(t);
+      return NULL;
+    }
+  }
+  PyObject* out = PyObject_CallOneArg(from_dlpack, t);
+  Py_DECREF(t);
+  return out;
+}
+
+/* The exchange-API framework's tensor for `h` (stolen), without a Python-level call. */
+static PyObject* to_exchange(PFObject* h) {
+  const DLPackExchangeAPI* api = pfpy_tensor_exchange_api;
+  if (api == NULL || api->managed_tensor_to_py_object_no_sync == NULL) {
+    return pfpy_tensor_wrap(h);
+  }
+  DLManagedTensorVersioned* m = NULL;
+  int rc = PFTensorToDLPackVersioned(h, &m);
+  PFObjectDecRef(h);
+  if (rc != 0) return pfpy_raise_native(NULL);
+  void* out = NULL;
+  if (api->managed_tensor_to_py_object_no_sync(m, &out) != 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_BufferError, "the framework refused the tensor");
+    return NULL;
+  }
+  return (PyObject*)out;
+}
+
+static PyObject* tensor_out(PFObject* h, int fw, const PFPyArgs* pack) {
+  if (fw == kFrameworkExchange) {
+    PyObject* same = argument_of((const PFTensorObject*)h, pack);
+    if (same != NULL) {
+      PFObjectDecRef(h);
+      return same;
+    }
+    return to_exchange(h);
+  }
+  return to_numpy(h);
+}
+
+/* Whether sequence `s` holds a Tensor at its top level. */
+static int holds_tensor(const PFSeqObject* s) {
+  for (int64_t i = 0; i < s->size; ++i) {
+    if (s->data[i].type_index == kPFTypeTensor) return 1;
+  }
+  return 0;
+}
+
+/* An Array (tuple) or List (list) of tensors, each element converted; `seq` (stolen). */
+static PyObject* seq_out(PFObject* seq, int fw, const PFPyArgs* pack) {
+  const PFSeqObject* s = (const PFSeqObject*)seq;
+  int is_list = seq->type_index == kPFTypeList;
+  PyObject* out = is_list ? PyList_New((Py_ssize_t)s->size) : PyTuple_New((Py_ssize_t)s->size);
+  for (int64_t i = 0; out != NULL && i < s->size; ++i) {
+    PFAny item = s->data[i];
+    if (item.type_index >= kPFTypeStaticObjectBegin) PFObjectIncRef(item.v_obj);
+    PyObject* x = pfpy_tensor_result_to_py(&item, fw, pack);
+    if (x == NULL) {
+      Py_CLEAR(out);
+    } else if (is_list) {
+      PyList_SET_ITEM(out, (Py_ssize_t)i, x);
+    } else {
+      PyTuple_SET_ITEM(out, (Py_ssize_t)i, x);
+    }
+  }
+  PFObjectDecRef(seq);
+  return out;
+}
+
+PyObject* pfpy_tensor_result_to_py(PFAny* rv, int fw, const PFPyArgs* pack) {
+  int32_t t = rv->type_index;
+  if (t == kPFTypeTensor) return tensor_out(rv->v_obj, fw, pack);
+  if ((t == kPFTypeArray || t == kPFTypeList) && holds_tensor((const PFSeqObject*)rv->v_obj)) {
+    return seq_out(rv->v_obj, fw, pack);
+  }
+  return pfpy_any_steal_to_py(rv);
+}
+
+static PyObject* set_tensor_return(PyObject* self, PyObject* keep) {
+  (void)self;
+  int k = PyObject_IsTrue(keep);
+  if (k < 0) return NULL;
+  int previous = pfpy_keep_tensor_results;
+  pfpy_keep_tensor_results = k;
+  return PyBool_FromLong(previous);
+}
+
+static PyMethodDef tensor_return_methods[] = {
+    {"_keep_tensor_results", set_tensor_return, METH_O,
+     "_keep_tensor_results(keep)\n--\n\nSets this thread's switch; returns the previous one."},
+    {NULL, NULL, 0, NULL},
+};
+
+int pfpy_tensor_return_add_to_module(PyObject* m) {
+  return PyModule_AddFunctions(m, tensor_return_methods);
+}
