@@ -145,11 +145,20 @@ def _global_function(name: str) -> Any:
 
 
 def _reduce_function(func: Any) -> tuple:
+    origin = getattr(func, "__dict__", {}).get("_pf_module")
+    if origin is not None:
+        from .module import _module_function
+
+        return (_module_function, origin)
     name = func.registry_name
     if name:
         return (_global_function, (name,))
+    callable_ = func.py_callable
+    if callable_ is not None:
+        return (core.Function, (callable_,))
     raise TypeError(
-        f"cannot pickle {func!r}: it is neither a registered global function nor a module's"
+        f"cannot pickle {func!r}: it is neither a registered global function, a module's "
+        "function, nor a wrapped Python callable"
     )
 
 

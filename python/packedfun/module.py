@@ -89,11 +89,12 @@ class Module:
             where = " or its imports" if query_imports else ""
             raise AttributeError(f"{self._describe()}{where} has no function {name!r}")
         doc = core.module_get_function_doc(self._pf_handle, name, bool(query_imports))
-        if doc is not None:
-            try:
+        try:
+            if doc is not None:
                 func.__doc__ = doc
-            except (AttributeError, TypeError):  # a backend Function without instance docs
-                pass
+            func._pf_module = (self, name)  # pickles as (module, name)
+        except (AttributeError, TypeError):  # a backend Function without instance attributes
+            pass
         return func
 
     def get_function_doc(self, name: str, query_imports: bool = False) -> str | None:
@@ -186,6 +187,49 @@ class Module:
 
     def __repr__(self) -> str:
         return f"<packedfun.Module {self._pf_path or '<system library>'}>"
+
+    def __reduce__(self) -> tuple:
+        """Pickles as the library's bytes and identity (see :func:`_load_shipped`)."""
+        if not self._pf_path:
+            raise TypeError("cannot pickle the system library Module: it has no library file")
+        name, digest, data = _library_bytes(self._pf_path)
+        return (_load_shipped, (name, digest, data))
+
+
+_sent: dict[tuple, tuple] = {}  # (path, size, mtime_ns) -> (name, digest, bytes)
+_received: dict[str, Module] = {}  # digest -> the Module loaded from it in this process
+
+
+def _library_bytes(path: str) -> tuple:
+    """``(name, sha256, bytes)`` of the library at ``path``, read once per file version."""
+    import hashlib
+
+    st = os.stat(path)
+    key = (path, st.st_size, st.st_mtime_ns)
+    found = _sent.get(key)
+    if found is None:
+        with open(path, "rb") as f:
+            data = f.read()
+        name = os.path.basename(path)
+        name = name[:-3] if name.endswith(".so") else name
+        found = _sent[key] = (name, hashlib.sha256(data).hexdigest(), data)
+    return found
+
+
+def _load_shipped(name: str, digest: str, data: bytes) -> Module:
+    """Unpickles a Module: its bytes are written once into this process's packedfun cache
+    (content-addressed, atomically) and loaded from there; no compiler is needed."""
+    module = _received.get(digest)
+    if module is None:
+        from .cpp import _cache
+
+        module = _received[digest] = load_module(_cache.publish_received(name, digest, data))
+    return module
+
+
+def _module_function(module: Module, name: str):
+    """Unpickles a Function of a module."""
+    return module.get_function(name)
 
 
 def load_module(path) -> Module:

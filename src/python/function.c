@@ -379,11 +379,21 @@ static PyObject* function_get_registry_name(PyObject* self, void* closure) {
   return name;
 }
 
+static PyObject* function_get_py_callable(PyObject* self, void* closure) {
+  (void)closure;
+  PyObject* callable = wrapped_callable((PFPyFunction*)self);
+  if (callable == NULL) Py_RETURN_NONE;
+  Py_INCREF(callable);
+  return callable;
+}
+
 static PyGetSetDef function_getset[] = {
     {"__name__", function_get_name, function_set_name, "Name of the function.", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {"registry_name", function_get_registry_name, NULL,
      "The global name this Function was looked up by, or None.", NULL},
+    {"py_callable", function_get_py_callable, NULL,
+     "The Python callable this Function wraps, or None.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject PFPyFunction_Type = {

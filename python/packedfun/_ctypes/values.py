@@ -274,6 +274,12 @@ class Function(Object):
     def __name__(self):
         del self.__dict__["__name__"]
 
+    @property
+    def py_callable(self):
+        """The Python callable this Function wraps, or None."""
+        ours, callable_ = wrapped_callable(self._pf_handle)
+        return callable_ if ours else None
+
     def __del__(self):
         lent = getattr(self, "_pf_lent", None)
         handle = getattr(self, "_pf_handle", 0)

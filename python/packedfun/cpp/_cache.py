@@ -40,6 +40,7 @@ __all__ = [
     "build_locked",
     "publish_folder",
     "parse_depfile",
+    "publish_received",
 ]
 
 _KEY_CHARS = 32
@@ -245,3 +246,42 @@ def build_locked(
             raise
         deps = _tracked_deps(depfiles, tmp, stable_roots)
         return os.path.join(_publish(name_dir, name, key, tmp, deps), f"{name}.so")
+
+
+def publish_received(name: str, digest: str, data: bytes) -> str:
+    """The cached copy of a library received from another process (a pickled Module).
+
+    Content-addressed: ``<root>/received/<digest>/<name>.so``, written once under a lock through
+    a temporary folder and one rename (never visible half-written), its digest recorded; later
+    calls find the verified copy and write nothing.
+
+    Raises
+    ------
+    ValueError
+        When ``data`` does not hash to ``digest`` or ``name`` is not a plain file name.
+    """
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise ValueError(f"received library {name!r}: its bytes do not match digest {digest}")
+    if not name or name.strip(".") == "" or any(c in name for c in "/\\\0"):
+        raise ValueError(f"received library name {name!r} is not a plain file name")
+    root = cache_root()
+    name_dir = os.path.join(root, "received")
+    final = os.path.join(name_dir, digest[:_KEY_CHARS])
+    library = os.path.join(final, f"{name}.so")
+    if _trust.check_folder(final, root) and _trust.verified(library):
+        return library
+    _trust.make_private_dirs(name_dir, root)
+    with _file_lock(os.path.join(name_dir, f"{digest[:_KEY_CHARS]}.lock")):
+        if _trust.check_folder(final, root) and _trust.verified(library):
+            return library
+        tmp = tempfile.mkdtemp(prefix=f".recv-{digest[:_KEY_CHARS]}-", dir=name_dir)
+        try:
+            with open(os.path.join(tmp, f"{name}.so"), "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            publish_folder(tmp, final, os.path.join(tmp, f"{name}.so"))
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return library
