@@ -92,7 +92,7 @@ class Module:
         try:
             if doc is not None:
                 func.__doc__ = doc
-            func._pf_module = (self, name)  # pickles as (module, name)
+            func._pf_module = (_Library(self._pf_path), name)  # pickles as (module, name)
         except (AttributeError, TypeError):  # a backend Function without instance attributes
             pass
         return func
@@ -194,6 +194,20 @@ class Module:
             raise TypeError("cannot pickle the system library Module: it has no library file")
         name, digest, data = _library_bytes(self._pf_path)
         return (_load_shipped, (name, digest, data))
+
+
+class _Library:
+    """A library file on its way into a pickle (a module Function's origin, weakly: a path)."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple:
+        if not self.path:
+            raise TypeError("cannot pickle a Function of the system library: it has no file")
+        return (_load_shipped, _library_bytes(self.path))
 
 
 _sent: dict[tuple, tuple] = {}  # (path, size, mtime_ns) -> (name, digest, bytes)
