@@ -29,6 +29,7 @@ from .registry import (
     remove_global_func,
 )
 from .tensor import (
+    Device,
     DLDeviceType,
     Tensor,
     device,
@@ -75,6 +76,7 @@ __all__ = [
     "Shape",
     "register_object",
     "DLDeviceType",
+    "Device",
     "Error",
     "Function",
     "InternalError",

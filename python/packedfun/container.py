@@ -25,15 +25,52 @@ __all__ = ["Array", "Dict", "List", "Map", "Shape"]
 
 
 class Array(core.Array, Sequence):  # type: ignore[misc]
-    """An immutable native array; ``Array([1, 2])`` converts each element."""
+    """An immutable native array; ``Array([1, 2])`` converts each element.
+
+    ``Array + list``, ``list + Array`` and ``Array + Array`` concatenate into a new Array.
+    """
 
     __slots__ = ()
+
+    def __add__(self, other):
+        if not isinstance(other, (Sequence, core.Array, core.List)) or isinstance(other, str):
+            return NotImplemented
+        return Array([*self, *other])
+
+    def __radd__(self, other):
+        if not isinstance(other, (Sequence, core.Array, core.List)) or isinstance(other, str):
+            return NotImplemented
+        return Array([*other, *self])
 
 
 class List(core.List, MutableSequence):  # type: ignore[misc]
-    """A mutable native list; ``List([1, 2])`` converts each element."""
+    """A mutable native list; ``List([1, 2])`` converts each element.
+
+    Slices assign and delete as on a Python ``list`` (``lst[1:3] = [7, 8, 9]``).
+    """
 
     __slots__ = ()
+
+    def __setitem__(self, key, value):
+        if type(key) is not slice:
+            return core.List.__setitem__(self, key, value)
+        items = list(self)
+        items[key] = value  # the list rules: a wrong-sized extended slice raises ValueError
+        self._replace_all(items)
+
+    def __delitem__(self, key):
+        if type(key) is not slice:
+            return core.List.__delitem__(self, key)
+        items = list(self)
+        del items[key]
+        self._replace_all(items)
+
+    def _replace_all(self, items: list) -> None:
+        converted = List(items)  # converts every element first: a bad one leaves self unchanged
+        while len(self):
+            self.pop()
+        for item in converted:
+            self.append(item)
 
 
 class Shape(core.Shape, Sequence):  # type: ignore[misc]

@@ -19,6 +19,7 @@ from ._backend import core
 
 __all__ = [
     "DLDeviceType",
+    "Device",
     "Tensor",
     "device",
     "dtype",
@@ -93,6 +94,56 @@ class dtype:  # noqa: N801 - named like numpy.dtype / torch.dtype
         self.type_code, self.bits, self.lanes, self._name = code, bits, lanes, None
         return self
 
+    @classmethod
+    def from_dlpack_data_type(cls, dl_data_type: tuple) -> dtype:
+        """The dtype of a DLPack ``(type_code, bits, lanes)`` triple (apache-tvm-ffi's name)."""
+        code, bits, lanes = dl_data_type
+        result = cls._from_dl(code, bits, lanes)
+        result._dl_fields()
+        return result
+
+    @staticmethod
+    def is_dtype(value) -> bool:
+        """Whether ``value`` is a dtype or a string that parses as one."""
+        if isinstance(value, dtype):
+            return True
+        try:
+            dtype(value)
+        except (TypeError, ValueError):
+            return False
+        return True
+
+    def with_lanes(self, lanes: int) -> dtype:
+        """This element type with ``lanes`` vector lanes: ``dtype("float32").with_lanes(4)``.
+
+        Raises
+        ------
+        TypeError, ValueError, OverflowError
+            When ``lanes`` is not an int in [1, 65535].
+        """
+        lanes = _check_field("with_lanes: lanes", lanes, 1, 65535)
+        return dtype._from_dl(self.type_code, self.bits, lanes)
+
+    @property
+    def is_bool(self) -> bool:
+        """Whether the elements are booleans."""
+        return self.type_code == _KDL_BOOL
+
+    @property
+    def is_integer(self) -> bool:
+        """Whether the elements are signed or unsigned integers."""
+        return self.type_code in (_KDL_INT, _KDL_UINT)
+
+    @property
+    def is_float(self) -> bool:
+        """Whether the elements are floating point (float, bfloat16, float8/6/4 variants)."""
+        return self.type_code in _FLOAT_CODES
+
+    @property
+    def is_handle(self) -> bool:
+        """Whether the elements are opaque handles."""
+        return self.type_code == _KDL_HANDLE
+
     @property
     def itemsize(self) -> int:
         """Bytes per element (all lanes), rounded up for sub-byte types."""
@@ -160,6 +211,15 @@ class device:  # noqa: N801 - named like torch.device
         self.device_id = _check_field("device_id", 0 if index is None else index, 0, _INT32_MAX)
 
     @property
+    def index(self) -> int:
+        """The device ordinal (``device_id``), as ``torch.device.index`` names it."""
+        return self.device_id
+
+    def dlpack_device_type(self) -> int:
+        """The DLPack device type code (``device_type``), e.g. 1 for CPU, 2 for CUDA."""
+        return self.device_type
+
+    @property
     def type(self) -> str:
         """The device type's name: "cpu", "cuda", ..."""
         try:
@@ -199,6 +259,50 @@ class device:  # noqa: N801 - named like torch.device
             _check_field("device_id", self.device_id, 0, _INT32_MAX),
         )
 
+
+def _require_layout(tensor, *, require_alignment: int = 0, require_contiguous: bool = False):
+    """``from_dlpack``'s keyword checks, shared by both backends; returns ``tensor``.
+
+    Raises
+    ------
+    ValueError
+        When the data address is not a multiple of ``require_alignment``, or the layout is not
+        compact row-major while ``require_contiguous`` is true.
+    TypeError
+        When an option has the wrong type.
+    """
+    if isinstance(require_alignment, bool) or not isinstance(require_alignment, int):
+        raise TypeError(
+            f"from_dlpack: require_alignment must be an int, got {type(require_alignment).__name__}"
+        )
+    if require_alignment < 0:
+        raise ValueError(f"from_dlpack: require_alignment must be >= 0, got {require_alignment}")
+    address = tensor.data_ptr + tensor.byte_offset
+    if require_alignment and address % require_alignment:
+        raise ValueError(
+            f"from_dlpack: data address {address:#x} is not aligned to {require_alignment} bytes"
+        )
+    if require_contiguous and not _is_contiguous(tensor.shape, tensor.strides):
+        raise ValueError(
+            f"from_dlpack: tensor of shape {tensor.shape} and strides {tensor.strides} "
+            "is not contiguous"
+        )
+    return tensor
+
+
+def _is_contiguous(shape: tuple, strides: tuple) -> bool:
+    expected = 1
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent == 0:
+            return True
+        if extent != 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
+#: apache-tvm-ffi's name for the device class.
+Device = device
 
 _INT32_MAX = 2**31 - 1
 
@@ -277,8 +381,36 @@ def tensor_return(mode: str) -> Iterator[None]:
         set_tensor_return(previous)
 
 
+_KDL_INT, _KDL_UINT, _KDL_HANDLE, _KDL_BOOL = 0, 1, 3, 6
+#: kDLFloat, kDLBfloat and kDLFloat8_e3m4 .. kDLFloat4_e2m1fn.
+_FLOAT_CODES = frozenset((2, 4, *range(7, 18)))
+_SHORT_PREFIXES = (("bf", "bfloat"), ("i", "int"), ("u", "uint"), ("f", "float"))
+
+
+def _expand_alias(text: str) -> str:
+    """apache-tvm-ffi's short spellings: ``i32``, ``u8``, ``f16``, ``bf16``, ``f8_e4m3``, and
+    PyTorch's ``float4_e2m1fn_x2`` for two lanes."""
+    for short, full in _SHORT_PREFIXES:
+        if text.startswith(short) and text[len(short) : len(short) + 1].isdigit():
+            text = full + text[len(short) :]
+            break
+    head, sep, lanes = text.rpartition("_x")
+    if sep and head and lanes.isdigit():
+        text = f"{head}x{lanes}"
+    return text
+
+
 def _parse_dtype(text: str) -> tuple:
-    return core._dtype_from_string(text)
+    try:
+        return core._dtype_from_string(text)
+    except ValueError:
+        full = _expand_alias(text)
+        if full == text:
+            raise
+    try:
+        return core._dtype_from_string(full)
+    except ValueError:
+        raise ValueError(f"cannot parse {text!r} as a data type (read as {full!r})") from None
 
 
 def _print_dtype(code: int, bits: int, lanes: int) -> str:

@@ -343,9 +343,41 @@ PyObject* pfpy_from_dlpack(PyObject* x) {
   return r;
 }
 
-static PyObject* from_dlpack(PyObject* mod, PyObject* x) {
+/* The keyword options (require_alignment, require_contiguous) are checked once, in the shared
+ * Python layer (packedfun.tensor._require_layout), for both backends; the plain call never pays. */
+static PFPY_NOINLINE PyObject* from_dlpack_checked(PyObject* tensor, PyObject* const* kwargs,
+                                                   PyObject* kwnames) {
+  PyObject* kw = PyDict_New();
+  PyObject* mod = kw != NULL ? PyImport_ImportModule("packedfun.tensor") : NULL;
+  PyObject* check = mod != NULL ? PyObject_GetAttrString(mod, "_require_layout") : NULL;
+  PyObject* result = NULL;
+  Py_ssize_t n = check != NULL ? PyTuple_GET_SIZE(kwnames) : -1;
+  Py_ssize_t i = 0;
+  for (; i < n; ++i) {
+    if (PyDict_SetItem(kw, PyTuple_GET_ITEM(kwnames, i), kwargs[i]) != 0) break;
+  }
+  if (i == n) {
+    PyObject* args = PyTuple_Pack(1, tensor);
+    if (args != NULL) result = PyObject_Call(check, args, kw);
+    Py_XDECREF(args);
+  }
+  Py_XDECREF(check);
+  Py_XDECREF(mod);
+  Py_XDECREF(kw);
+  Py_DECREF(tensor);
+  return result;
+}
+
+static PyObject* from_dlpack(PyObject* mod, PyObject* const* args, Py_ssize_t nargs,
+                             PyObject* kwnames) {
   (void)mod;
-  return pfpy_from_dlpack(x);
+  if (nargs != 1) {
+    return PyErr_Format(PyExc_TypeError,
+                        "from_dlpack() takes exactly one positional argument (%zd given)", nargs);
+  }
+  PyObject* tensor = pfpy_from_dlpack(args[0]);
+  if (tensor == NULL || kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) return tensor;
+  return from_dlpack_checked(tensor, args + 1, kwnames);
 }
 
 /* ---- the type
@@ -363,8 +395,7 @@ static PyGetSetDef tensor_getset[] = {
     {"shape", tensor_shape, NULL, "Extent of each axis, as a tuple of int.", NULL},
     {"strides", tensor_strides, NULL, "Stride of each axis in elements (always known).", NULL},
     {"ndim", tensor_ndim, NULL, "Number of axes.", NULL},
-    {"numel", tensor_numel, NULL, "Number of elements.", NULL},
-    {"size", tensor_numel, NULL, "Number of elements (same as numel).", NULL},
+    {"size", tensor_numel, NULL, "Number of elements (same as numel()).", NULL},
     {"dtype", tensor_dtype, NULL, "Element type, a packedfun.dtype.", NULL},
     {"device", tensor_device, NULL, "Device holding the data, a packedfun.device.", NULL},
     {"data_ptr", tensor_data_ptr, NULL, "Address of the data (before byte_offset).", NULL},
@@ -372,7 +403,14 @@ static PyGetSetDef tensor_getset[] = {
     {"readonly", tensor_readonly, NULL, "Whether the producer exported it read-only.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
+/* numel() is a method, as in PyTorch and apache-tvm-ffi; the size property says the same. */
+static PyObject* tensor_numel_method(PyObject* self, PyObject* unused) {
+  (void)unused;
+  return tensor_numel(self, NULL);
+}
+
 static PyMethodDef tensor_methods[] = {
+    {"numel", tensor_numel_method, METH_NOARGS, "numel()\n--\n\nNumber of elements."},
     {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "A DLPack capsule sharing this tensor's memory (versioned when max_version >= (1, 0))."},
@@ -440,11 +478,15 @@ static PyMethodDef tensor_module_methods[] = {
      "_dtype_from_string(text)\n--\n\n(code, bits, lanes) of a type name."},
     {"_dtype_to_string", dtype_to_string, METH_VARARGS,
      "_dtype_to_string(code, bits, lanes)\n--\n\nThe name of a data type."},
-    {"from_dlpack", from_dlpack, METH_O,
-     "from_dlpack(x)\n--\n\nA Tensor sharing the memory of ``x``, without a copy.\n\n"
+    {"from_dlpack", (PyCFunction)(void (*)(void))from_dlpack, METH_FASTCALL | METH_KEYWORDS,
+     "from_dlpack(x, *, require_alignment=0, require_contiguous=False)\n--\n\nA Tensor sharing "
+     "the memory of ``x``, without a copy.\n\n"
      "Parameters\n----------\nx : object\n    Any object implementing ``__dlpack__`` (NumPy, "
      "PyTorch, JAX, CuPy, a ``Tensor``) or a\n    DLPack capsule, which is consumed (renamed "
-     "``used_dltensor*``) exactly once.\n\nReturns\n-------\nTensor\n    ``x`` itself when it "
+     "``used_dltensor*``) exactly once.\nrequire_alignment : int\n    When > 0, the data "
+     "address must be a multiple of it (else ValueError).\nrequire_contiguous : bool\n    "
+     "When true, the layout must be compact row-major (else "
+     "ValueError).\n\nReturns\n-------\nTensor\n    ``x`` itself when it "
      "already is a Tensor. Read-only producers give read-only tensors.\n\nRaises\n------\n"
      "BufferError\n    When DLPack cannot describe the data (byte-swapped or object dtypes, a "
      "consumed capsule).\nTypeError\n    When ``x`` is not a DLPack producer.\n"},

@@ -99,7 +99,7 @@ def test_from_dlpack_numpy_shares_memory_both_ways():
     t = pf.from_dlpack(a)
     assert isinstance(t, pf.Tensor) and isinstance(t, pf.Object)
     assert t.shape == (4,) and t.strides == (1,) and t.ndim == 1
-    assert t.numel == t.size == 4 and t.dtype == "float32" and t.device == "cpu"
+    assert t.numel() == t.size == 4 and t.dtype == "float32" and t.device == "cpu"
     assert t.data_ptr == a.ctypes.data and not t.readonly
     assert "shape=(4,)" in repr(t) and "float32" in repr(t)
     b = np.from_dlpack(t)
@@ -140,14 +140,14 @@ def test_zero_dim_and_zero_size(m):
     s = np.array(3.5, dtype="float32")
     assert m.tensor_ndim(s) == 0 and m.tensor_sum_f32(s) == 3.5
     ts = pf.from_dlpack(s)
-    assert ts.shape == () and ts.numel == 1 and float(np.from_dlpack(ts)) == 3.5
+    assert ts.shape == () and ts.numel() == 1 and float(np.from_dlpack(ts)) == 3.5
     z = np.zeros((0, 3), dtype="float32")
     assert m.tensor_ndim(z) == 2 and m.tensor_shape_at(z, 0) == 0 and m.tensor_sum_f32(z) == 0
     tz = pf.from_dlpack(z)
-    assert tz.shape == (0, 3) and tz.numel == 0
+    assert tz.shape == (0, 3) and tz.numel() == 0
     assert np.from_dlpack(tz).shape == (0, 3)
     empty = m.tensor_empty(0, "float32")
-    assert empty.numel == 0 and np.from_dlpack(empty).shape == (0,)
+    assert empty.numel() == 0 and np.from_dlpack(empty).shape == (0,)
 
 
 def test_non_contiguous_negative_and_broadcast_strides(m):

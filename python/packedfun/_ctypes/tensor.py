@@ -160,14 +160,14 @@ class Tensor(Object):
     def ndim(self) -> int:
         return self._dl().ndim
 
-    @property
     def numel(self) -> int:
+        """Number of elements."""
         n = 1
         for extent in self.shape:
             n *= extent
         return n
 
-    size = numel
+    size = property(numel)
 
     @property
     def dtype(self):
@@ -265,8 +265,20 @@ def _from_capsule(capsule) -> Tensor:
                       "tensor (or was consumed already)")  # fmt: skip
 
 
-def from_dlpack(x) -> Tensor:
-    """A Tensor sharing the memory of ``x`` (a __dlpack__ producer or a DLPack capsule)."""
+def from_dlpack(x, **layout) -> Tensor:
+    """A Tensor sharing the memory of ``x`` (a __dlpack__ producer or a DLPack capsule).
+
+    ``require_alignment`` / ``require_contiguous`` are checked by the shared Python layer.
+    """
+    tensor = _from_dlpack(x)
+    if not layout:
+        return tensor
+    from ..tensor import _require_layout
+
+    return _require_layout(tensor, **layout)
+
+
+def _from_dlpack(x) -> Tensor:
     if type(x) is Tensor:
         return x
     if type(x).__name__ == "PyCapsule":

@@ -158,6 +158,8 @@ def build_inline(
     extra_ldflags: Sequence[str] | None = None,
     extra_include_paths: Sequence[str] | None = None,
     build_directory: str | os.PathLike | None = None,
+    *,
+    tvm_ffi_compat: bool = False,
 ) -> str:
     """Compiles inline C++/CUDA sources into a shared library and returns its path.
 
@@ -177,6 +179,9 @@ def build_inline(
         Extra include directories.
     build_directory : str or path, optional
         Cache root to use instead of ``$PACKEDFUN_CACHE_DIR`` or ``~/.cache/packedfun``.
+    tvm_ffi_compat : bool, optional
+        Also include ``<packedfun/compat/tvm_ffi.h>``, so sources written for apache-tvm-ffi
+        (``tvm::ffi::TensorView``, ``TVM_FFI_ICHECK``, ...) compile unchanged.
 
     Returns
     -------
@@ -202,9 +207,9 @@ def build_inline(
     funcs = _codegen.normalize_functions(functions)
     texts: list[tuple[str, str]] = []
     if cpp:
-        texts.append(("main.cpp", _codegen.decorate(cpp, funcs)))
+        texts.append(("main.cpp", _codegen.decorate(cpp, funcs, tvm_ffi_compat)))
     if cuda:
-        texts.append(("cuda.cu", _codegen.decorate(cuda, None if cpp else funcs)))
+        texts.append(("cuda.cu", _codegen.decorate(cuda, None if cpp else funcs, tvm_ffi_compat)))
     request = _Request(
         name,
         bool(cuda),
@@ -236,6 +241,8 @@ def load_inline(
     extra_ldflags: Sequence[str] | None = None,
     extra_include_paths: Sequence[str] | None = None,
     build_directory: str | os.PathLike | None = None,
+    *,
+    tvm_ffi_compat: bool = False,
 ) -> Module:
     """Like :func:`build_inline`, then loads the library with ``packedfun.load_module(path)``."""
     path = build_inline(
@@ -248,6 +255,7 @@ def load_inline(
         extra_ldflags,
         extra_include_paths,
         build_directory,
+        tvm_ffi_compat=tvm_ffi_compat,
     )
     return _load_module(path)
 

@@ -75,9 +75,15 @@ def export_block(functions: Mapping[str, str | None]) -> str:
     return "\n".join(lines)
 
 
-def decorate(source: str, functions: Mapping[str, str | None] | None) -> str:
-    """`source` with the packedfun include in front and, when given, the exports appended."""
-    text = _PRELUDE + source
+_TVM_FFI_PRELUDE = "#include <packedfun/compat/tvm_ffi.h>\n"
+
+
+def decorate(
+    source: str, functions: Mapping[str, str | None] | None, tvm_ffi_compat: bool = False
+) -> str:
+    """`source` with the packedfun include (and, when asked, the apache-tvm-ffi compatibility
+    header) in front and, when given, the exports appended."""
+    text = _PRELUDE + (_TVM_FFI_PRELUDE if tvm_ffi_compat else "") + source
     if not text.endswith("\n"):
         text += "\n"
     if functions:

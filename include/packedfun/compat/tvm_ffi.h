@@ -1,0 +1,56 @@
+// apache-tvm-ffi source compatibility: tvm::ffi names and TVM_FFI_ macros mapped onto packedfun.
+/*!
+ * \file packedfun/compat/tvm_ffi.h
+ * \brief Lets kernel sources written for apache-tvm-ffi compile against packedfun unchanged.
+ *
+ * `tvm::ffi::X` names packedfun's `X` (TensorView, Tensor, Function, Any, String, Array, ...) and
+ * the common macros (TVM_FFI_ICHECK*, TVM_FFI_CHECK*, TVM_FFI_THROW,
+ * TVM_FFI_DLL_EXPORT_TYPED_FUNC, TVM_FFI_STATIC_INIT_BLOCK, the object-declaration macros) expand
+ * to their PACKEDFUN_ counterparts. It is a source-level bridge only: the library it builds links
+ * libpackedfun and speaks packedfun's ABI, not tvm-ffi's. See docs/migration-from-tvm-ffi.md.
+ */
+#ifndef PACKEDFUN_COMPAT_TVM_FFI_H_
+#define PACKEDFUN_COMPAT_TVM_FFI_H_
+
+#include <packedfun/packedfun.h>
+
+namespace tvm {
+namespace ffi {
+// Qualified lookup of tvm::ffi::X finds packedfun::X through this directive.
+using namespace ::packedfun;  // NOLINT(build/namespaces)
+}  // namespace ffi
+}  // namespace tvm
+
+#define TVM_FFI_ICHECK(x) PACKEDFUN_ICHECK(x)
+#define TVM_FFI_ICHECK_EQ(x, y) PACKEDFUN_ICHECK_EQ(x, y)
+#define TVM_FFI_ICHECK_NE(x, y) PACKEDFUN_ICHECK_NE(x, y)
+#define TVM_FFI_ICHECK_LT(x, y) PACKEDFUN_ICHECK_LT(x, y)
+#define TVM_FFI_ICHECK_LE(x, y) PACKEDFUN_ICHECK_LE(x, y)
+#define TVM_FFI_ICHECK_GT(x, y) PACKEDFUN_ICHECK_GT(x, y)
+#define TVM_FFI_ICHECK_GE(x, y) PACKEDFUN_ICHECK_GE(x, y)
+#define TVM_FFI_ICHECK_NOTNULL(x) PACKEDFUN_ICHECK((x) != nullptr)
+
+// tvm-ffi's CHECK macros name the error kind as their last argument.
+#define TVM_FFI_CHECK(cond, ErrorKind) PACKEDFUN_CHECK_IMPL_(#ErrorKind, cond)
+#define TVM_FFI_CHECK_EQ(x, y, ErrorKind) PACKEDFUN_CHECK_OP_IMPL_(#ErrorKind, CheckOpEq, ==, x, y)
+#define TVM_FFI_CHECK_NE(x, y, ErrorKind) PACKEDFUN_CHECK_OP_IMPL_(#ErrorKind, CheckOpNe, !=, x, y)
+#define TVM_FFI_CHECK_LT(x, y, ErrorKind) PACKEDFUN_CHECK_OP_IMPL_(#ErrorKind, CheckOpLt, <, x, y)
+#define TVM_FFI_CHECK_LE(x, y, ErrorKind) PACKEDFUN_CHECK_OP_IMPL_(#ErrorKind, CheckOpLe, <=, x, y)
+#define TVM_FFI_CHECK_GT(x, y, ErrorKind) PACKEDFUN_CHECK_OP_IMPL_(#ErrorKind, CheckOpGt, >, x, y)
+#define TVM_FFI_CHECK_GE(x, y, ErrorKind) PACKEDFUN_CHECK_OP_IMPL_(#ErrorKind, CheckOpGe, >=, x, y)
+#define TVM_FFI_CHECK_NOTNULL(x, ErrorKind) PACKEDFUN_CHECK_IMPL_(#ErrorKind, (x) != nullptr)
+
+#define TVM_FFI_THROW(ErrorKind) PACKEDFUN_THROW(ErrorKind)
+#define TVM_FFI_DLL_EXPORT_TYPED_FUNC(ExportName, Function) \
+  PACKEDFUN_DLL_EXPORT_TYPED_FUNC(ExportName, Function)
+#define TVM_FFI_STATIC_INIT_BLOCK() PACKEDFUN_STATIC_INIT_BLOCK()
+#define TVM_FFI_DECLARE_OBJECT_INFO(TypeKey, TypeName, ParentType) \
+  PACKEDFUN_DECLARE_OBJECT_INFO(TypeKey, TypeName, ParentType)
+#define TVM_FFI_DECLARE_OBJECT_INFO_FINAL(TypeKey, TypeName, ParentType) \
+  PACKEDFUN_DECLARE_OBJECT_INFO_FINAL(TypeKey, TypeName, ParentType)
+#define TVM_FFI_DEFINE_OBJECT_REF_METHODS_NULLABLE(TypeName, ParentType, ObjectName) \
+  PACKEDFUN_DEFINE_OBJECT_REF_METHODS_NULLABLE(TypeName, ParentType, ObjectName)
+#define TVM_FFI_DEFINE_OBJECT_REF_METHODS_NOTNULLABLE(TypeName, ParentType, ObjectName) \
+  PACKEDFUN_DEFINE_OBJECT_REF_METHODS(TypeName, ParentType, ObjectName)
+
+#endif  // PACKEDFUN_COMPAT_TVM_FFI_H_

@@ -1,0 +1,143 @@
+# apache-tvm-ffi users at home: its names and behaviours under `import packedfun as tvm_ffi`.
+"""Each test is written the way apache-tvm-ffi's guide and API reference use the name; the
+deliberate differences are listed in docs/migration-from-tvm-ffi.md."""
+
+import packedfun as tvm_ffi
+import pytest
+
+np = pytest.importorskip("numpy")
+
+
+def test_device_index_type_and_class():
+    dev = tvm_ffi.device("cuda", 1)
+    assert isinstance(dev, tvm_ffi.Device)
+    assert dev.index == 1 and dev.dlpack_device_type() == 2 and dev.type == "cuda"
+    cpu = tvm_ffi.Device("cpu")
+    assert cpu.index == 0 and cpu.dlpack_device_type() == 1
+    assert str(cpu) == "cpu:0"
+
+
+@pytest.mark.parametrize(
+    "alias, name",
+    [
+        ("i32", "int32"),
+        ("u8", "uint8"),
+        ("f16", "float16"),
+        ("f64", "float64"),
+        ("bf16", "bfloat16"),
+        ("f32x4", "float32x4"),
+        ("i8x4", "int8x4"),
+        ("f8_e4m3", "float8_e4m3"),
+        ("f8_e5m2", "float8_e5m2"),
+        ("f4_e2m1fn", "float4_e2m1fn"),
+        ("float4_e2m1fn_x2", "float4_e2m1fnx2"),
+    ],
+)
+def test_dtype_aliases(alias, name):
+    d = tvm_ffi.dtype(alias)
+    assert d == tvm_ffi.dtype(name) and str(d) == name
+    assert d == alias  # comparing with the alias string parses it too
+
+
+@pytest.mark.parametrize("bad", ["i", "f8_e9m9", "q32", "float32_xq", "i32_x0x"])
+def test_bad_dtype_aliases_raise_naming_the_text(bad):
+    with pytest.raises(ValueError, match=bad):
+        tvm_ffi.dtype(bad)
+    assert not tvm_ffi.dtype.is_dtype(bad)
+    assert tvm_ffi.dtype.is_dtype("f32") and tvm_ffi.dtype.is_dtype(tvm_ffi.dtype("int8"))
+
+
+def test_dtype_with_lanes_and_kind_predicates():
+    f32 = tvm_ffi.dtype("float32")
+    v4 = f32.with_lanes(4)
+    assert str(v4) == "float32x4" and v4.lanes == 4 and v4.bits == 32 and v4.itemsize == 16
+    assert f32.lanes == 1  # unchanged
+    for bad, exc in ((0, ValueError), (70000, OverflowError), ("4", TypeError), (True, TypeError)):
+        with pytest.raises(exc, match="lanes"):
+            f32.with_lanes(bad)
+    kinds = {
+        "bool": (True, False, False),
+        "int8": (False, True, False),
+        "uint64": (False, True, False),
+        "float16": (False, False, True),
+        "bfloat16": (False, False, True),
+        "float8_e4m3fn": (False, False, True),
+        "float4_e2m1fn": (False, False, True),
+        "complex64": (False, False, False),
+    }
+    for name, expected in kinds.items():
+        d = tvm_ffi.dtype(name)
+        assert (d.is_bool, d.is_integer, d.is_float) == expected, name
+    assert tvm_ffi.dtype.from_dlpack_data_type((2, 16, 1)) == "float16"
+    with pytest.raises(OverflowError, match="bits"):
+        tvm_ffi.dtype.from_dlpack_data_type((2, 300, 1))
+
+
+def test_array_concatenation():
+    arr = tvm_ffi.convert([1, 2])
+    for result, expected in ((arr + [3], [1, 2, 3]), ([0] + arr, [0, 1, 2]),
+                             (arr + arr, [1, 2, 1, 2]), (arr + (9,), [1, 2, 9])):  # fmt: skip
+        assert isinstance(result, tvm_ffi.Array) and list(result) == expected
+    assert list(arr) == [1, 2]  # unchanged
+    with pytest.raises(TypeError):
+        arr + 1  # noqa: B018
+    with pytest.raises(TypeError):
+        arr + "ab"  # noqa: B018
+
+
+def test_list_slice_assignment_and_deletion():
+    lst = tvm_ffi.List([1, 2, 3, 4])
+    lst[1:3] = [9, 8, 7]
+    assert list(lst) == [1, 9, 8, 7, 4]
+    lst[::2] = [0, 0, 0]
+    assert list(lst) == [0, 9, 0, 7, 0]
+    del lst[1::2]
+    assert list(lst) == [0, 0, 0]
+    lst[0] = 5  # integer indices still go straight to the native list
+    assert list(lst) == [5, 0, 0]
+    with pytest.raises(ValueError):
+        lst[::2] = [1, 2, 3]  # extended slice of the wrong size, as for list
+    with pytest.raises(OverflowError):
+        lst[0:1] = [7, 2**70]  # not convertible: the list is left unchanged
+    assert list(lst) == [5, 0, 0]
+    with pytest.raises(IndexError):
+        lst[7] = 1
+
+
+def test_tensor_numel_is_a_method():
+    t = tvm_ffi.from_dlpack(np.zeros((2, 3), "float32"))
+    assert t.numel() == 6 and t.size == 6
+    assert tvm_ffi.from_dlpack(np.zeros((0, 3), "float32")).numel() == 0
+
+
+def test_from_dlpack_layout_requirements():
+    base = np.zeros(64, "float32")
+    assert tvm_ffi.from_dlpack(base, require_alignment=4, require_contiguous=True).shape == (64,)
+    misaligned = base[1:]
+    address = misaligned.__array_interface__["data"][0]
+    if address % 8:
+        with pytest.raises(ValueError, match="aligned to 8"):
+            tvm_ffi.from_dlpack(misaligned, require_alignment=8)
+    strided = base[::2]
+    assert tvm_ffi.from_dlpack(strided).shape == (32,)
+    with pytest.raises(ValueError, match="not contiguous"):
+        tvm_ffi.from_dlpack(strided, require_contiguous=True)
+    assert tvm_ffi.from_dlpack(np.zeros((3, 1, 4))[:, :, :], require_contiguous=True).numel() == 12
+    with pytest.raises(TypeError, match="require_alignment"):
+        tvm_ffi.from_dlpack(base, require_alignment="8")
+    with pytest.raises(ValueError, match="require_alignment"):
+        tvm_ffi.from_dlpack(base, require_alignment=-1)
+    with pytest.raises(TypeError):
+        tvm_ffi.from_dlpack(base, no_such_option=1)
+    with pytest.raises(TypeError):
+        tvm_ffi.from_dlpack()
+
+
+def test_testing_test_int_pair():
+    import packedfun.testing
+
+    pair = packedfun.testing.TestIntPair(1, 2)
+    assert (pair.a, pair.b, pair.sum()) == (1, 2, 3)
+    assert isinstance(pair, packedfun.testing.TestIntPair)
+    with pytest.raises(TypeError):
+        packedfun.testing.TestIntPair("x", 2)

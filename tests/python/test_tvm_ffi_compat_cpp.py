@@ -1,0 +1,95 @@
+# <packedfun/compat/tvm_ffi.h>: apache-tvm-ffi kernel sources compile and run against packedfun.
+"""The seeds' add_one_cpu source, with its tvm::ffi names and TVM_FFI_ macros left as written,
+built by ``load_inline(..., tvm_ffi_compat=True)`` and by an explicit include in a source file."""
+
+import json
+import re
+from pathlib import Path
+
+import packedfun
+import pytest
+
+np = pytest.importorskip("numpy")
+cpp = pytest.importorskip("packedfun.cpp")
+
+SEED_CELLS = Path(__file__).resolve().parent / "seeds" / "seed003_python_guide.json"
+
+KERNELS = r"""
+#include <packedfun/compat/tvm_ffi.h>
+
+namespace ffi = tvm::ffi;
+
+int64_t checked_half(int64_t x) {
+  TVM_FFI_CHECK(x % 2 == 0, ValueError) << "checked_half: " << x << " is odd";
+  TVM_FFI_CHECK_GE(x, 0, IndexError) << "checked_half: negative";
+  return x / 2;
+}
+
+ffi::String kind_of(ffi::Any value) {
+  if (value == nullptr) TVM_FFI_THROW(TypeError) << "kind_of: got None";
+  return "something";
+}
+
+int64_t ndim_of(tvm::ffi::TensorView x) {
+  TVM_FFI_ICHECK_GE(x->ndim, 1);
+  return x->ndim;
+}
+
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(checked_half, checked_half);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(kind_of, kind_of);
+TVM_FFI_DLL_EXPORT_TYPED_FUNC(ndim_of, ndim_of);
+"""
+
+
+def _seed_add_one_source() -> str:
+    """cell 8's cpp_source, exactly as the seed writes it (tvm::ffi names, TVM_FFI_ICHECK)."""
+    cells = json.loads(SEED_CELLS.read_text())
+    code = next(c["code"] for c in cells if "add_one_cpu(tvm::ffi::TensorView" in c["code"])
+    match = re.search(r"cpp_source = '''(.*?)'''", code, re.S)
+    assert match is not None
+    return match.group(1)
+
+
+def _check_add_one(fn):
+    x = np.arange(5, dtype="float32")
+    y = np.empty_like(x)
+    fn(x, y)
+    np.testing.assert_array_equal(y, x + 1)
+    with pytest.raises(packedfun.InternalError, match="x->ndim == 1"):
+        fn(np.zeros((2, 2), "float32"), np.zeros((2, 2), "float32"))
+    with pytest.raises(packedfun.InternalError, match=r"x->dtype == f32_dtype"):
+        fn(np.zeros(3, "float64"), np.zeros(3, "float32"))
+
+
+def test_load_inline_option_builds_the_seed_source_unchanged(tmp_path):
+    source = _seed_add_one_source()
+    assert "tvm::ffi::TensorView" in source and "TVM_FFI_ICHECK" in source
+    mod = cpp.load_inline("seed_add_one_compat", cpp_sources=source, functions="add_one_cpu",
+                          build_directory=str(tmp_path), tvm_ffi_compat=True)  # fmt: skip
+    _check_add_one(mod.add_one_cpu)
+
+
+def test_without_the_option_the_tvm_names_are_unknown(tmp_path):
+    with pytest.raises(cpp.BuildError, match="tvm"):
+        cpp.build_inline("seed_add_one_plain", cpp_sources=_seed_add_one_source(),
+                         functions="add_one_cpu", build_directory=str(tmp_path))  # fmt: skip
+
+
+def test_explicit_include_with_tvm_export_macro(tmp_path):
+    src = tmp_path / "kernels.cc"
+    src.write_text(KERNELS + _seed_add_one_source()
+                   + "\nTVM_FFI_DLL_EXPORT_TYPED_FUNC(add_one_cpu, add_one_cpu);\n")  # fmt: skip
+    mod = cpp.load("tvm_compat_kernels", [str(src)], build_directory=str(tmp_path / "build"),
+                   extra_cflags=["-Wall", "-Wextra", "-Werror"])  # fmt: skip
+    _check_add_one(mod.add_one_cpu)
+    assert mod.checked_half(10) == 5
+    with pytest.raises(ValueError, match="checked_half: 3 is odd"):
+        mod.checked_half(3)
+    with pytest.raises(IndexError, match="negative"):
+        mod.checked_half(-4)
+    assert mod.kind_of(1) == "something"
+    with pytest.raises(TypeError, match="kind_of: got None"):
+        mod.kind_of(None)
+    assert mod.ndim_of(np.zeros((2, 3))) == 2
+    with pytest.raises(packedfun.InternalError):
+        mod.ndim_of(np.zeros(()))
