@@ -11,6 +11,7 @@
 #include "internal/object.h"
 #include "internal/seq.h"
 #include "internal/string.h"
+#include "internal/tvm_ffi.h"
 
 namespace packedfun {
 namespace detail {
@@ -30,7 +31,14 @@ struct ModuleImpl {
   void* handle;                    // from dlopen; never closed (see above)
   std::string path;                // "" for the system library
   std::vector<PFObject*> imports;  // owned references; guarded by ImportsMutex()
+  PFAny tvm_module;                // tvm-ffi's Module over the library when it needs tvm-ffi's
+                                   // own loader (library context, embedded binaries); else None
 };
+
+/*! The prefix of functions exported by libraries built for Apache TVM FFI, and of their
+ *  docstring getters (functions returning a string). */
+constexpr const char* kTVMFFIPrefix = "__tvm_ffi_";
+constexpr const char* kTVMFFIDocPrefix = "__tvm_ffi__doc_";
 
 /*! One lock for the whole import graph: imports change rarely, and a single lock makes the cycle
  *  check of PFModuleImport atomic with the insertion it guards. */
@@ -49,6 +57,7 @@ struct ModuleFunctionImpl {
 void DeleteModule(PFObject* obj) noexcept {
   auto* m = As<ModuleImpl>(obj);
   for (PFObject* dep : m->imports) DecRef(dep);
+  if (m->tvm_module.type_index != kPFTypeNone) tvmffi::ReleaseTVM(&m->tvm_module);
   delete m;
 }
 
@@ -62,6 +71,7 @@ PFObject* NewModule(void* handle, std::string path) {
   ModuleImpl* m = AllocObject<ModuleImpl>(kPFTypeModule, &DeleteModule);
   m->handle = handle;
   m->path = std::move(path);
+  m->tvm_module = NoneAny();
   return Header(m);
 }
 
@@ -161,6 +171,66 @@ PFAny StringVariable(void* address) {
   return MakeStringAny(text);
 }
 
+/*! Whether a library built for tvm-ffi needs tvm-ffi's own loader: it has a library context
+ *  (filled by that loader, used to find functions of its imports) or embedded binaries. */
+bool NeedsTVMFFILoader(void* handle) {
+  return dlsym(handle, "__tvm_ffi__library_ctx") != nullptr ||
+         dlsym(handle, "__tvm_ffi__library_bin") != nullptr;
+}
+
+int LoadThroughTVMFFI(ModuleImpl* m, void* handle, const std::string& path) {
+  tvmffi::EnsureApi(handle);
+  PFAny arg = NoneAny();
+  arg.type_index = kPFTypeRawStr;
+  arg.v_c_str = path.c_str();
+  tvmffi::CallGlobal("ffi.ModuleLoadFromFile", &arg, 1, &m->tvm_module);
+  return 0;
+}
+
+/*! A Function over tvm-ffi function `name` of `m`, or NULL when it has none. */
+PFObject* TVMFFIFunction(ModuleImpl* m, const PFByteArray* name, int query_imports,
+                         const char* fn) {
+  std::string text(name->data == nullptr ? "" : name->data, name->size);
+  if (m->tvm_module.type_index != kPFTypeNone) {
+    PFAny args[3] = {m->tvm_module, NoneAny(), NoneAny()};
+    args[1].type_index = kPFTypeRawStr;
+    args[1].v_c_str = text.c_str();
+    args[2].type_index = kPFTypeBool;
+    args[2].v_int64 = query_imports != 0;
+    PFAny found = NoneAny();
+    tvmffi::CallGlobal("ffi.ModuleGetFunction", args, 3, &found);
+    if (found.type_index == kPFTypeNone) return nullptr;
+    void* handle = found.v_obj;
+    return tvmffi::NewFunction(tvmffi::Cell<tvmffi::FunctionCell>(handle)->safe_call, handle,
+                               Header(m), text);
+  }
+  Found found = ResolveName(Header(m), name, query_imports, kTVMFFIPrefix, fn);
+  if (found.address == nullptr) return nullptr;
+  tvmffi::EnsureApi(found.module->handle);
+  return tvmffi::NewFunction(reinterpret_cast<tvmffi::SafeCall>(found.address), nullptr,
+                             Header(found.module), text);
+}
+
+/*! The docstring a tvm-ffi library exports for `name` (a getter function), or None. */
+PFAny TVMFFIFunctionDoc(PFObject* module, const PFByteArray* name, int query_imports,
+                        const char* fn) {
+  ModuleImpl* m = CheckModule(module, fn);
+  if (m->tvm_module.type_index != kPFTypeNone) return NoneAny();
+  Found found = ResolveName(module, name, query_imports, kTVMFFIPrefix, fn);
+  if (found.address == nullptr) return NoneAny();
+  std::string symbol = kTVMFFIDocPrefix + std::string(name->data, name->size);
+  void* getter = dlsym(found.module->handle, symbol.c_str());
+  if (getter == nullptr) return NoneAny();
+  tvmffi::EnsureApi(found.module->handle);
+  PFObject* func = tvmffi::NewFunction(reinterpret_cast<tvmffi::SafeCall>(getter), nullptr,
+                                       Header(found.module), symbol);
+  PFAny doc = NoneAny();
+  int rc = PFFunctionCall(func, nullptr, 0, &doc);
+  DecRef(func);
+  if (rc != 0) throw AlreadyRaised{};
+  return doc;
+}
+
 int LoadFromFile(const PFByteArray* path, PFObject** out) {
   static const char* fn = "PFModuleLoadFromFile";
   std::string p = CopyName(path, fn, "path");
@@ -171,10 +241,28 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
   void* handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    Throw("OSError", std::string(fn) + ": cannot load '" + p +
-                         "': " + (why != nullptr ? why : "unknown loader error"));
+    std::string message = why != nullptr ? why : "unknown loader error";
+    // A library built for tvm-ffi links libtvm_ffi.so without an rpath: load it, then retry.
+    if (message.find("libtvm_ffi") == std::string::npos) {
+      Throw("OSError", std::string(fn) + ": cannot load '" + p + "': " + message);
+    }
+    tvmffi::LoadLibrary(p);
+    handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      why = dlerror();
+      Throw("OSError", std::string(fn) + ": cannot load '" + p +
+                           "': " + (why != nullptr ? why : "unknown loader error"));
+    }
   }
-  *out = NewModule(handle, std::move(p));
+  PFObject* module = NewModule(handle, p);
+  if (NeedsTVMFFILoader(handle)) {
+    int rc = Guard([&] { return LoadThroughTVMFFI(As<ModuleImpl>(module), handle, p); });
+    if (rc != 0) {
+      DecRef(module);
+      throw AlreadyRaised{};
+    }
+  }
+  *out = module;
   return 0;
 }
 
@@ -210,7 +298,12 @@ PACKEDFUN_API int PFModuleGetFunction(PFObject* module, const PFByteArray* name,
   return Guard([&] {
     if (out == nullptr) Throw("ValueError", std::string(fn) + ": out is NULL");
     Found found = ResolveName(module, name, query_imports, PACKEDFUN_SYMBOL_PREFIX, fn);
-    *out = found.address == nullptr ? nullptr : NewModuleFunction(found.module, found.address);
+    if (found.address != nullptr) {
+      *out = NewModuleFunction(found.module, found.address);
+      return 0;
+    }
+    // Not a packedfun export: perhaps a function of a library built for Apache TVM FFI.
+    *out = TVMFFIFunction(CheckModule(module, fn), name, query_imports, fn);
     return 0;
   });
 }
@@ -267,9 +360,20 @@ PACKEDFUN_API int PFModuleGetFunctionDoc(PFObject* module, const PFByteArray* na
     if (out == nullptr) Throw("ValueError", std::string(fn) + ": out is NULL");
     Found found = ResolveName(module, name, query_imports, PACKEDFUN_SYMBOL_PREFIX, fn);
     *out = NoneAny();
-    if (found.address == nullptr) return 0;
+    if (found.address == nullptr) {
+      *out = TVMFFIFunctionDoc(module, name, query_imports, fn);
+      return 0;
+    }
     std::string doc_symbol = PACKEDFUN_DOC_SYMBOL_PREFIX + std::string(name->data, name->size);
     if (void* doc = dlsym(found.module->handle, doc_symbol.c_str())) *out = StringVariable(doc);
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFModuleSetTVMFFILibrary(const PFByteArray* path) {
+  return Guard([&] {
+    tvmffi::SetLibraryPath(path == nullptr ? std::string()
+                                           : CopyName(path, "PFModuleSetTVMFFILibrary", "path"));
     return 0;
   });
 }

@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #define PACKEDFUN_ABI_VERSION_MAJOR 1
-#define PACKEDFUN_ABI_VERSION_MINOR 2
+#define PACKEDFUN_ABI_VERSION_MINOR 3
 
 #if defined(_WIN32)
 #define PACKEDFUN_EXPORT __declspec(dllexport)
@@ -582,6 +582,22 @@ PACKEDFUN_API int PFModuleGetFunctionDoc(PFObject* module, const PFByteArray* na
  *  "add_one";`), to be looked up with PFModuleGetFunction. `*out` receives a new ref to a string,
  *  or None when the library names no entry function (not an error). Imports are not searched. */
 PACKEDFUN_API int PFModuleGetEntryName(PFObject* module, PFAny* out);
+
+/* Added in ABI 1.3: libraries built for Apache TVM FFI (appended; nothing above changed).
+ * PFModuleLoadFromFile also loads libraries that export functions as `__tvm_ffi_<name>` (tvm-ffi's
+ * TVM_FFI_DLL_EXPORT_TYPED_FUNC) and PFModuleGetFunction finds them when no `__packedfun_<name>`
+ * exists; PFModuleGetFunctionDoc reads their `__tvm_ffi__doc_<name>`. Such a Function is an
+ * ordinary packedfun Function whose body translates arguments, results and errors between the
+ * two ABIs. packedfun does not link libtvm_ffi: when a library needs it and the loader cannot
+ * find it, the runtime loads it once, with global symbols, from (in this order) the path in the
+ * environment variable PACKEDFUN_TVM_FFI_LIBRARY, the path set here, then the plain name
+ * "libtvm_ffi.so"; it resolves tvm-ffi's entry points by name. Libraries with a tvm-ffi library
+ * context or embedded binaries are loaded through tvm-ffi's own module loader. */
+
+/*! Sets where libtvm_ffi is (a file path, borrowed and copied; NULL or empty clears it), for a
+ *  binding that located the installed apache-tvm-ffi package. Takes effect at the next load that
+ *  needs libtvm_ffi; a libtvm_ffi already loaded stays. Fails with ValueError on a NUL byte. */
+PACKEDFUN_API int PFModuleSetTVMFFILibrary(const PFByteArray* path);
 
 /* ------------------------------------------------------------------------------------------------
  * Version

@@ -14,6 +14,7 @@ A library exports a function ``name`` as the C symbol ``__packedfun_<name>`` (a 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 from ._backend import core
@@ -265,12 +266,55 @@ def load_module(path) -> Module:
     ------
     OSError
         When the file is missing, is not a shared library, or has unresolved dependencies; the
-        message carries the loader's own message and the path.
+        message carries the loader's own message and the path. For a library built for Apache
+        TVM FFI, when libtvm_ffi cannot be found (neither the ``PACKEDFUN_TVM_FFI_LIBRARY``
+        environment variable nor an installed ``apache-tvm-ffi`` package provides it).
+
+    Notes
+    -----
+    Libraries built for Apache TVM FFI (functions exported as ``__tvm_ffi_<name>``) load too:
+    their functions are ordinary packedfun Functions; see ``docs/tvm-ffi-kernels.md``.
     """
     path = os.fspath(path)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
+    try:
+        return Module(core.module_load(path), path)
+    except OSError as exc:
+        # A library built for Apache TVM FFI that needs libtvm_ffi: point the runtime at the
+        # installed apache-tvm-ffi package (found without importing it) and try once more.
+        if "libtvm_ffi" not in str(exc) or not _configure_tvm_ffi():
+            raise
     return Module(core.module_load(path), path)
+
+
+_tvm_ffi_configured = False
+
+
+def _find_tvm_ffi_library() -> str | None:
+    """The libtvm_ffi.so of the installed apache-tvm-ffi package, found without importing it."""
+    try:
+        spec = importlib.util.find_spec("tvm_ffi")
+    except (ImportError, ValueError):
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        candidate = os.path.join(folder, "lib", "libtvm_ffi.so")
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _configure_tvm_ffi() -> bool:
+    """Tells the runtime where libtvm_ffi is (once); False when there is nothing new to try."""
+    global _tvm_ffi_configured
+    if _tvm_ffi_configured:
+        return False
+    _tvm_ffi_configured = True
+    found = _find_tvm_ffi_library()
+    if found is None:
+        return False
+    core.module_set_tvm_ffi_library(found)
+    return True
 
 
 def system_lib() -> Module:

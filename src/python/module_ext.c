@@ -37,6 +37,14 @@ static PyObject* module_get_entry_name(PyObject* mod, PyObject* module) {
   return pfpy_any_steal_to_py(&out);
 }
 
+static PyObject* module_set_tvm_ffi_library(PyObject* mod, PyObject* path) {
+  (void)mod;
+  PFByteArray view = {NULL, 0};
+  if (path != Py_None && pfpy_str_view(path, &view) != 0) return NULL;
+  if (PFModuleSetTVMFFILibrary(&view) != 0) return pfpy_raise_native(NULL);
+  Py_RETURN_NONE;
+}
+
 static PyObject* module_get_function_doc(PyObject* mod, PyObject* args, PyObject* kwargs) {
   (void)mod;
   static char* keywords[] = {"module", "name", "query_imports", NULL};
@@ -95,6 +103,9 @@ PyMethodDef pfpy_module_ext_methods[] = {
      "library)."},
     {"module_get_entry_name", module_get_entry_name, METH_O,
      "module_get_entry_name(module)\n--\n\nThe name of the entry function of `module`, or None."},
+    {"module_set_tvm_ffi_library", module_set_tvm_ffi_library, METH_O,
+     "module_set_tvm_ffi_library(path)\n--\n\nWhere libtvm_ffi is, for libraries built for "
+     "Apache TVM FFI (None clears it)."},
     {"module_get_function_doc", (PyCFunction)(void (*)(void))module_get_function_doc,
      METH_VARARGS | METH_KEYWORDS,
      "module_get_function_doc(module, name, query_imports=False)\n--\n\nThe docstring of the "

@@ -353,6 +353,7 @@ _SIGNATURES = {
     "PFModuleGetPath": (c_int, [_P, _P]),
     "PFModuleGetFunctionDoc": (c_int, [_P, _BA, c_int, _P]),
     "PFModuleGetEntryName": (c_int, [_P, _P]),
+    "PFModuleSetTVMFFILibrary": (c_int, [_BA]),
     "PFGetABIVersion": (c_uint32, []),
 }
 

@@ -16,6 +16,7 @@ __all__ = [
     "module_get_path",
     "module_get_entry_name",
     "module_get_function_doc",
+    "module_set_tvm_ffi_library",
     "module_import",
     "module_get_imports",
 ]
@@ -58,6 +59,12 @@ def module_get_entry_name(module):
     out = PFAny()
     _check(LIB.PFModuleGetEntryName(handle, byref(out)))
     return take_any(out)
+
+
+def module_set_tvm_ffi_library(path) -> None:
+    """Where libtvm_ffi is, for libraries built for Apache TVM FFI (None clears it)."""
+    data = b"" if path is None else str(path).encode("utf-8")
+    _check(LIB.PFModuleSetTVMFFILibrary(byref(PFByteArray(data, len(data)))))
 
 
 def module_get_function_doc(module, name, query_imports=False):

@@ -1,0 +1,187 @@
+// Private header of the Apache TVM FFI bridge: the facts of tvm-ffi's C ABI it relies on, and the
+// bridge's internal entry points (no tvm-ffi header is included: nothing links against it).
+#ifndef PACKEDFUN_SRC_INTERNAL_TVM_FFI_H_
+#define PACKEDFUN_SRC_INTERNAL_TVM_FFI_H_
+
+#include <packedfun/c_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace packedfun {
+namespace detail {
+namespace tvmffi {
+
+/* tvm-ffi's TVMFFIAny is byte-identical to PFAny (16 bytes: type index, 4 bytes of padding or
+ * small-string length, 8 bytes of payload), so PFAny stands for it throughout the bridge. POD type
+ * indices 0-8, 11 and 12 mean the same in both ABIs; the ones below differ or exist only there. */
+enum TypeIndex : int32_t {
+  kByteArrayPtr = 9,      // v_ptr: borrowed TVMFFIByteArray* (same layout as PFByteArray)
+  kObjectRValueRef = 10,  // v_ptr: address of an object handle being moved
+  kStr = 65,
+  kBytes = 66,
+  kError = 67,
+  kFunction = 68,
+  kShape = 69,
+  kTensor = 70,
+  kArray = 71,
+  kMap = 72,
+  kModule = 73,
+  kList = 75,
+  kDict = 76,
+};
+
+/*! tvm-ffi's object header: 24 bytes like PFObject, but the count combines strong and weak
+ *  references and the deleter takes flags, so the bridge only ever touches tvm-ffi objects through
+ *  TVMFFIObjectIncRef/DecRef. Every object's cell starts right after it. */
+struct Object {
+  uint64_t combined_ref_count;
+  int32_t type_index;
+  uint32_t padding;
+  void (*deleter)(void* self, int flags);
+};
+
+using SafeCall = int (*)(void* self, const PFAny* args, int32_t num_args, PFAny* result);
+
+/*! The cell after the header of a tvm-ffi Error. */
+struct ErrorCell {
+  PFByteArray kind;
+  PFByteArray message;
+  PFByteArray backtrace;
+};
+
+/*! The cell after the header of a tvm-ffi Function. */
+struct FunctionCell {
+  SafeCall safe_call;
+  void* cpp_call;
+};
+
+/*! The cell after the header of a tvm-ffi Shape. */
+struct ShapeCell {
+  const int64_t* data;
+  size_t size;
+};
+
+/*! The cell after the header of a tvm-ffi Array or List. */
+struct SeqCell {
+  PFAny* data;
+  int64_t size;
+  int64_t capacity;
+  void (*data_deleter)(void*);
+};
+
+/*! The leading fields of tvm-ffi's TVMFFITypeInfo (only the key is read). */
+struct TypeInfoHead {
+  int32_t type_index;
+  int32_t type_depth;
+  PFByteArray type_key;
+};
+
+/*! The cell of a tvm-ffi object (the memory right after its header). */
+template <class T>
+inline T* Cell(void* obj) noexcept {
+  return reinterpret_cast<T*>(static_cast<char*>(obj) + sizeof(Object));
+}
+
+/*! tvm-ffi's entry points, resolved by name once per process. */
+struct Api {
+  int (*ObjectIncRef)(void* obj);
+  int (*ObjectDecRef)(void* obj);
+  int (*FunctionCreate)(void* self, SafeCall call, void (*deleter)(void*), void** out);
+  int (*FunctionGetGlobal)(const PFByteArray* name, void** out);
+  void (*ErrorMoveFromRaised)(void** out);
+  void (*ErrorSetRaised)(void* error);
+  int (*ErrorCreate)(const PFByteArray* kind, const PFByteArray* message,
+                     const PFByteArray* backtrace, void** out);
+  int (*TensorFromDLPackVersioned)(DLManagedTensorVersioned* from, int32_t align,
+                                   int32_t contiguous, void** out);
+  int (*TensorToDLPackVersioned)(void* from, DLManagedTensorVersioned** out);
+  int (*StringFromByteArray)(const PFByteArray* input, PFAny* out);
+  int (*BytesFromByteArray)(const PFByteArray* input, PFAny* out);
+  const TypeInfoHead* (*GetTypeInfo)(int32_t type_index);
+};
+
+/*! The resolved API. Only valid once EnsureApi succeeded (every bridge Function implies it). */
+const Api& GetApi() noexcept;
+
+/*! Resolves the API through `library` (a dlopen handle whose dependency scope holds libtvm_ffi)
+ *  on the first call. Throws OSError naming what is missing. */
+void EnsureApi(void* library);
+
+/*! Makes libtvm_ffi loaded with global symbols so that libraries linked against it (without an
+ *  rpath) load. Throws OSError saying where it looked and how to point packedfun at it. */
+void LoadLibrary(const std::string& needed_by);
+
+/*! Sets the path the binding found libtvm_ffi at (tried after PACKEDFUN_TVM_FFI_LIBRARY). */
+void SetLibraryPath(std::string path);
+
+/*! A packedfun Function (new ref) calling `call(self, ...)` of tvm-ffi. `tvm_function` (a tvm-ffi
+ *  Function handle, may be NULL) is stolen and is what `self` points to; `keep` (may be NULL)
+ *  gains a reference and lives as long as the Function (the Module a symbol came from). */
+PFObject* NewFunction(SafeCall call, void* tvm_function, PFObject* keep, std::string name);
+
+/*! Raises, in packedfun's slot, the error pending in tvm-ffi's slot (the original packedfun error
+ *  when it came from one of packedfun's callbacks). Returns -1. */
+int RaiseFromTVM(const std::string& name) noexcept;
+
+/*! Calls a tvm-ffi global function `name` (cached); `*result` receives tvm-ffi's new ref. */
+void CallGlobal(const char* name, const PFAny* args, int32_t num_args, PFAny* result);
+
+/*! Calls a tvm-ffi Function handle (borrowed); `*result` receives tvm-ffi's new ref. */
+void CallTVMFunction(void* func, const PFAny* args, int32_t num_args, PFAny* result);
+
+/*! Releases a tvm-ffi owned value (decref when it holds an object). */
+void ReleaseTVM(PFAny* value) noexcept;
+
+/*! tvm-ffi objects made for one call, released (in reverse) when it returns. */
+class Temps {
+ public:
+  Temps() = default;
+  Temps(const Temps&) = delete;
+  Temps& operator=(const Temps&) = delete;
+  ~Temps();
+  void KeepTVM(void* obj) { tvm_.push_back(obj); }
+  void KeepPF(PFAny value) { pf_.push_back(value); }
+  /*! Storage for a DLTensor copy whose strides the bridge had to fill in. */
+  DLTensor* NewTensorCopy(const DLTensor& t);
+
+ private:
+  std::vector<void*> tvm_;
+  std::vector<PFAny> pf_;
+  struct TensorCopy {
+    DLTensor tensor;
+    std::vector<int64_t> strides;
+  };
+  std::vector<std::unique_ptr<TensorCopy>> copies_;  // heap cells: their addresses never move
+};
+
+/*! How ToTVM should shape a value. */
+struct ToTVMOptions {
+  bool tensor_objects;  // tensors as tvm-ffi Tensor objects, not DLTensor* views
+  bool owned_kinds;     // no borrowed kinds (raw strings, byte-array pointers): container items
+};
+
+/*! Translates a borrowed packedfun value into a tvm-ffi value valid while `temps` lives.
+ *  Throws TypeError naming `what` when the value has no tvm-ffi equivalent. */
+void ToTVM(const PFAny& in, PFAny* out, Temps* temps, ToTVMOptions options, const char* what);
+
+/*! Translates a borrowed tvm-ffi value into an owned packedfun value (new ref). Throws TypeError
+ *  naming `what` when the value has no packedfun equivalent. */
+void ToPF(const PFAny& in, PFAny* out, const char* what);
+
+/*! The type key of a tvm-ffi type index, for messages. */
+std::string TypeKey(int32_t type_index);
+
+/*! Whether `func` is a bridge Function over a tvm-ffi Function object; then `*tvm_function` is
+ *  that object (borrowed). */
+bool UnwrapFunction(PFObject* func, void** tvm_function) noexcept;
+
+/*! A tvm-ffi Function (new ref) that calls the packedfun Function `func` (borrowed). */
+void* WrapFunction(PFObject* func);
+
+}  // namespace tvmffi
+}  // namespace detail
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_SRC_INTERNAL_TVM_FFI_H_

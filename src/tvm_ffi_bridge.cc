@@ -1,0 +1,422 @@
+// Apache TVM FFI bridge: finds libtvm_ffi at run time and calls tvm-ffi functions as packedfun
+// Functions (call path, errors both ways, packedfun callbacks handed to tvm-ffi code).
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "internal/error.h"
+#include "internal/object.h"
+#include "internal/tvm_ffi.h"
+
+namespace packedfun {
+namespace detail {
+namespace tvmffi {
+namespace {
+
+constexpr const char* kLibraryName = "libtvm_ffi.so";
+constexpr const char* kLibraryEnv = "PACKEDFUN_TVM_FFI_LIBRARY";
+
+Api g_api;
+std::atomic<bool> g_api_ready{false};
+
+std::mutex& LoadMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::string& ConfiguredPath() {
+  static std::string path;
+  return path;
+}
+
+template <class F>
+void ResolveSymbol(void* library, const char* name, F* slot, std::string* missing) {
+  void* address = dlsym(library, name);
+  if (address == nullptr) *missing += std::string(" ") + name;
+  *slot = reinterpret_cast<F>(address);
+}
+
+/*! A bridge Function's state: the tvm-ffi body and what keeps it alive. */
+struct Target {
+  SafeCall call;
+  void* tvm_function;  // owned tvm-ffi Function handle, or NULL for an exported symbol
+  PFObject* keep;      // owned: the Module whose library holds `call`, or NULL
+  std::string name;
+  // Set once a call proved that the function wants tvm-ffi Tensor objects (a `Tensor`, not a
+  // `TensorView`, parameter): later calls convert tensors up front instead of failing first.
+  std::atomic<bool> tensor_objects{false};
+};
+
+void DeleteTarget(void* self) {
+  Target* t = static_cast<Target*>(self);
+  if (t->tvm_function != nullptr) g_api.ObjectDecRef(t->tvm_function);
+  DecRef(t->keep);
+  delete t;
+}
+
+/*! The packedfun error that left through a packedfun callback as the tvm-ffi error `tvm_error`:
+ *  when that same error object comes back, the original (with its Python exception) is raised
+ *  instead of a copy. The slot holds a reference to both, so the address cannot be reused. */
+struct Passthrough {
+  void* tvm_error = nullptr;
+  PFObject* pf_error = nullptr;
+  void Reset(void* tvm, PFObject* pf) noexcept {
+    if (tvm_error != nullptr) g_api.ObjectDecRef(tvm_error);
+    DecRef(pf_error);
+    tvm_error = tvm;
+    pf_error = pf;
+  }
+  ~Passthrough() { Reset(nullptr, nullptr); }
+};
+thread_local Passthrough tls_passthrough;
+
+/*! Takes tvm-ffi's pending error (new ref; NULL when none). */
+void* TakeError() noexcept {
+  void* err = nullptr;
+  g_api.ErrorMoveFromRaised(&err);
+  return err;
+}
+
+/*! Raises `err` (stolen tvm-ffi Error, may be NULL) in packedfun's slot. Returns -1. */
+int RaiseTVMError(void* err, const std::string& name) noexcept {
+  if (err == nullptr) {
+    return RaiseError("RuntimeError", "tvm-ffi function '" + name + "' failed without an error");
+  }
+  if (err == tls_passthrough.tvm_error) {
+    PFObject* original = tls_passthrough.pf_error;
+    tls_passthrough.pf_error = nullptr;
+    tls_passthrough.Reset(nullptr, nullptr);
+    g_api.ObjectDecRef(err);
+    SetRaisedSteal(original);
+    return -1;
+  }
+  int rc = Guard([&] {
+    const ErrorCell* cell = Cell<ErrorCell>(err);
+    std::string_view kind(cell->kind.data, cell->kind.size);
+    std::string_view message(cell->message.data, cell->message.size);
+    SetRaisedSteal(
+        NewError(kind.empty() ? "RuntimeError" : kind, message, &cell->backtrace, nullptr));
+    return -1;
+  });
+  g_api.ObjectDecRef(err);
+  return rc;
+}
+
+/*! Moves packedfun's pending error into tvm-ffi's slot (remembering it for the way back).
+ *  Returns -1, tvm-ffi's failure code. */
+int PassErrorToTVM() noexcept {
+  PFObject* pf = nullptr;
+  PFErrorMoveFromRaised(&pf);
+  PFErrorObject* e = pf == nullptr ? nullptr : As<PFErrorObject>(pf);
+  PFByteArray none{"", 0};
+  PFByteArray kind = e != nullptr ? e->kind : PFByteArray{"RuntimeError", 12};
+  PFByteArray message = e != nullptr ? e->message : none;
+  PFByteArray backtrace = none;
+  if (pf != nullptr && PFErrorGetBacktrace(pf, &backtrace) != 0) {
+    PFObject* ignored = nullptr;
+    PFErrorMoveFromRaised(&ignored);
+    DecRef(ignored);
+    backtrace = none;
+  }
+  void* err = nullptr;
+  if (g_api.ErrorCreate(&kind, &message, &backtrace, &err) != 0) {
+    DecRef(pf);
+    return -1;  // tvm-ffi's own failure is what is pending in its slot now
+  }
+  g_api.ErrorSetRaised(err);  // the slot takes its own reference
+  tls_passthrough.Reset(err, pf);
+  return -1;
+}
+
+/*! tvm-ffi's side of a packedfun Function handed to tvm-ffi code (`self` is the Function). */
+int Trampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
+  PFObject* func = static_cast<PFObject*>(self);
+  std::vector<PFAny> pf_args(static_cast<size_t>(num_args), NoneAny());
+  PFAny pf_result = NoneAny();
+  int rc = Guard([&] {
+    for (int32_t i = 0; i < num_args; ++i) ToPF(args[i], &pf_args[i], "callback argument");
+    CheckCall(PFFunctionCall(func, pf_args.data(), num_args, &pf_result));
+    Temps temps;
+    PFAny out;
+    ToTVM(pf_result, &out, &temps, ToTVMOptions{true, true}, "callback result");
+    if (out.type_index >= kPFTypeStaticObjectBegin) g_api.ObjectIncRef(out.v_obj);
+    *result = out;
+    return 0;
+  });
+  for (PFAny& a : pf_args) ReleaseAny(&a);
+  ReleaseAny(&pf_result);
+  return rc == 0 ? 0 : PassErrorToTVM();
+}
+
+void DecRefFunction(void* self) { DecRef(static_cast<PFObject*>(self)); }
+
+/*! Whether a packedfun argument can be handed to tvm-ffi as it is (same bits, same meaning). */
+inline bool PassesThrough(const PFAny& a) noexcept {
+  int32_t t = a.type_index;
+  if (t <= kPFTypeRawStr) {
+    if (t != kPFTypeDLTensorPtr) return t >= 0;
+    // tvm-ffi's TensorView reads strides without a NULL check.
+    const DLTensor* d = static_cast<const DLTensor*>(a.v_ptr);
+    return d != nullptr && (d->ndim == 0 || d->strides != nullptr);
+  }
+  return t == kPFTypeSmallStr || t == kPFTypeSmallBytes;
+}
+
+/*! Whether a tvm-ffi result needs translating (objects, borrowed kinds) or is already packedfun's.
+ */
+inline bool ResultPassesThrough(int32_t t) noexcept {
+  return (t >= 0 && t <= kPFTypeDevice) || t == kPFTypeSmallStr || t == kPFTypeSmallBytes;
+}
+
+/*! Whether `err` says a `Tensor` parameter received a DLTensor* (then a retry with Tensor objects
+ *  succeeds: the arguments were rejected before the body ran). */
+bool WantsTensorObjects(void* err, const PFAny* args, int32_t num_args) noexcept {
+  if (err == nullptr) return false;
+  bool has_tensor = false;
+  for (int32_t i = 0; i < num_args; ++i) {
+    has_tensor |= args[i].type_index == kPFTypeDLTensorPtr || args[i].type_index == kPFTypeTensor;
+  }
+  const ErrorCell* cell = Cell<ErrorCell>(err);
+  std::string_view kind(cell->kind.data, cell->kind.size);
+  std::string_view message(cell->message.data, cell->message.size);
+  return has_tensor && kind == "TypeError" && message.find("`DLTensor*`") != std::string::npos;
+}
+
+/*! Translates a tvm-ffi result in place into packedfun's (the tvm-ffi value is released). */
+int TranslateResult(Target* t, PFAny* result) noexcept {
+  PFAny tvm = *result;
+  *result = NoneAny();
+  int rc = Guard([&] {
+    ToPF(tvm, result, "result");
+    return 0;
+  });
+  ReleaseTVM(&tvm);
+  if (rc != 0) {
+    PFObject* err = nullptr;
+    PFErrorMoveFromRaised(&err);
+    PFErrorObject* e = As<PFErrorObject>(err);
+    std::string message =
+        "tvm-ffi function '" + t->name + "': " + std::string(e->message.data, e->message.size);
+    std::string kind(e->kind.data, e->kind.size);
+    DecRef(err);
+    return RaiseError(kind, message);
+  }
+  return 0;
+}
+
+int CallTranslated(Target* t, const PFAny* args, int32_t num_args, PFAny* result);
+
+__attribute__((noinline)) int Failed(Target* t, const PFAny* args, int32_t num_args,
+                                     PFAny* result) {
+  *result = NoneAny();
+  void* err = TakeError();
+  if (!t->tensor_objects.load(std::memory_order_relaxed) &&
+      WantsTensorObjects(err, args, num_args)) {
+    g_api.ObjectDecRef(err);
+    t->tensor_objects.store(true, std::memory_order_relaxed);
+    return CallTranslated(t, args, num_args, result);
+  }
+  return RaiseTVMError(err, t->name);
+}
+
+/*! The slow path: arguments translated into tvm-ffi values that live for the call. */
+__attribute__((noinline)) int CallTranslated(Target* t, const PFAny* args, int32_t num_args,
+                                             PFAny* result) {
+  int32_t failed_at = -1;
+  int rc = Guard([&] {
+    Temps temps;
+    PFAny inline_args[8];
+    std::vector<PFAny> heap_args;
+    PFAny* targs = inline_args;
+    if (num_args > 8) targs = (heap_args.resize(static_cast<size_t>(num_args)), heap_args.data());
+    ToTVMOptions options{t->tensor_objects.load(std::memory_order_relaxed), false};
+    for (int32_t i = 0; i < num_args; ++i) {
+      failed_at = i;
+      ToTVM(args[i], &targs[i], &temps, options, "argument");
+    }
+    failed_at = -1;
+    if (t->call(t->tvm_function, targs, num_args, result) != 0) {
+      return Failed(t, args, num_args, result);
+    }
+    if (ResultPassesThrough(result->type_index)) return 0;
+    return TranslateResult(t, result);
+  });
+  if (rc != 0 && failed_at >= 0) {
+    PFObject* err = nullptr;
+    PFErrorMoveFromRaised(&err);
+    PFErrorObject* e = As<PFErrorObject>(err);
+    std::string message = "tvm-ffi function '" + t->name + "', argument #" +
+                          std::to_string(failed_at) + ": " +
+                          std::string(e->message.data, e->message.size);
+    std::string kind(e->kind.data, e->kind.size);
+    DecRef(err);
+    return RaiseError(kind, message);
+  }
+  return rc;
+}
+
+/*! The packedfun body of every bridge Function. The fast path hands packedfun's arguments to
+ *  tvm-ffi unchanged when every one of them means the same in both ABIs (POD, small strings,
+ *  raw strings, DLTensor* with strides): no copy, no allocation, one type check per argument. */
+int Call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
+  Target* t = static_cast<Target*>(self);
+  if (t->tensor_objects.load(std::memory_order_relaxed)) {
+    return CallTranslated(t, args, num_args, result);
+  }
+  for (int32_t i = 0; i < num_args; ++i) {
+    if (!PassesThrough(args[i])) return CallTranslated(t, args, num_args, result);
+  }
+  if (t->call(t->tvm_function, args, num_args, result) != 0) {
+    return Failed(t, args, num_args, result);
+  }
+  if (ResultPassesThrough(result->type_index)) return 0;
+  return TranslateResult(t, result);
+}
+
+}  // namespace
+
+const Api& GetApi() noexcept { return g_api; }
+
+void EnsureApi(void* library) {
+  if (g_api_ready.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(LoadMutex());
+  if (g_api_ready.load(std::memory_order_relaxed)) return;
+  Api api{};
+  std::string missing;
+  ResolveSymbol(library, "TVMFFIObjectIncRef", &api.ObjectIncRef, &missing);
+  ResolveSymbol(library, "TVMFFIObjectDecRef", &api.ObjectDecRef, &missing);
+  ResolveSymbol(library, "TVMFFIFunctionCreate", &api.FunctionCreate, &missing);
+  ResolveSymbol(library, "TVMFFIFunctionGetGlobal", &api.FunctionGetGlobal, &missing);
+  ResolveSymbol(library, "TVMFFIErrorMoveFromRaised", &api.ErrorMoveFromRaised, &missing);
+  ResolveSymbol(library, "TVMFFIErrorSetRaised", &api.ErrorSetRaised, &missing);
+  ResolveSymbol(library, "TVMFFIErrorCreate", &api.ErrorCreate, &missing);
+  ResolveSymbol(library, "TVMFFITensorFromDLPackVersioned", &api.TensorFromDLPackVersioned,
+                &missing);
+  ResolveSymbol(library, "TVMFFITensorToDLPackVersioned", &api.TensorToDLPackVersioned, &missing);
+  ResolveSymbol(library, "TVMFFIStringFromByteArray", &api.StringFromByteArray, &missing);
+  ResolveSymbol(library, "TVMFFIBytesFromByteArray", &api.BytesFromByteArray, &missing);
+  ResolveSymbol(library, "TVMFFIGetTypeInfo", &api.GetTypeInfo, &missing);
+  if (!missing.empty()) {
+    Throw("OSError", "the libtvm_ffi loaded in this process lacks entry points packedfun needs:" +
+                         missing + " (install apache-tvm-ffi >= 0.1)");
+  }
+  g_api = api;
+  g_api_ready.store(true, std::memory_order_release);
+}
+
+void SetLibraryPath(std::string path) {
+  std::lock_guard<std::mutex> lock(LoadMutex());
+  ConfiguredPath() = std::move(path);
+}
+
+void LoadLibrary(const std::string& needed_by) {
+  std::lock_guard<std::mutex> lock(LoadMutex());
+  // Already in the process (loaded by tvm_ffi's own Python package, say): make it global.
+  if (dlopen(kLibraryName, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) != nullptr) return;
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv(kLibraryEnv); env != nullptr && *env != '\0') {
+    candidates.emplace_back(env);
+  }
+  if (!ConfiguredPath().empty()) candidates.push_back(ConfiguredPath());
+  candidates.emplace_back(kLibraryName);
+  std::string tried;
+  for (const std::string& c : candidates) {
+    // RTLD_GLOBAL: the kernel library names libtvm_ffi.so as a dependency without an rpath, so
+    // the loader must find it among the libraries already loaded.
+    if (dlopen(c.c_str(), RTLD_NOW | RTLD_GLOBAL) != nullptr) return;
+    const char* why = dlerror();
+    tried += "\n  " + c + ": " + (why != nullptr ? why : "not found");
+  }
+  Throw("OSError", "'" + needed_by +
+                       "' was built for Apache TVM FFI and needs libtvm_ffi.so, which packedfun "
+                       "could not load. Install the apache-tvm-ffi package (pip install "
+                       "apache-tvm-ffi) or set " +
+                       kLibraryEnv + " to the path of libtvm_ffi.so. Tried:" + tried);
+}
+
+PFObject* NewFunction(SafeCall call, void* tvm_function, PFObject* keep, std::string name) {
+  Target* t = new Target();
+  t->call = call;
+  t->tvm_function = tvm_function;
+  t->keep = keep;
+  IncRef(keep);
+  t->name = std::move(name);
+  PFObject* out = nullptr;
+  CheckCall(PFFunctionCreate(t, &Call, &DeleteTarget, &out));  // runs DeleteTarget on failure
+  return out;
+}
+
+bool UnwrapFunction(PFObject* func, void** tvm_function) noexcept {
+  auto* f = As<PFFunctionObject>(func);
+  if (f->safe_call != &Call) return false;
+  void* handle = static_cast<Target*>(f->self)->tvm_function;
+  if (handle == nullptr) return false;
+  *tvm_function = handle;
+  return true;
+}
+
+void* WrapFunction(PFObject* func) {
+  IncRef(func);
+  void* out = nullptr;
+  if (g_api.FunctionCreate(func, &Trampoline, &DecRefFunction, &out) != 0) {
+    DecRef(func);
+    RaiseFromTVM("ffi.Function");
+    throw AlreadyRaised{};
+  }
+  return out;
+}
+
+int RaiseFromTVM(const std::string& name) noexcept { return RaiseTVMError(TakeError(), name); }
+
+void CallTVMFunction(void* func, const PFAny* args, int32_t num_args, PFAny* result) {
+  *result = NoneAny();
+  if (Cell<FunctionCell>(func)->safe_call(func, args, num_args, result) != 0) {
+    *result = NoneAny();
+    RaiseFromTVM("tvm-ffi function");
+    throw AlreadyRaised{};
+  }
+}
+
+void CallGlobal(const char* name, const PFAny* args, int32_t num_args, PFAny* result) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, void*> cache;  // process-lifetime references
+  void* func = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    void*& slot = cache[name];
+    if (slot == nullptr) {
+      PFByteArray key{name, std::strlen(name)};
+      if (g_api.FunctionGetGlobal(&key, &slot) != 0) {
+        RaiseFromTVM(name);
+        throw AlreadyRaised{};
+      }
+      if (slot == nullptr) {
+        Throw("RuntimeError", std::string("tvm-ffi has no global function '") + name + "'");
+      }
+    }
+    func = slot;
+  }
+  CallTVMFunction(func, args, num_args, result);
+}
+
+void ReleaseTVM(PFAny* value) noexcept {
+  if (value->type_index >= kPFTypeStaticObjectBegin) g_api.ObjectDecRef(value->v_obj);
+  *value = NoneAny();
+}
+
+std::string TypeKey(int32_t type_index) {
+  const TypeInfoHead* info = g_api.GetTypeInfo(type_index);
+  if (info == nullptr) return "type index " + std::to_string(type_index);
+  return std::string(info->type_key.data, info->type_key.size);
+}
+
+}  // namespace tvmffi
+}  // namespace detail
+}  // namespace packedfun

@@ -1,0 +1,222 @@
+# Libraries built for Apache TVM FFI, loaded and called by packedfun without importing tvm_ffi.
+"""The kernel library (fixtures/tvm_ffi_kernels.cc) is built with ``tvm_ffi.cpp.build_inline`` in a
+child process and cached on disk by source and tvm-ffi version. Every call runs in a child process
+(a crash or hang fails one test), on the backend under test (``PACKEDFUN_BACKEND``)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SOURCE = os.path.join(HERE, "fixtures", "tvm_ffi_kernels.cc")
+CASES = os.path.join(HERE, "fixtures", "tvm_ffi_cases.py")
+
+if importlib.util.find_spec("tvm_ffi") is None:
+    pytest.skip("apache-tvm-ffi is not installed", allow_module_level=True)
+pytest.importorskip("numpy")
+
+_BUILD = """
+import sys
+import tvm_ffi.cpp
+src, out_dir = sys.argv[1], sys.argv[2]
+print(tvm_ffi.cpp.build_inline("pf_tvm_kernels", cpp_sources=open(src).read(),
+      build_directory=out_dir, extra_cflags=["-DTVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1"]))
+"""
+
+
+def build_library() -> str:
+    """The kernel library's path, built once per source and tvm-ffi version (atomic publish)."""
+    version = importlib.metadata.version("apache-tvm-ffi")
+    with open(SOURCE, "rb") as f:
+        key = hashlib.sha256(f.read() + version.encode()).hexdigest()[:16]
+    out_dir = os.path.join(tempfile.gettempdir(), f"pf_test_tvm_ffi_{os.getuid()}_{key}")
+    lib = os.path.join(out_dir, "pf_tvm_kernels.so")
+    if os.path.exists(lib):
+        return lib
+    work = tempfile.mkdtemp(prefix="pf_tvm_build_")
+    proc = subprocess.run([sys.executable, "-c", _BUILD, SOURCE, work], capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    os.makedirs(out_dir, exist_ok=True)
+    os.replace(os.path.join(work, "pf_tvm_kernels.so"), lib)
+    return lib
+
+
+@pytest.fixture(scope="session")
+def lib() -> str:
+    return build_library()
+
+
+def _env(**extra) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(ROOT, "python")] + [p for p in [env.get("PYTHONPATH")] if p]
+    )
+    env.update(extra)
+    return env
+
+
+def run_child(*args: str, code: str | None = None, timeout: int = 300, **env) -> str:
+    cmd = [sys.executable, "-c", code, *args] if code is not None else [sys.executable, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env(**env))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return proc.stdout
+
+
+@pytest.fixture(scope="session")
+def tvm_results(lib) -> dict:
+    """Every case called through tvm_ffi itself (the reference)."""
+    return json.loads(run_child(CASES, "tvm_ffi", lib))
+
+
+def test_every_result_matches_tvm_ffi(lib, tvm_results):
+    ours = json.loads(run_child(CASES, "packedfun", lib))
+    assert ours.pop("tvm_ffi_imported") is False  # packedfun never imported tvm_ffi
+    assert tvm_results.pop("tvm_ffi_imported") is True
+    assert ours.keys() == tvm_results.keys()
+    mismatched = {k: (ours[k], tvm_results[k]) for k in ours if ours[k] != tvm_results[k]}
+    assert not mismatched
+    # The cases really ran (not two identical lists of errors).
+    assert ours["add"] == 3 and ours["add_one_cpu"] == {"tensor": [1.0, 2, 3, 4, 5, 6]}
+    assert ours["concat_nul"] == "a\0bc\0d long enough"
+    assert ours["fail"] == {"error": "ValueError", "message": "boom"}
+    assert ours["counts"] == {"map": [["a", 2], ["a longer word", 2], ["b", 1]]}
+
+
+def test_memory_stays_flat_over_100000_mixed_calls(lib):
+    out = json.loads(run_child(CASES, "packedfun", lib, "memory", "100000"))
+    assert out["tvm_ffi_imported"] is False
+    assert out["growth_kib"] < 2048, out
+
+
+_BEHAVIOUR = """
+import sys, ctypes, traceback
+import numpy as np
+import packedfun as pf
+import packedfun.testing  # noqa: F401 (registers testing.apply, a C++ caller)
+m = pf.load_module(sys.argv[1])
+assert isinstance(m.add, pf.Function)
+assert m.add.__doc__ == "Adds two integers."
+assert "add" in m and "no_such_function" not in m
+# An ordinary Function: the registry, C++ callers (testing.apply) and callbacks.
+pf.register_global_func("tvmk.add", m.add, override=True)
+assert pf.get_global_func("tvmk.add")(40, 2) == 42
+assert pf.get_global_func("testing.apply")(m.add, 1, 2) == 3
+assert m.call_twice(m.make_adder(5), 0) == 10
+# A Python exception raised in a callback comes back as the same exception object.
+class Custom(Exception):
+    pass
+err = Custom("from the callback")
+def raiser(v):
+    raise err
+try:
+    m.call_twice(raiser, 1)
+except Custom as e:
+    assert e is err
+else:
+    raise AssertionError("no error")
+# Errors: the right type, the kernel's message and backtrace.
+try:
+    m.fail("kernel message")
+except ValueError as e:
+    text = "".join(traceback.format_exception(e))
+    assert "kernel message" in str(e)
+    assert "Fail" in text, text
+# A value with no tvm-ffi equivalent: TypeError naming the function and the value's type.
+for bad in (object(), pf.Error("x") if hasattr(pf, "Error") else object()):
+    try:
+        m.echo(bad)
+    except TypeError as e:
+        assert "echo" in str(e) and "no tvm-ffi equivalent" in str(e), str(e)
+    else:
+        raise AssertionError("no TypeError")
+# Wrong argument types are tvm-ffi's own TypeError.
+try:
+    m.add("x", 1)
+except TypeError as e:
+    assert "add" in str(e)
+# Tensors: packedfun.Tensor and NumPy views, a Tensor (object) parameter, results.
+x = np.arange(8, dtype=np.float32)
+t = pf.from_dlpack(x)
+y = np.zeros(8, dtype=np.float32)
+m.add_one_cpu(t, y)
+assert (y == x + 1).all()
+assert tuple(m.shape_of(x[::2])) == (4,)  # a strided view reaches the kernel zero-copy
+assert m.tensor_numel(x) == 8 and m.tensor_numel(t) == 8
+r = m.arange(3)
+assert isinstance(r, pf.Tensor) and np.from_dlpack(r).tolist() == [0.0, 1.0, 2.0]
+assert tuple(m.shape_of(np.zeros((2, 5), np.float32))) == (2, 5)
+# Containers come back as packedfun containers.
+assert isinstance(m.range(3), pf.Array) and list(m.range(3)) == [0, 1, 2]
+assert isinstance(m.counts(["a"]), pf.Map)
+assert m.echo(pf.Dict({"a": 1}))["a"] == 1
+assert m.echo(pf.Shape([1, 2])) == pf.Shape([1, 2]) or tuple(m.echo(pf.Shape([1, 2]))) == (1, 2)
+assert m.echo_device(pf.device("cpu", 0)) == pf.device("cpu", 0)
+assert m.echo_ptr(ctypes.c_void_p(77)).value == 77
+assert "tvm_ffi" not in sys.modules
+print("ok")
+"""
+
+
+def test_functions_behave_as_packedfun_functions(lib):
+    assert run_child(lib, code=_BEHAVIOUR).strip().endswith("ok")
+
+
+_TORCH = """
+import sys, torch, packedfun as pf
+m = pf.load_module(sys.argv[1])
+x = torch.arange(6, dtype=torch.float32)
+y = torch.zeros(6)
+m.add_one_cpu(x, y)
+assert torch.equal(y, x + 1)
+assert m.tensor_numel(x) == 6
+assert "tvm_ffi" not in sys.modules
+print("ok")
+"""
+
+
+def test_torch_tensors(lib):
+    pytest.importorskip("torch")
+    assert run_child(lib, code=_TORCH).strip() == "ok"
+
+
+_MISSING = """
+import sys, packedfun as pf, packedfun.module as pm
+pm._find_tvm_ffi_library = lambda: None  # as if apache-tvm-ffi were not installed
+try:
+    pf.load_module(sys.argv[1])
+except OSError as e:
+    print(str(e))
+else:
+    print("loaded")
+"""
+
+
+def test_missing_libtvm_ffi_is_a_clear_oserror(lib):
+    out = run_child(lib, code=_MISSING, PACKEDFUN_TVM_FFI_LIBRARY="/nonexistent/libtvm_ffi.so")
+    assert "libtvm_ffi.so" in out and "pip install apache-tvm-ffi" in out
+    assert "PACKEDFUN_TVM_FFI_LIBRARY" in out and "/nonexistent/libtvm_ffi.so" in out
+
+
+_ENV = """
+import sys, packedfun as pf, packedfun.module as pm
+pm._find_tvm_ffi_library = lambda: None  # only the environment variable can find it
+print(pf.load_module(sys.argv[1]).add(2, 3))
+"""
+
+
+def test_environment_variable_names_libtvm_ffi(lib):
+    spec = importlib.util.find_spec("tvm_ffi")
+    assert spec is not None and spec.submodule_search_locations
+    found = os.path.join(list(spec.submodule_search_locations)[0], "lib", "libtvm_ffi.so")
+    assert run_child(lib, code=_ENV, PACKEDFUN_TVM_FFI_LIBRARY=found).strip() == "5"
