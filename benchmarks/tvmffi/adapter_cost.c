@@ -19,7 +19,8 @@ static int cmp(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-/* Median over `rounds` of the ns per call of n calls; `direct` picks the raw symbol. */
+/* The fastest of `rounds` samples of n calls, in ns per call (on a loaded machine the minimum is
+ * the sample least disturbed by other processes); `direct` picks the raw symbol. */
 static double time_calls(SafeCall raw, PFObject* func, int direct, long n, int rounds) {
   double* samples = malloc(sizeof(double) * (size_t)rounds);
   PFAny args[2];
@@ -41,9 +42,9 @@ static double time_calls(SafeCall raw, PFObject* func, int direct, long n, int r
     samples[r] = (now_ns() - start) / (double)n;
   }
   qsort(samples, (size_t)rounds, sizeof(double), cmp);
-  double median = samples[rounds / 2];
+  double fastest = samples[0];
   free(samples);
-  return median;
+  return fastest;
 }
 
 int main(int argc, char** argv) {
@@ -61,15 +62,15 @@ int main(int argc, char** argv) {
   void* handle = dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD);
   SafeCall raw = handle ? (SafeCall)dlsym(handle, "__tvm_ffi_add") : NULL;
   if (raw == NULL) return 1;
-  long n = 2000000;
-  double direct = 0, bridged = 0;
-  for (int k = 0; k < 3; ++k) { /* interleaved */
-    direct += time_calls(raw, func, 1, n, 11);
-    bridged += time_calls(raw, func, 0, n, 11);
+  long n = 100000;
+  double direct = 1e30, bridged = 1e30;
+  for (int k = 0; k < 20; ++k) { /* interleaved rounds; the fastest sample of each */
+    double d = time_calls(raw, func, 1, n, 5);
+    double b = time_calls(raw, func, 0, n, 5);
+    direct = d < direct ? d : direct;
+    bridged = b < bridged ? b : bridged;
   }
-  direct /= 3;
-  bridged /= 3;
-  printf("| call of add(i, 1) from C | ns per call |\n|---|---|\n");
+  printf("| call of add(i, 1) from C | ns per call (fastest sample) |\n|---|---|\n");
   printf("| __tvm_ffi_add called directly | %.2f |\n", direct);
   printf("| the same through PFFunctionCall (packedfun bridge) | %.2f |\n", bridged);
   printf("| adapter cost | %.2f |\n", bridged - direct);
