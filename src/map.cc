@@ -1,4 +1,5 @@
 // Map and Dict: an insertion-ordered hash map keyed by value (strings, bytes, numbers) or identity.
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -16,9 +17,11 @@ namespace packedfun {
 namespace detail {
 namespace {
 
-/*! A key reduced to what equality looks at: Python-like, so 1 == 1.0 == True and "a" != b"a". */
+/*! A key reduced to what equality looks at: like a Python dict's keys, so 1 == 1.0 == True,
+ *  "a" != b"a", and a NaN equals no key. A dict finds a NaN key only through the very same float
+ *  object; identity does not cross the ABI, so every NaN here behaves as a distinct NaN object. */
 struct KeyView {
-  enum Kind : uint8_t { kNone, kStr, kBytes, kInt, kFloat, kBits, kObj } kind = kNone;
+  enum Kind : uint8_t { kNone, kStr, kBytes, kInt, kFloat, kNaN, kBits, kObj } kind = kNone;
   int32_t type_index = 0;
   std::string_view text;
   uint64_t bits = 0;  // int64 value, float bits, POD payload or object address
@@ -37,7 +40,9 @@ KeyView ViewKey(const PFAny& k) noexcept {
     v.bits = static_cast<uint64_t>(k.v_int64);
   } else if (k.type_index == kPFTypeFloat) {
     double f = k.v_float64;
-    if (f == std::trunc(f) && f >= -9223372036854775808.0 && f < 9223372036854775808.0) {
+    if (std::isnan(f)) {
+      v.kind = KeyView::kNaN;
+    } else if (f == std::trunc(f) && f >= -9223372036854775808.0 && f < 9223372036854775808.0) {
       v.kind = KeyView::kInt;
       v.bits = static_cast<uint64_t>(static_cast<int64_t>(f));
     } else {
@@ -95,6 +100,12 @@ const HashSeed& Seed() noexcept {
 
 uint64_t HashKey(const KeyView& k) noexcept {
   const HashSeed& seed = Seed();
+  if (k.kind == KeyView::kNaN) {
+    // No lookup can find a NaN, so its hash only places it: a fresh one each time keeps many NaN
+    // keys from sharing one probe chain (as CPython 3.10 hashes NaN by identity, for that reason).
+    static std::atomic<uint64_t> nan_count{0};
+    return Mix(Mix(nan_count.fetch_add(1, std::memory_order_relaxed) ^ seed.k0) ^ seed.k1);
+  }
   if (k.kind == KeyView::kStr || k.kind == KeyView::kBytes) {
     uint64_t h = 1469598103934665603ULL ^ seed.k0;  // FNV-1a from a secret starting state
     for (char c : k.text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
@@ -105,7 +116,7 @@ uint64_t HashKey(const KeyView& k) noexcept {
 }
 
 bool KeyEqual(const KeyView& a, const KeyView& b) noexcept {
-  if (a.kind != b.kind) return false;
+  if (a.kind != b.kind || a.kind == KeyView::kNaN) return false;
   if (a.kind == KeyView::kStr || a.kind == KeyView::kBytes) return a.text == b.text;
   return a.bits == b.bits && a.type_index == b.type_index;
 }

@@ -79,6 +79,25 @@ class Shape(core.Shape, Sequence):  # type: ignore[misc]
     __slots__ = ()
 
 
+class _NativeValues(ValuesView):
+    """Values in iteration order straight from the native map: no lookup per key (a NaN key,
+    found by no lookup, still has its value listed, as in a dict)."""
+
+    __slots__ = ()
+
+    def __iter__(self):
+        return iter(super(_MapViews, self._mapping).values())  # type: ignore[attr-defined]
+
+
+class _NativeItems(ItemsView):
+    """(key, value) pairs in iteration order straight from the native map (see _NativeValues)."""
+
+    __slots__ = ()
+
+    def __iter__(self):
+        return iter(super(_MapViews, self._mapping).items())  # type: ignore[attr-defined]
+
+
 class _MapViews:
     __slots__ = ()
 
@@ -88,11 +107,11 @@ class _MapViews:
 
     def values(self) -> ValuesView:
         """A view of the values."""
-        return ValuesView(self)  # type: ignore[arg-type]
+        return _NativeValues(self)  # type: ignore[arg-type]
 
     def items(self) -> ItemsView:
         """A view of the (key, value) pairs."""
-        return ItemsView(self)  # type: ignore[arg-type]
+        return _NativeItems(self)  # type: ignore[arg-type]
 
 
 class Map(_MapViews, core.Map, Mapping):  # type: ignore[misc]

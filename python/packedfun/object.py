@@ -95,6 +95,41 @@ def _no_constructor(self: Any, *args: Any) -> None:
     )
 
 
+def _no_arguments(self: Any, *args: Any, **kwargs: Any) -> None:
+    """``__init__`` of a class without a constructor: ``Cls()`` is the empty object, arguments
+    are refused instead of being dropped silently."""
+    if args or kwargs:
+        _no_constructor(self)
+
+
+def _install_init(cls: Any, type_index: int) -> None:
+    own = {m["name"]: m for m in type_info(type_index)["methods"]}
+    if "__create__" in own:
+        cls.__init__ = core.ConstructorDescriptor(own["__create__"]["func"])
+    elif isinstance(getattr(cls, "__init__", None), core.ConstructorDescriptor):
+        cls.__init__ = _no_constructor
+    elif cls.__init__ is object.__init__:
+        cls.__init__ = _no_arguments
+
+
+_type_key_of = core.Object.type_key.__get__  # the native type key, without a lookup on self
+
+
+def _missing_attribute(self: Any, name: str) -> Any:
+    """``__getattr__`` of reflected classes (called only after normal lookup failed): the
+    AttributeError names the object's native type key beside the class, since one class may stand
+    for several native types."""
+    try:
+        key = _type_key_of(self)
+    except Exception:  # an object whose type cannot be read must still raise AttributeError
+        key = "?"
+    err = AttributeError(
+        f"{type(self).__name__!r} object (native type {key!r}) has no attribute {name!r}"
+    )
+    err.name, err.obj = name, self  # as Python 3.10+ sets them, for "did you mean" hints
+    raise err
+
+
 def _install_class(cls: Any, type_index: int, user_names: set) -> None:
     ancestors = type_info(type_index)["ancestors"]
     covered = {getattr(base, "__pf_type_index__", None) for base in cls.__mro__[1:]}
@@ -103,13 +138,11 @@ def _install_class(cls: Any, type_index: int, user_names: set) -> None:
         if index not in covered:
             _install_members(cls, index, user_names)
     if "__init__" not in user_names:
-        own = {m["name"]: m for m in type_info(type_index)["methods"]}
-        if "__create__" in own:
-            cls.__init__ = core.ConstructorDescriptor(own["__create__"]["func"])
-        elif isinstance(getattr(cls, "__init__", None), core.ConstructorDescriptor):
-            cls.__init__ = _no_constructor
+        _install_init(cls, type_index)
     if "__repr__" not in user_names and cls.__repr__ is core.Object.__repr__:
         cls.__repr__ = _object_repr
+    if "__getattr__" not in user_names:
+        cls.__getattr__ = _missing_attribute
     cls.__pf_type_index__ = type_index
     _pickle.attach(cls)
 
@@ -193,6 +226,8 @@ def _automatic_class(type_index: int, info: dict) -> type:
     cls: Any = type(name, (base,), namespace)
     for index in missing:
         _install_members(cls, index, set())
+    _install_init(cls, type_index)
+    cls.__getattr__ = _missing_attribute
     cls.__pf_type_index__ = type_index
     cls.__pf_unregistered__ = True
     _pickle.attach(cls)

@@ -147,12 +147,26 @@ static PyObject* object_same_as(PyObject* self, PyObject* other) {
   return PyBool_FromLong(same_as(self, other));
 }
 
-/* __init_handle_by_constructor__(ctor, *args): self takes the object that ctor(*args) returns. */
+PyObject* pfpy_already_initialized(PyObject* self) {
+  PyObject* key = object_type_key_str(((PFPyObject*)self)->handle);
+  if (key == NULL) return NULL;
+  PyErr_Format(PyExc_TypeError,
+               "%.200s.__init__: this %U object is already initialized; create a new one instead "
+               "of calling __init__ again",
+               Py_TYPE(self)->tp_name, key);
+  Py_DECREF(key);
+  return NULL;
+}
+
+/* __init_handle_by_constructor__(ctor, *args): self takes the object that ctor(*args) returns.
+ * A wrapper that already holds an object refuses: rebinding it would silently change what every
+ * other reference to this Python object sees. */
 static PyObject* object_init_by_ctor(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs < 1 || !PyObject_TypeCheck(args[0], &PFPyFunction_Type)) {
     return PyErr_Format(PyExc_TypeError,
                         "__init_handle_by_constructor__ expects a packedfun.Function first");
   }
+  if (((PFPyObject*)self)->handle != NULL) return pfpy_already_initialized(self);
   PyObject* result = PyObject_Vectorcall(args[0], args + 1, (size_t)(nargs - 1), NULL);
   if (result == NULL) return NULL;
   if (!PyObject_TypeCheck(result, &PFPyObject_Type) || ((PFPyObject*)result)->handle == NULL) {

@@ -30,6 +30,7 @@ static PyObject* ctor_call(PyObject* self, PyObject* const* args, size_t nargsf,
   if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) {
     return PyErr_Format(PyExc_TypeError, "%U takes positional arguments only", d->name);
   }
+  if (((PFPyObject*)args[0])->handle != NULL) return pfpy_already_initialized(args[0]);
   PyObject* made = PyObject_Vectorcall(d->func, args + 1, (size_t)(n - 1), NULL);
   if (made == NULL) return NULL;
   if (!PyObject_TypeCheck(made, &PFPyObject_Type) || ((PFPyObject*)made)->handle == NULL) {

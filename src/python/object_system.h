@@ -31,6 +31,10 @@ int pfpy_value_to_owned(PyObject* o, PFAny* out);
 
 /* ---- reflection (object_class.c) ------------------------------------------------------------- */
 
+/*! Sets the TypeError of an `__init__` called on a wrapper that already holds an object (naming
+ *  its class and type key) and returns NULL. */
+PyObject* pfpy_already_initialized(PyObject* self);
+
 /*! The class of a native object when the object factory has none: the container types for
  *  container type indices, packedfun.Object otherwise (borrowed). */
 PyTypeObject* pfpy_default_class(int32_t type_index);

@@ -126,16 +126,34 @@ static void capsule_free_legacy(PyObject* capsule) {
   if (m != NULL && m->deleter != NULL) m->deleter(m);
 }
 
-/* Whether max_version (None or a (major, minor) tuple) asks for versioned DLPack. */
+/* Whether max_version asks for versioned DLPack: None (no) or exactly a (major, minor) tuple of
+ * integers, versioned when major >= 1; anything else is a TypeError naming max_version, as NumPy
+ * and the array API standard's 2-tuple have it. */
 static int wants_versioned(PyObject* max_version) {
   if (max_version == NULL || max_version == Py_None) return 0;
-  if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) < 1) {
-    PyErr_SetString(PyExc_TypeError, "__dlpack__: max_version must be a (major, minor) tuple");
+  if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) != 2) {
+    PyErr_Format(PyExc_TypeError,
+                 "packedfun.Tensor.__dlpack__: max_version must be None or a (major, minor) "
+                 "tuple of two ints, got %R",
+                 max_version);
     return -1;
   }
-  long major = PyLong_AsLong(PyTuple_GET_ITEM(max_version, 0));
-  if (major == -1 && PyErr_Occurred()) return -1;
-  return major >= 1;
+  int overflow = 0;
+  long major = 0;
+  for (Py_ssize_t i = 0; i < 2; ++i) {
+    PyObject* item = PyTuple_GET_ITEM(max_version, i);
+    PyObject* number = PyLong_Check(item) ? (Py_INCREF(item), item) : PyNumber_Index(item);
+    if (number == NULL) {
+      PyErr_Format(PyExc_TypeError,
+                   "packedfun.Tensor.__dlpack__: max_version must be None or a (major, minor) "
+                   "tuple of two ints, got %R",
+                   max_version);
+      return -1;
+    }
+    if (i == 0) major = PyLong_AsLongAndOverflow(number, &overflow);
+    Py_DECREF(number);
+  }
+  return overflow > 0 || major >= 1;
 }
 
 /* Checks dl_device (None or a (type, id) pair) and copy against the tensor; -1 + BufferError. */
@@ -147,7 +165,9 @@ static int check_export_request(const DLTensor* t, PyObject* dl_device, PyObject
     return -1;
   }
   if (dl_device == NULL || dl_device == Py_None) return 0;
-  if (!PyTuple_Check(dl_device) || PyTuple_GET_SIZE(dl_device) != 2) {
+  if (!PyTuple_Check(dl_device) || PyTuple_GET_SIZE(dl_device) != 2 ||
+      !PyLong_Check(PyTuple_GET_ITEM(dl_device, 0)) ||
+      !PyLong_Check(PyTuple_GET_ITEM(dl_device, 1))) {
     PyErr_SetString(PyExc_TypeError, "__dlpack__: dl_device must be a (type, id) tuple");
     return -1;
   }
@@ -282,9 +302,14 @@ static PyObject* from_capsule(PyObject* cap) {
   } else {
     const char* name = PyCapsule_GetName(cap);
     if (name == NULL && PyErr_Occurred()) return NULL;
-    return PyErr_Format(PyExc_BufferError,
-                        "from_dlpack: capsule '%s' is not a DLPack tensor "
-                        "(or was consumed already)",
+    if (name != NULL &&
+        (strcmp(name, CAPSULE_USED_VERSIONED) == 0 || strcmp(name, CAPSULE_USED_LEGACY) == 0)) {
+      return PyErr_Format(PyExc_ValueError,
+                          "from_dlpack: the DLPack capsule was consumed already (capsule '%s'); "
+                          "a capsule can be imported only once",
+                          name);
+    }
+    return PyErr_Format(PyExc_ValueError, "from_dlpack: capsule '%s' is not a DLPack tensor",
                         name ? name : "<unnamed>");
   }
   if (rc != 0) return raise_native("from_dlpack");

@@ -18,6 +18,7 @@ from .abi import LIB, PFAny, PFByteArray
 from .values import (
     C_TYPES,
     Function,
+    already_initialized,
     Object,
     make_function,
     raise_last_error,
@@ -232,6 +233,8 @@ class ConstructorDescriptor(MethodDescriptor):
             raise TypeError(f"{self.__name__}: expected a packedfun.Object first")
         if kwargs:
             raise TypeError(f"{self.__name__} takes positional arguments only")
+        if args[0]._pf_handle:
+            raise already_initialized(args[0])
         made = self.__func__(*args[1:])
         if not isinstance(made, Object) or not made._pf_handle:
             raise TypeError(f"{self.__name__} returned {tp_name(type(made))}, expected an object")

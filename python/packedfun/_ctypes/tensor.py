@@ -11,6 +11,7 @@ kept for the call.
 from __future__ import annotations
 
 import ctypes
+import operator
 from ctypes import (
     CFUNCTYPE,
     POINTER,
@@ -211,13 +212,13 @@ class Tensor(Object):
         if copy:
             raise BufferError("packedfun.Tensor.__dlpack__: copy=True is not supported "
                               "(packedfun only shares memory)")  # fmt: skip
-        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+        if dl_device is not None and _device_pair(dl_device) != self.__dlpack_device__():
             raise BufferError(
                 f"packedfun.Tensor.__dlpack__: the tensor lives on device "
                 f"{self.__dlpack_device__()}, not on the requested {tuple(dl_device)}"
             )
         out = c_void_p()
-        if max_version is not None and max_version[0] >= 1:
+        if _wants_versioned(max_version):
             if LIB.PFTensorToDLPackVersioned(self._pf_handle, byref(out)):
                 raise_last_error("__dlpack__")
             return _new_capsule(
@@ -241,6 +242,33 @@ def _new_capsule(ptr: int, name: bytes, destructor, offset: int):
         raise
 
 
+def _device_pair(dl_device) -> tuple:
+    try:
+        if not isinstance(dl_device, tuple) or len(dl_device) != 2:
+            raise TypeError
+        if not all(isinstance(v, int) for v in dl_device):  # as _core's PyLong_Check
+            raise TypeError
+        return dl_device
+    except TypeError:
+        raise TypeError("__dlpack__: dl_device must be a (type, id) tuple") from None
+
+
+def _wants_versioned(max_version) -> bool:
+    """None, or exactly a (major, minor) tuple of ints (versioned when major >= 1), as NumPy."""
+    if max_version is None:
+        return False
+    try:
+        if not isinstance(max_version, tuple):
+            raise TypeError
+        major, _minor = (operator.index(v) for v in max_version)
+    except (TypeError, ValueError):
+        raise TypeError(
+            "packedfun.Tensor.__dlpack__: max_version must be None or a (major, minor) tuple of "
+            f"two ints, got {max_version!r}"
+        ) from None
+    return major >= 1
+
+
 def wrap_tensor(handle: int) -> Tensor:
     """A Tensor taking over one reference to ``handle``."""
     t = Object.__new__(Tensor)
@@ -260,9 +288,11 @@ def _from_capsule(capsule) -> Tensor:
             if entry(ptr, byref(out)):  # the runtime ran the deleter on failure
                 raise_last_error("from_dlpack")
             return wrap_tensor(out.value or 0)
-    name = _api.PyCapsule_GetName(capsule)
-    raise BufferError(f"from_dlpack: capsule '{(name or b'<unnamed>').decode()}' is not a DLPack "
-                      "tensor (or was consumed already)")  # fmt: skip
+    name = (_api.PyCapsule_GetName(capsule) or b"<unnamed>").decode()
+    if name.encode() in _USED.values():
+        raise ValueError(f"from_dlpack: the DLPack capsule was consumed already (capsule "
+                         f"'{name}'); a capsule can be imported only once")  # fmt: skip
+    raise ValueError(f"from_dlpack: capsule '{name}' is not a DLPack tensor")
 
 
 def from_dlpack(x, **layout) -> Tensor:

@@ -154,6 +154,8 @@ class Object:
         """Fills this wrapper with the object that ``ctor(*args)`` returns."""
         if not isinstance(ctor, Function):
             raise TypeError("__init_handle_by_constructor__ expects a packedfun.Function first")
+        if self._pf_handle:
+            raise already_initialized(self)
         result = ctor(*args)
         if not isinstance(result, Object) or not result._pf_handle:
             raise TypeError(
@@ -167,6 +169,14 @@ class Object:
         self._pf_tindex = c_int32.from_address(handle + 8).value
         if old:
             _DecRef(old)
+
+
+def already_initialized(obj) -> TypeError:
+    """The error of an ``__init__`` called again on a wrapper that already holds an object."""
+    return TypeError(
+        f"{tp_name(type(obj))}.__init__: this {type_key_of(obj._pf_handle)} object is already "
+        "initialized; create a new one instead of calling __init__ again"
+    )
 
 
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
