@@ -18,8 +18,8 @@ from .abi import LIB, PFAny, PFByteArray
 from .values import (
     C_TYPES,
     Function,
-    already_initialized,
     Object,
+    already_initialized,
     make_function,
     raise_last_error,
     take_any,

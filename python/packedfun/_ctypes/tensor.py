@@ -288,11 +288,12 @@ def _from_capsule(capsule) -> Tensor:
             if entry(ptr, byref(out)):  # the runtime ran the deleter on failure
                 raise_last_error("from_dlpack")
             return wrap_tensor(out.value or 0)
-    name = (_api.PyCapsule_GetName(capsule) or b"<unnamed>").decode()
-    if name.encode() in _USED.values():
+    raw: bytes = _api.PyCapsule_GetName(capsule) or b"<unnamed>"
+    text = raw.decode(errors="replace")
+    if raw in _USED.values():
         raise ValueError(f"from_dlpack: the DLPack capsule was consumed already (capsule "
-                         f"'{name}'); a capsule can be imported only once")  # fmt: skip
-    raise ValueError(f"from_dlpack: capsule '{name}' is not a DLPack tensor")
+                         f"'{text}'); a capsule can be imported only once")  # fmt: skip
+    raise ValueError(f"from_dlpack: capsule '{text}' is not a DLPack tensor")
 
 
 def from_dlpack(x, **layout) -> Tensor:
