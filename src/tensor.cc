@@ -89,6 +89,12 @@ uint64_t ValidateLayout(const DLTensor& src, const char* fn) {
   if (src.dtype.bits == 0 || src.dtype.lanes == 0) {
     Throw("ValueError", std::string(fn) + ": invalid dtype with zero bits or lanes");
   }
+  if (static_cast<int32_t>(src.device.device_type) < 1 || src.device.device_id < 0) {
+    // DLPack's device types start at kDLCPU = 1 and ordinals are non-negative.
+    Throw("ValueError", std::string(fn) + ": invalid device (" +
+                            std::to_string(static_cast<int32_t>(src.device.device_type)) + ", " +
+                            std::to_string(src.device.device_id) + ")");
+  }
   return CheckedNumel(src.shape, src.ndim, fn);
 }
 

@@ -125,6 +125,16 @@ class Dict(_MapViews, core.Dict, MutableMapping):  # type: ignore[misc]
 
     __slots__ = ()
 
+    def popitem(self) -> tuple:
+        """Removes and returns the last inserted (key, value) pair, as ``dict.popitem`` does
+        (the ``MutableMapping`` default would pop the first). Raises KeyError when empty."""
+        items = super(_MapViews, self).items()  # type: ignore[misc]
+        if not items:
+            raise KeyError("popitem(): dictionary is empty")
+        key, value = items[-1]
+        del self[key]
+        return key, value
+
 
 # kPFTypeShape, kPFTypeArray, kPFTypeMap, kPFTypeList, kPFTypeDict
 for _index, _cls in ((70, Shape), (72, Array), (73, Map), (74, List), (75, Dict)):

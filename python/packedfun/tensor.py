@@ -151,7 +151,10 @@ class dtype:  # noqa: N801 - named like numpy.dtype / torch.dtype
 
     def __str__(self) -> str:
         if self._name is None:
-            self._name = _print_dtype(self.type_code, self.bits, self.lanes)
+            try:
+                self._name = _print_dtype(self.type_code, self.bits, self.lanes)
+            except ValueError:  # e.g. imported by DLPack with a code this version does not know
+                return f"unknown(code={self.type_code}, bits={self.bits}, lanes={self.lanes})"
         return self._name
 
     def __repr__(self) -> str:
