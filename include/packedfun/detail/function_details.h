@@ -135,6 +135,17 @@ template <typename T>
 struct HasArgTryFrom<T, std::void_t<decltype(TypeTraits<T>::ArgTryFrom(nullptr, "", 0))>>
     : std::true_type {};
 
+/*! Rethrows an element error of a container argument ("Array[int] element [3]: ...") as
+ *  "<name>: argument i: Array[int] element [3]: ...", keeping its kind (unless already named). */
+[[noreturn]] __attribute__((noinline, cold)) inline void ThrowInArgument(const char* name,
+                                                                         size_t index,
+                                                                         const Error& err) {
+  std::string prefix = std::string(name) + ": argument " + std::to_string(index) + ": ";
+  std::string message = err.message();
+  if (message.compare(0, prefix.size(), prefix) == 0) throw err;
+  throw Error(err.kind(), prefix + message);
+}
+
 /*! Converts argument i to T or throws the argument error. */
 template <typename T>
 T ConvertArgument(const PFAny* argv, size_t i, const char* name) {
@@ -145,8 +156,14 @@ T ConvertArgument(const PFAny* argv, size_t i, const char* name) {
   std::optional<T> v;
   if constexpr (HasArgTryFrom<T>::value) {
     v = TypeTraits<T>::ArgTryFrom(argv + i, name, i);
-  } else {
+  } else if constexpr (noexcept(TypeTraits<T>::TryFrom(argv + i))) {
     v = TypeTraits<T>::TryFrom(argv + i);
+  } else {
+    try {  // e.g. Array<Array<double>>: its element checks throw without the argument's name
+      v = TypeTraits<T>::TryFrom(argv + i);
+    } catch (const Error& err) {
+      ThrowInArgument(name, i, err);
+    }
   }
   if (!v) ThrowArgumentError(name, i, &TypeTraits<T>::TypeName, IntRangeName<T>(), argv[i]);
   return std::move(*v);
