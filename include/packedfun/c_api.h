@@ -244,6 +244,8 @@ PACKEDFUN_API void PFAnyRelease(PFAny* value);
 
 /*! Field flags. */
 #define PACKEDFUN_FIELD_READONLY 1
+/*! Field flag (ABI 1.3): the field is left out of structural equality and hashing. */
+#define PACKEDFUN_FIELD_NO_COMPARE 2
 /*! Method flags. */
 #define PACKEDFUN_METHOD_STATIC 1
 
@@ -603,6 +605,28 @@ PACKEDFUN_API int PFModuleSetTVMFFILibrary(const PFByteArray* path);
  * Version
  * ------------------------------------------------------------------------------------------------
  */
+
+/* ------------------------------------------------------------------------------------------------
+ * Structural equality and hashing (added in ABI 1.3)
+ * ------------------------------------------------------------------------------------------------
+ * Leaves compare by value (strings/bytes by content in any form; NaN equals NaN); Array, List,
+ * Map, Dict and Shape by content (the container type must match); reflected objects of the same
+ * type field by field, skipping PACKEDFUN_FIELD_NO_COMPARE fields; all other objects (Functions,
+ * Tensors, Modules, Errors) by identity. Walks are iterative (no C stack growth with depth) and
+ * terminate on cycles. Equal values hash equally (for cyclic values: when their cycles have the
+ * same shape). Also registered as the global functions "packedfun.structural_equal",
+ * "packedfun.structural_hash" and "packedfun.structural_first_difference".
+ */
+
+/*! `*out` = 1 when `a` and `b` (borrowed) are structurally equal, else 0. */
+PACKEDFUN_API int PFStructuralEqual(const PFAny* a, const PFAny* b, int* out);
+
+/*! `*out` receives the structural hash of `value` (borrowed). */
+PACKEDFUN_API int PFStructuralHash(const PFAny* value, uint64_t* out);
+
+/*! `*out` receives None when `a` and `b` (borrowed) are equal, else a new ref to a String: the
+ *  path of the first difference in depth-first order, e.g. `root.body[3].name` or `root["k"]`. */
+PACKEDFUN_API int PFStructuralFirstDifference(const PFAny* a, const PFAny* b, PFAny* out);
 
 /*! The runtime's ABI version, (PACKEDFUN_ABI_VERSION_MAJOR << 16) | PACKEDFUN_ABI_VERSION_MINOR of
  *  the runtime that is actually loaded (compare with the macros you compiled against). */

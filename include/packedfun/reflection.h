@@ -173,15 +173,16 @@ class ObjectDef {
     }
   }
 
-  /*! A read-only field: readable from every language, never writable through reflection. */
+  /*! A read-only field: readable from every language, never writable through reflection.
+   *  `flags` may add PACKEDFUN_FIELD_NO_COMPARE (left out of structural equality and hash). */
   template <typename F, typename C>
-  ObjectDef& def_ro(const char* name, F C::* member, const char* doc = "") {
-    return AddField(name, member, doc, PACKEDFUN_FIELD_READONLY, nullptr);
+  ObjectDef& def_ro(const char* name, F C::* member, const char* doc = "", int32_t flags = 0) {
+    return AddField(name, member, doc, flags | PACKEDFUN_FIELD_READONLY, nullptr);
   }
   /*! A read-write field; writes are type-checked (TypeError "expected T, got X"). */
   template <typename F, typename C>
-  ObjectDef& def_rw(const char* name, F C::* member, const char* doc = "") {
-    return AddField(name, member, doc, 0, &detail::FieldSetter<F>);
+  ObjectDef& def_rw(const char* name, F C::* member, const char* doc = "", int32_t flags = 0) {
+    return AddField(name, member, doc, flags & ~PACKEDFUN_FIELD_READONLY, &detail::FieldSetter<F>);
   }
   /*! An instance method: a member function pointer, or a callable taking the receiver (a
    *  reference to T) first. */

@@ -28,6 +28,7 @@ from .registry import (
     register_global_func,
     remove_global_func,
 )
+from .structural import structural_equal, structural_first_difference, structural_hash
 from .tensor import (
     Device,
     DLDeviceType,
@@ -98,5 +99,8 @@ __all__ = [
     "register_func",
     "register_global_func",
     "remove_global_func",
+    "structural_equal",
+    "structural_first_difference",
+    "structural_hash",
     "system_lib",
 ]

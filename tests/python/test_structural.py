@@ -1,0 +1,90 @@
+# Tests of structural_equal, structural_hash and structural_first_difference (both backends).
+import packedfun
+import pytest
+from packedfun import structural_equal, structural_first_difference, structural_hash, testing
+from packedfun.object import type_info
+
+
+def _tagged(name, body, cache):
+    assert testing.echo(1) == 1  # loads the testing library (testing.Tagged)
+    info = type_info(packedfun._backend.core.type_key_to_index("testing.Tagged"))
+    ctor = next(m["func"] for m in info["methods"] if m["name"] == "__create__")
+    return ctor(name, body, cache)
+
+
+def test_equal_values_are_equal_and_hash_alike():
+    make = lambda: packedfun.convert([1, {"k": "v"}, "a longer string", b"by", 2.5, None, [True]])  # noqa: E731
+    a, b = make(), make()
+    assert not a.same_as(b)
+    assert structural_equal(a, b) and structural_hash(a) == structural_hash(b)
+    assert structural_first_difference(a, b) is None
+    assert structural_equal(packedfun.Map({"a": 1, "b": 2}), packedfun.Map({"b": 2, "a": 1}))
+    assert structural_hash(packedfun.Map({"a": 1, "b": 2})) == structural_hash({"b": 2, "a": 1})
+    assert structural_equal(packedfun.Shape([2, 3]), packedfun.Shape([2, 3]))
+    assert structural_equal(float("nan"), float("nan"))
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ([1, 2], [1, 3]),
+        ([1], [1, 1]),
+        ({"a": 1}, {"b": 1}),
+        (1, True),
+        (1, 1.0),
+        ("s", b"s"),
+        (packedfun.Shape([1]), packedfun.Shape([2])),
+    ],
+)
+def test_different_values(a, b):
+    assert not structural_equal(a, b)
+    assert structural_first_difference(a, b) is not None
+
+
+def test_container_types_must_match():
+    assert not structural_equal(packedfun.Array([1]), packedfun.List([1]))
+    assert not structural_equal(packedfun.Map({"a": 1}), packedfun.Dict({"a": 1}))
+
+
+def test_reflected_objects_by_field_with_excluded_field():
+    x = _tagged("n", [1, [2, {"q": _tagged("inner", 3, 0)}]], 1)
+    y = _tagged("n", [1, [2, {"q": _tagged("inner", 3, 99)}]], 2)
+    z = _tagged("n", [1, [2, {"q": _tagged("innr", 3, 0)}]], 1)
+    assert structural_equal(x, y) and structural_hash(x) == structural_hash(y)
+    assert not structural_equal(x, z)
+    assert structural_first_difference(x, z) == 'root.body[1][1]["q"].name'
+    assert structural_first_difference([x], [y, 1]) == "root"
+
+
+def test_functions_compare_by_identity():
+    echo = packedfun.get_global_func("testing.echo")
+    assert structural_equal([echo], [packedfun.get_global_func("testing.echo")])
+    assert not structural_equal(packedfun.convert(len), packedfun.convert(len))
+
+
+def test_deep_nesting_does_not_overflow_the_stack():
+    def deep():
+        value = packedfun.Array([])
+        for _ in range(100_000):
+            value = packedfun.Array([value])
+        return value
+
+    a, b = deep(), deep()
+    assert structural_hash(a) == structural_hash(b)
+    assert structural_equal(a, b)
+
+
+def test_cycles_terminate():
+    a, b = packedfun.List([1]), packedfun.List([1])
+    a.append(a)
+    b.append(b)
+    assert structural_equal(a, b) and structural_hash(a) == structural_hash(b)
+    c = packedfun.List([2])
+    c.append(c)
+    assert not structural_equal(a, c)
+    assert structural_first_difference(a, c) == "root[0]"
+
+
+def test_wrong_arity_is_a_type_error():
+    with pytest.raises(TypeError, match="packedfun.structural_equal: expected 2 arguments"):
+        packedfun.get_global_func("packedfun.structural_equal")(1)
