@@ -19,6 +19,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SOURCE = os.path.join(HERE, "fixtures", "tvm_ffi_kernels.cc")
+CTX_SOURCE = os.path.join(HERE, "fixtures", "tvm_ffi_ctx_kernels.cc")
 CASES = os.path.join(HERE, "fixtures", "tvm_ffi_cases.py")
 
 if importlib.util.find_spec("tvm_ffi") is None:
@@ -28,33 +29,33 @@ pytest.importorskip("numpy")
 _BUILD = """
 import sys
 import tvm_ffi.cpp
-src, out_dir = sys.argv[1], sys.argv[2]
-print(tvm_ffi.cpp.build_inline("pf_tvm_kernels", cpp_sources=open(src).read(),
+src, name, out_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+print(tvm_ffi.cpp.build_inline(name, cpp_sources=open(src).read(),
       build_directory=out_dir, extra_cflags=["-DTVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1"]))
 """
 
 
-def build_library() -> str:
-    """The kernel library's path, built once per source and tvm-ffi version (atomic publish)."""
+def build_library(source: str, name: str) -> str:
+    """A kernel library's path, built once per source and tvm-ffi version (atomic publish)."""
     version = importlib.metadata.version("apache-tvm-ffi")
-    with open(SOURCE, "rb") as f:
+    with open(source, "rb") as f:
         key = hashlib.sha256(f.read() + version.encode()).hexdigest()[:16]
     out_dir = os.path.join(tempfile.gettempdir(), f"pf_test_tvm_ffi_{os.getuid()}_{key}")
-    lib = os.path.join(out_dir, "pf_tvm_kernels.so")
+    lib = os.path.join(out_dir, f"{name}.so")
     if os.path.exists(lib):
         return lib
     work = tempfile.mkdtemp(prefix="pf_tvm_build_")
-    proc = subprocess.run([sys.executable, "-c", _BUILD, SOURCE, work], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", _BUILD, source, name, work], capture_output=True,
                           text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
     os.makedirs(out_dir, exist_ok=True)
-    os.replace(os.path.join(work, "pf_tvm_kernels.so"), lib)
+    os.replace(os.path.join(work, f"{name}.so"), lib)
     return lib
 
 
 @pytest.fixture(scope="session")
 def lib() -> str:
-    return build_library()
+    return build_library(SOURCE, "pf_tvm_kernels")
 
 
 def _env(**extra) -> dict:
@@ -220,3 +221,19 @@ def test_environment_variable_names_libtvm_ffi(lib):
     assert spec is not None and spec.submodule_search_locations
     found = os.path.join(list(spec.submodule_search_locations)[0], "lib", "libtvm_ffi.so")
     assert run_child(lib, code=_ENV, PACKEDFUN_TVM_FFI_LIBRARY=found).strip() == "5"
+
+
+_CTX = """
+import sys, packedfun as pf
+m = pf.load_module(sys.argv[1])
+assert m.ctx_is_set() is True  # tvm-ffi's own loader ran and filled the library context
+assert m.twice(21) == 42 and isinstance(m.twice, pf.Function)
+assert "twice" in m and "missing" not in m
+assert "tvm_ffi" not in sys.modules
+print("ok")
+"""
+
+
+def test_library_with_context_loads_through_tvm_ffi_loader():
+    ctx_lib = build_library(CTX_SOURCE, "pf_tvm_ctx_kernels")
+    assert run_child(ctx_lib, code=_CTX).strip() == "ok"
