@@ -1,6 +1,11 @@
 // Function entry points of c_api.h: creating packed functions and calling them.
 #include "internal/error.h"
 #include "internal/object.h"
+#include "internal/string.h"
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 namespace packedfun {
 namespace detail {
@@ -12,7 +17,21 @@ struct FunctionImpl {
   void (*free_self)(void* self);
 };
 
+/*! The metadata records of every Function that has one, by object. A side table rather than a
+ *  member, because Functions come in several layouts (module functions are their own struct).
+ *  Records are set once and read rarely (when a binding first needs a signature), so one lock for
+ *  all of them costs nothing on any hot path. Leaked: usable during static destruction. */
+struct MetadataTable {
+  std::mutex mu;
+  std::unordered_map<const PFObject*, std::string> records;
+};
+MetadataTable& Metadata() {
+  static MetadataTable* table = new MetadataTable();
+  return *table;
+}
+
 void DeleteFunction(PFObject* obj) noexcept {
+  ForgetFunctionMetadata(obj);
   auto* impl = As<FunctionImpl>(obj);
   if (impl->free_self != nullptr) impl->free_self(impl->base.self);
   delete impl;
@@ -24,7 +43,23 @@ __attribute__((noinline, cold)) int RaiseNotAFunction(PFObject* func) {
                                      std::to_string(func->type_index) + " is not a Function");
 }
 
+__attribute__((noinline, cold)) int RaiseNotAFunctionFor(const char* what, PFObject* func) {
+  if (func != nullptr && func->type_index == kPFTypeFunction) return 0;
+  return RaiseError("TypeError", std::string(what) + ": the object is not a Function");
+}
+
 }  // namespace
+
+void ForgetFunctionMetadata(PFObject* func) noexcept {
+  if ((__atomic_load_n(&func->flags, __ATOMIC_ACQUIRE) & PACKEDFUN_FUNCTION_FLAG_HAS_METADATA) ==
+      0) {
+    return;
+  }
+  MetadataTable& table = Metadata();
+  std::lock_guard<std::mutex> lock(table.mu);
+  table.records.erase(func);
+}
+
 }  // namespace detail
 }  // namespace packedfun
 
@@ -59,6 +94,54 @@ PACKEDFUN_API int PFFunctionCall(PFObject* func, const PFAny* args, int32_t num_
   }
   auto* f = As<PFFunctionObject>(func);
   return f->safe_call(f->self, args, num_args, result);
+}
+
+PACKEDFUN_API int PFFunctionSetMetadata(PFObject* func, const PFByteArray* json) {
+  if (func == nullptr || func->type_index != kPFTypeFunction || json == nullptr) {
+    return RaiseError("TypeError", "PFFunctionSetMetadata: expects a Function and a JSON string");
+  }
+  try {
+    std::string text(json->data, json->size);
+    MetadataTable& table = Metadata();
+    std::lock_guard<std::mutex> lock(table.mu);
+    table.records[func].swap(text);
+    __atomic_fetch_or(&func->flags, PACKEDFUN_FUNCTION_FLAG_HAS_METADATA, __ATOMIC_RELEASE);
+    return 0;
+  } catch (...) {
+    return RaiseCurrentException();
+  }
+}
+
+PACKEDFUN_API int PFFunctionGetMetadata(PFObject* func, PFAny* out) {
+  if (RaiseNotAFunctionFor("PFFunctionGetMetadata", func) != 0) return -1;
+  try {
+    if ((__atomic_load_n(&func->flags, __ATOMIC_ACQUIRE) & PACKEDFUN_FUNCTION_FLAG_HAS_METADATA) ==
+        0) {
+      *out = PFAny{};
+      out->type_index = kPFTypeNone;
+      return 0;
+    }
+    MetadataTable& table = Metadata();
+    std::lock_guard<std::mutex> lock(table.mu);
+    auto it = table.records.find(func);
+    *out = it == table.records.end() ? PFAny{} : MakeStringAny(it->second);
+    return 0;
+  } catch (...) {
+    return RaiseCurrentException();
+  }
+}
+
+PACKEDFUN_API int PFFunctionGetGlobalMetadata(const PFByteArray* name, PFAny* out) {
+  PFObject* func = nullptr;
+  if (PFFunctionGetGlobal(name, &func) != 0) return -1;
+  if (func == nullptr) {
+    *out = PFAny{};
+    out->type_index = kPFTypeNone;
+    return 0;
+  }
+  int rc = PFFunctionGetMetadata(func, out);
+  PFObjectDecRef(func);
+  return rc;
 }
 
 }  // extern "C"

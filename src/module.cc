@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -62,6 +63,7 @@ void DeleteModule(PFObject* obj) noexcept {
 }
 
 void DeleteModuleFunction(PFObject* obj) noexcept {
+  ForgetFunctionMetadata(obj);
   auto* f = As<ModuleFunctionImpl>(obj);
   DecRef(f->module);
   delete f;
@@ -292,6 +294,21 @@ PACKEDFUN_API int PFModuleGetSystemLib(PFObject** out) {
   });
 }
 
+namespace {
+/*! Gives `func` the metadata its library exports next to it (ABI 1.3):
+ *  `const char* __packedfun_meta__<name>(void)` returns its JSON record, or NULL. Libraries built
+ *  before 1.3 export no such symbol and their functions simply carry no metadata. */
+void AttachExportedMetadata(ModuleImpl* module, const PFByteArray& name, PFObject* func) {
+  std::string symbol = PACKEDFUN_META_SYMBOL_PREFIX + std::string(name.data, name.size);
+  void* address = dlsym(module->handle, symbol.c_str());
+  if (address == nullptr) return;
+  const char* json = reinterpret_cast<const char* (*)(void)>(address)();
+  if (json == nullptr) return;
+  PFByteArray text{json, std::strlen(json)};
+  if (PFFunctionSetMetadata(func, &text) != 0) Throw("ValueError", "bad function metadata");
+}
+}  // namespace
+
 PACKEDFUN_API int PFModuleGetFunction(PFObject* module, const PFByteArray* name, int query_imports,
                                       PFObject** out) {
   static const char* fn = "PFModuleGetFunction";
@@ -300,6 +317,7 @@ PACKEDFUN_API int PFModuleGetFunction(PFObject* module, const PFByteArray* name,
     Found found = ResolveName(module, name, query_imports, PACKEDFUN_SYMBOL_PREFIX, fn);
     if (found.address != nullptr) {
       *out = NewModuleFunction(found.module, found.address);
+      AttachExportedMetadata(found.module, *name, *out);
       return 0;
     }
     // Not a packedfun export: perhaps a function of a library built for Apache TVM FFI.

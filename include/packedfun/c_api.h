@@ -58,6 +58,10 @@
 #define PACKEDFUN_SYMBOL_PREFIX "__packedfun_"
 #define PACKEDFUN_DOC_SYMBOL_PREFIX "__packedfun_doc__"
 #define PACKEDFUN_MAIN_SYMBOL "__packedfun_main__"
+/* Added in ABI 1.3: a library may also export `const char* __packedfun_meta__<name>(void)`, which
+ * returns the function's metadata record (see PFFunctionSetMetadata) or NULL; PFModuleGetFunction
+ * attaches it to the Function it returns. */
+#define PACKEDFUN_META_SYMBOL_PREFIX "__packedfun_meta__"
 
 #ifdef __cplusplus
 extern "C" {
@@ -359,6 +363,30 @@ PACKEDFUN_API int PFFunctionListGlobalNames(PFAny* out);
 
 /*! Removes `name` (borrowed). `*removed` is set to 1 when it existed, else 0. */
 PACKEDFUN_API int PFFunctionRemoveGlobal(const PFByteArray* name, int* removed);
+
+/* Added in ABI 1.3: function metadata (appended; nothing above changed). */
+
+/*! Bit of PFObject.flags that the runtime sets on a Function once metadata was attached to it, so
+ *  that a binding can tell with one load whether a Function describes itself. */
+#define PACKEDFUN_FUNCTION_FLAG_HAS_METADATA 1u
+
+/*! Attaches metadata to `func` (borrowed Function): `json` (borrowed, copied) is a UTF-8 JSON
+ *  object describing the function, replacing any earlier record. Its keys (all optional):
+ *  "name" (str), "params" (list of {"name": str, "type": type schema, "default": value}; a
+ *  parameter without "default" is required), "return" (type schema), "doc" (str). A type schema
+ *  is a str in Python's annotation syntax: "int", "float", "bool", "str", "bytes", "None",
+ *  "Any", "Optional[int]", "Array[Tensor]", "Map[str, int]", or an object type key. Unknown keys
+ *  are kept, so that producers and readers may grow the record. Fails with TypeError when `func`
+ *  is not a Function. Thread-safe. */
+PACKEDFUN_API int PFFunctionSetMetadata(PFObject* func, const PFByteArray* json);
+
+/*! Gets the metadata of `func` (borrowed Function) into `*out`: a new ref to the JSON String set
+ *  by PFFunctionSetMetadata, or None when the function has none (not an error). Thread-safe. */
+PACKEDFUN_API int PFFunctionGetMetadata(PFObject* func, PFAny* out);
+
+/*! As PFFunctionGetMetadata for the global function `name` (borrowed): None when the name is not
+ *  registered or its function carries no metadata. */
+PACKEDFUN_API int PFFunctionGetGlobalMetadata(const PFByteArray* name, PFAny* out);
 
 /* ------------------------------------------------------------------------------------------------
  * Errors

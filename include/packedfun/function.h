@@ -75,6 +75,32 @@ class Function : public ObjectRef {
         rec, &detail::TypedTrampoline<F>, &detail::DeleteRecord<Record>));
   }
 
+  /*! As FromTyped(f, name), with the parameters' names and defaults: `{"a", "b"_a = 2}`. The
+   *  Function carries its metadata record (names, defaults, type schemas), so Python calls it
+   *  with keywords. Throws ValueError when `args` does not name every parameter. */
+  template <typename F>
+  static Function FromTyped(F f, std::string name, const ArgList& args) {
+    using Sig = detail::FunctionSignature<std::decay_t<F>>;
+    std::string json = detail::MetadataJson(name, Sig::TypeSchemas(), args);
+    Function out = FromTyped(std::move(f), std::move(name));
+    detail::SetFunctionMetadata(out.get(), json);
+    return out;
+  }
+
+  /*! Attaches a metadata record (see PFFunctionSetMetadata) to this Function. */
+  void SetMetadata(const std::string& json) const { detail::SetFunctionMetadata(get(), json); }
+
+  /*! The metadata record of this Function as JSON, or nullopt when it has none. */
+  std::optional<std::string> GetMetadata() const {
+    PFAny out;
+    detail::SetPod(&out, kPFTypeNone);
+    detail::CheckCallResult(PFFunctionGetMetadata(get(), &out));
+    Any owner = detail::AnyUnsafe::MoveFromPFAny(&out);
+    if (!detail::AnyIsStr(owner.raw())) return std::nullopt;
+    PFByteArray bytes = detail::AnyBytes(owner.raw());
+    return std::string(bytes.data, bytes.size);
+  }
+
   /*! Calls the function with plain C++ arguments: `f(1, "x", 2.5)`. Throws Error on failure. */
   template <typename... Args>
   Any operator()(Args&&... args) const {

@@ -200,6 +200,24 @@ class ObjectDef {
     return AddMethod(name, std::move(fn), doc, PACKEDFUN_METHOD_STATIC);
   }
 
+  /*! As def_static(name, fn, doc), naming the parameters and their defaults:
+   *  `def_static("__create__", Make, {"a", "b"_a = 0})` lets Python write `Pair(a=1)`. */
+  template <typename Fn>
+  ObjectDef& def_static(const char* name, Fn fn, const ArgList& args, const char* doc = "") {
+    return AddMethod(name, std::move(fn), doc, PACKEDFUN_METHOD_STATIC, &args);
+  }
+  /*! As def(name, fn, doc), naming the parameters after the receiver and their defaults. */
+  template <typename Fn>
+  ObjectDef& def(const char* name, Fn fn, const ArgList& args, const char* doc = "") {
+    ArgList all{"self"};
+    all.insert(all.end(), args.begin(), args.end());
+    if constexpr (std::is_member_function_pointer<Fn>::value) {
+      return AddMethod(name, detail::MemberMethod<T, Fn>{fn}, doc, 0, &all);
+    } else {
+      return AddMethod(name, std::move(fn), doc, 0, &all);
+    }
+  }
+
   int32_t type_index() const noexcept { return type_index_; }
 
  private:
@@ -221,8 +239,11 @@ class ObjectDef {
   }
 
   template <typename Fn>
-  ObjectDef& AddMethod(const char* name, Fn fn, const char* doc, int32_t flags) {
-    Function f = Function::FromTyped(std::move(fn), std::string(T::_type_key) + "." + name);
+  ObjectDef& AddMethod(const char* name, Fn fn, const char* doc, int32_t flags,
+                       const ArgList* args = nullptr) {
+    std::string full_name = std::string(T::_type_key) + "." + name;
+    Function f = args == nullptr ? Function::FromTyped(std::move(fn), full_name)
+                                 : Function::FromTyped(std::move(fn), full_name, *args);
     PFMethodInfo info;
     info.name = PFByteArray{name, std::strlen(name)};
     info.doc = PFByteArray{doc, std::strlen(doc)};

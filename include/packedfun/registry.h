@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace packedfun {
 namespace detail {
@@ -64,6 +65,24 @@ class GlobalRegistration {
   }
   GlobalRegistration& set_body(const Function& f) { return Register(f, false); }
 
+  /*! As set_body_typed(f), naming the parameters and their defaults: `{"a", "b"_a = 2}`. A list
+   *  that does not fit the signature is reported on stderr and the function registered without
+   *  names (static initialisation cannot throw). */
+  template <typename F>
+  GlobalRegistration& set_body_typed(F f, const ArgList& args) {
+    using Sig = FunctionSignature<std::decay_t<F>>;
+    Function fn = Function::FromTyped(std::move(f), name_);
+    AttachMetadata(fn, Sig::TypeSchemas(), args);
+    return Register(fn, true);
+  }
+  /*! As set_body_packed(f), naming the (untyped) parameters and their defaults. */
+  template <typename F>
+  GlobalRegistration& set_body_packed(F f, const ArgList& args) {
+    Function fn = Function::FromPacked(std::move(f));
+    AttachMetadata(fn, {}, args);
+    return Register(fn, true);
+  }
+
   /*! Attaches a docstring to the function this registration installed (none if it lost a
    *  name clash); applies to a later set_body* too. */
   GlobalRegistration& describe(const char* doc) noexcept {
@@ -82,6 +101,15 @@ class GlobalRegistration {
     return *this;
   }
 
+  void AttachMetadata(const Function& fn, const std::vector<std::string>& types,
+                      const ArgList& args) noexcept {
+    try {
+      fn.SetMetadata(MetadataJson(name_, types, args));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "packedfun: global function '%s': %s\n", name_, e.what());
+    }
+  }
+
   const char* name_;
   const char* doc_ = nullptr;
   PFObject* installed_ = nullptr;
@@ -98,6 +126,7 @@ class GlobalRegistration {
  *   PACKEDFUN_REGISTER_GLOBAL("mylib.add").set_body_typed(Add);
  *   PACKEDFUN_REGISTER_GLOBAL("mylib.echo").set_body_packed([](PackedArgs a, Any* rv) { ... });
  *   PACKEDFUN_REGISTER_GLOBAL("mylib.sub").set_body_typed(Sub).describe("a - b");
+ *   PACKEDFUN_REGISTER_GLOBAL("mylib.addk").set_body_typed(Add, {"a", "b"_a = 2});  // keywords
  */
 #define PACKEDFUN_REGISTER_GLOBAL(Name)                                              \
   [[maybe_unused]] static ::packedfun::detail::GlobalRegistration PACKEDFUN_CONCAT_( \

@@ -22,6 +22,7 @@ from .module import Module, load_module, system_lib
 from .object import register_object
 from .registry import (
     get_global_func,
+    get_global_func_metadata,
     init_ffi_api,
     list_global_func_names,
     register_func,
@@ -92,6 +93,7 @@ __all__ = [
     "set_tensor_return",
     "tensor_return",
     "get_global_func",
+    "get_global_func_metadata",
     "init_ffi_api",
     "list_global_func_names",
     "load_module",

@@ -90,6 +90,10 @@ class Module:
             where = " or its imports" if query_imports else ""
             raise AttributeError(f"{self._describe()}{where} has no function {name!r}")
         doc = core.module_get_function_doc(self._pf_handle, name, bool(query_imports))
+        if func.__signature__ is not None:
+            from . import _signature
+
+            doc = _signature.describe(func, name, doc)
         try:
             if doc is not None:
                 func.__doc__ = doc
@@ -97,6 +101,26 @@ class Module:
         except (AttributeError, TypeError):  # a backend Function without instance attributes
             pass
         return func
+
+    def get_function_metadata(self, name: str, query_imports: bool = False) -> dict | None:
+        """The metadata record of function ``name`` as plain Python data, or None.
+
+        Libraries export it with ``PACKEDFUN_DLL_EXPORT_TYPED_FUNC(name, F, "a", "b"_a = 2)``
+        (ABI 1.3); functions of older libraries carry none.
+
+        Raises
+        ------
+        AttributeError
+            When the module has no function ``name``.
+        """
+        from . import _signature
+
+        record = _signature.metadata_of(self.get_function(name, query_imports))
+        if record is not None and "doc" not in record:
+            doc = self.get_function_doc(name, query_imports)
+            if doc:
+                record["doc"] = doc
+        return record
 
     def get_function_doc(self, name: str, query_imports: bool = False) -> str | None:
         """The docstring the library exports for ``name`` (``__packedfun_doc__<name>``), or None.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from . import _signature
 from ._backend import core
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "list_global_func_names",
     "remove_global_func",
     "init_ffi_api",
+    "get_global_func_metadata",
 ]
 
 
@@ -91,8 +93,15 @@ def register_global_func(func_name, f=None, override: bool = False):
     def register(fn):
         if not callable(fn):
             raise TypeError(f"register_global_func({func_name!r}): {fn!r} is not callable")
-        doc = None if isinstance(fn, core.Function) else getattr(fn, "__doc__", None)
-        core.set_global_func(func_name, fn, bool(override), doc)
+        doc = None
+        func = fn
+        if not isinstance(fn, core.Function):
+            doc = getattr(fn, "__doc__", None)
+            func = core.to_function(fn)
+            record = _signature.metadata_from_callable(func_name, fn)
+            if record is not None:
+                core.function_set_metadata(func, record)
+        core.set_global_func(func_name, func, bool(override), doc)
         return fn
 
     return register(f) if f is not None else register
@@ -139,5 +148,32 @@ def init_ffi_api(prefix: str, module_name: str) -> None:
         func.__name__ = fname
         func.__qualname__ = fname
         func.__module__ = module_name
-        func.__doc__ = core.get_global_func_doc(name) or f"packedfun Function {name}."
+        func.__doc__ = _signature.describe(func, fname, core.get_global_func_doc(name), name)
         setattr(module, fname, func)
+
+
+def get_global_func_metadata(name: str) -> dict | None:
+    """The metadata record of a global Function as plain Python data.
+
+    Parameters
+    ----------
+    name : str
+        The registered name.
+
+    Returns
+    -------
+    dict or None
+        ``{"name", "params": [{"name", "type"[, "default"]}, ...], "return", "gil"[, "doc"]}``;
+        None when the function carries no metadata (e.g. an untyped packed function).
+
+    Raises
+    ------
+    ValueError
+        When ``name`` is not registered.
+    """
+    record = _signature.metadata_of(get_global_func(name))
+    if record is not None and "doc" not in record:
+        doc = core.get_global_func_doc(name)
+        if doc:
+            record["doc"] = doc
+    return record

@@ -23,6 +23,9 @@
 namespace packedfun {
 namespace detail {
 
+/*! Drops the metadata record of a dying Function (function.cc); every Function deleter calls it. */
+void ForgetFunctionMetadata(PFObject* func) noexcept;
+
 /*! The PFObject header at the start of `p` (T's first member must be the header). */
 template <class T>
 inline PFObject* Header(T* p) noexcept {

@@ -36,10 +36,23 @@ typedef struct {
 /*! packedfun.Function: an Object of kPFTypeFunction that is called through vectorcall. */
 typedef struct {
   PFPyObject base;
-  vectorcallfunc vectorcall; /* always function_vectorcall */
+  vectorcallfunc vectorcall; /* function_vectorcall, or the metadata-aware one */
   PyObject* name;            /* str, or NULL when unknown */
   PyObject* dict;            /* instance __dict__ (for __doc__, __qualname__, ...) */
+  Py_ssize_t nparams;        /* parameters in `table`; -1 not loaded yet, -2 no table */
+  PyObject* table;           /* (names, defaults) from the metadata record, or NULL */
 } PFPyFunction;
+
+/*! Calls `f` binding keywords and defaults through its parameter table (function_kw.c): the slow
+ *  path of every call that is not exactly positional. */
+PyObject* pfpy_function_call_bound(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
+                                   PyObject* kwnames);
+
+/*! The positional call of `f` (function.c), for the binder once the arguments are complete. */
+PyObject* pfpy_function_call_positional(PFPyFunction* f, PyObject* const* args, Py_ssize_t n);
+
+/*! Drops the cached parameter table of `f` after its metadata changed. */
+void pfpy_function_forget_signature(PFPyFunction* f);
 
 extern PyTypeObject PFPyObject_Type;
 extern PyTypeObject PFPyFunction_Type;

@@ -4,6 +4,22 @@
 
 static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
                                      PyObject* kwnames);
+static PyObject* function_vectorcall_meta(PyObject* self, PyObject* const* args, size_t nargsf,
+                                          PyObject* kwnames);
+
+/* Functions that describe themselves get the entry point that knows keywords and defaults; the
+ * others keep the plain one, whose positional path has nothing to check. */
+static vectorcallfunc vectorcall_for(const PFObject* obj) {
+  unsigned flags = __atomic_load_n(&obj->flags, __ATOMIC_ACQUIRE);
+  return (flags & PACKEDFUN_FUNCTION_FLAG_HAS_METADATA) ? function_vectorcall_meta
+                                                        : function_vectorcall;
+}
+
+void pfpy_function_forget_signature(PFPyFunction* f) {
+  f->nparams = -1;
+  Py_CLEAR(f->table);
+  if (f->base.handle != NULL) f->vectorcall = vectorcall_for(f->base.handle);
+}
 
 PyObject* pfpy_function_new(PFObject* obj, PyObject* name) {
   PFPyFunction* f = PyObject_GC_New(PFPyFunction, &PFPyFunction_Type);
@@ -13,10 +29,12 @@ PyObject* pfpy_function_new(PFObject* obj, PyObject* name) {
   }
   f->base.handle = obj;
   f->base.weakrefs = NULL;
-  f->vectorcall = function_vectorcall;
+  f->vectorcall = vectorcall_for(obj);
   Py_XINCREF(name);
   f->name = name;
   f->dict = NULL;
+  f->nparams = -1;
+  f->table = NULL;
   PyObject_GC_Track(f);
   return (PyObject*)f;
 }
@@ -232,12 +250,12 @@ static PFPY_NOINLINE PyObject* call_with_callable(PFPyFunction* f, PyObject* con
   return result_to_py(&rv);
 }
 
-static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
-                                     PyObject* kwnames) {
-  PFPyFunction* f = (PFPyFunction*)self;
-  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (PFPY_UNLIKELY(kwnames != NULL || n > PFPY_FAST_ARGS))
-    return call_general(f, args, n, kwnames);
+/* The positional call: POD arguments straight into a stack pack, anything else to the slow
+ * paths above. Inlined into both entry points below. */
+static inline __attribute__((always_inline)) PyObject* positional_call(PFPyFunction* f,
+                                                                       PyObject* const* args,
+                                                                       Py_ssize_t n) {
+  if (PFPY_UNLIKELY(n > PFPY_FAST_ARGS)) return call_general(f, args, n, NULL);
   PFAny packed[PFPY_FAST_ARGS];
   PFByteArray views[PFPY_FAST_ARGS];
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -254,6 +272,29 @@ static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size
     return pfpy_raise_native(f->name);
   }
   return result_to_py(&rv);
+}
+
+static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
+                                     PyObject* kwnames) {
+  PFPyFunction* f = (PFPyFunction*)self;
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (PFPY_UNLIKELY(kwnames != NULL)) return call_general(f, args, n, kwnames);
+  return positional_call(f, args, n);
+}
+
+/* A Function with metadata: a call passing exactly its parameters positionally is the plain one;
+ * keywords, defaults to fill, and the first call (nparams still -1) bind in function_kw.c and
+ * come back here with the full positional vector. */
+static PyObject* function_vectorcall_meta(PyObject* self, PyObject* const* args, size_t nargsf,
+                                          PyObject* kwnames) {
+  PFPyFunction* f = (PFPyFunction*)self;
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (PFPY_LIKELY(kwnames == NULL && n == f->nparams)) return positional_call(f, args, n);
+  return pfpy_function_call_bound(f, args, n, kwnames);
+}
+
+PyObject* pfpy_function_call_positional(PFPyFunction* f, PyObject* const* args, Py_ssize_t n) {
+  return positional_call(f, args, n);
 }
 
 /* ---- the type ----------------------------------------------------------------------------------
@@ -291,6 +332,7 @@ static PyObject* solely_owned_callable(PFPyFunction* f) {
 
 static int function_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(((PFPyFunction*)self)->dict);
+  Py_VISIT(((PFPyFunction*)self)->table);
   Py_VISIT(solely_owned_callable((PFPyFunction*)self));
   return 0;
 }
@@ -298,6 +340,7 @@ static int function_traverse(PyObject* self, visitproc visit, void* arg) {
 static int function_clear(PyObject* self) {
   PFPyFunction* f = (PFPyFunction*)self;
   Py_CLEAR(f->dict);
+  Py_CLEAR(f->table);
   if (solely_owned_callable(f) != NULL) { /* breaks a cycle through the callable */
     PFObject* h = f->base.handle;
     f->base.handle = NULL;
@@ -311,6 +354,7 @@ static void function_dealloc(PyObject* self) {
   PyObject_GC_UnTrack(self);
   if (f->base.weakrefs != NULL) PyObject_ClearWeakRefs(self);
   Py_CLEAR(f->dict);
+  Py_CLEAR(f->table);
   Py_CLEAR(f->name);
   PFObject* h = f->base.handle;
   f->base.handle = NULL;
@@ -387,7 +431,31 @@ static PyObject* function_get_py_callable(PyObject* self, void* closure) {
   return callable;
 }
 
+/* packedfun._signature.<helper>(self): the signature attributes are derived in Python from the
+ * metadata record, once per access (tools read them, calls never do). */
+static PyObject* signature_helper(PyObject* self, const char* helper) {
+  PyObject* mod = PyImport_ImportModule("packedfun._signature");
+  if (mod == NULL) return NULL;
+  PyObject* result = PyObject_CallMethod(mod, helper, "O", self);
+  Py_DECREF(mod);
+  return result;
+}
+
+static PyObject* function_get_signature(PyObject* self, void* closure) {
+  (void)closure;
+  return signature_helper(self, "signature_or_none");
+}
+
+static PyObject* function_get_text_signature(PyObject* self, void* closure) {
+  (void)closure;
+  return signature_helper(self, "text_signature_of");
+}
+
 static PyGetSetDef function_getset[] = {
+    {"__signature__", function_get_signature, NULL,
+     "The inspect.Signature from the metadata record, or None.", NULL},
+    {"__text_signature__", function_get_text_signature, NULL,
+     "'(a, b=2)' from the metadata record, or None.", NULL},
     {"__name__", function_get_name, function_set_name, "Name of the function.", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {"registry_name", function_get_registry_name, NULL,

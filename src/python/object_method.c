@@ -27,11 +27,9 @@ static PyObject* ctor_call(PyObject* self, PyObject* const* args, size_t nargsf,
   if (n < 1 || !PyObject_TypeCheck(args[0], &PFPyObject_Type)) {
     return PyErr_Format(PyExc_TypeError, "%U: expected a packedfun.Object first", d->name);
   }
-  if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) {
-    return PyErr_Format(PyExc_TypeError, "%U takes positional arguments only", d->name);
-  }
   if (((PFPyObject*)args[0])->handle != NULL) return pfpy_already_initialized(args[0]);
-  PyObject* made = PyObject_Vectorcall(d->func, args + 1, (size_t)(n - 1), NULL);
+  /* Keywords (their values follow the positional ones) bind in the constructor Function. */
+  PyObject* made = PyObject_Vectorcall(d->func, args + 1, (size_t)(n - 1), kwnames);
   if (made == NULL) return NULL;
   if (!PyObject_TypeCheck(made, &PFPyObject_Type) || ((PFPyObject*)made)->handle == NULL) {
     PyErr_Format(PyExc_TypeError, "%U returned %.200s, expected an object", d->name,

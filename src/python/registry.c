@@ -108,7 +108,42 @@ static PyObject* to_function(PyObject* mod, PyObject* func) {
   return pfpy_function_new(handle, NULL);
 }
 
+/* The native Function of `func` (borrowed), or NULL with a TypeError. */
+static PFObject* native_function(PyObject* func, const char* what) {
+  if (!PyObject_TypeCheck(func, &PFPyFunction_Type) || ((PFPyObject*)func)->handle == NULL) {
+    PyErr_Format(PyExc_TypeError, "%s: expected a Function, got %.200s", what,
+                 Py_TYPE(func)->tp_name);
+    return NULL;
+  }
+  return ((PFPyObject*)func)->handle;
+}
+
+static PyObject* function_get_metadata(PyObject* mod, PyObject* func) {
+  (void)mod;
+  PFObject* handle = native_function(func, "function_get_metadata");
+  if (handle == NULL) return NULL;
+  PFAny out = {0};
+  if (PFFunctionGetMetadata(handle, &out) != 0) return pfpy_raise_native(NULL);
+  return pfpy_any_steal_to_py(&out);
+}
+
+static PyObject* function_set_metadata(PyObject* mod, PyObject* args) {
+  (void)mod;
+  PyObject *func, *text;
+  if (!PyArg_ParseTuple(args, "OU:function_set_metadata", &func, &text)) return NULL;
+  PFObject* handle = native_function(func, "function_set_metadata");
+  PFByteArray view;
+  if (handle == NULL || pfpy_str_view(text, &view) != 0) return NULL;
+  if (PFFunctionSetMetadata(handle, &view) != 0) return pfpy_raise_native(NULL);
+  pfpy_function_forget_signature((PFPyFunction*)func);
+  Py_RETURN_NONE;
+}
+
 PyMethodDef pfpy_registry_methods[] = {
+    {"function_get_metadata", function_get_metadata, METH_O,
+     "function_get_metadata(func)\n--\n\nThe JSON metadata record of `func`, or None."},
+    {"function_set_metadata", function_set_metadata, METH_VARARGS,
+     "function_set_metadata(func, json)\n--\n\nAttaches a JSON metadata record to `func`."},
     {"get_global_func", get_global_func, METH_O,
      "get_global_func(name)\n--\n\nThe global Function registered as `name`, or None."},
     {"set_global_func", (PyCFunction)(void (*)(void))set_global_func, METH_VARARGS | METH_KEYWORDS,

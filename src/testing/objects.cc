@@ -9,6 +9,7 @@
 namespace packedfun {
 namespace testing {
 namespace {
+using namespace ::packedfun::literals;  // NOLINT(build/namespaces): "b"_a in argument lists
 
 std::atomic<int64_t> live_objects{0};
 
@@ -45,8 +46,8 @@ PACKEDFUN_STATIC_INIT_BLOCK() {
       .def_ro("b", &TestIntPairObj::b, "the second integer")
       .def("sum", &TestIntPairObj::Sum, "a + b")
       .def_static(
-          "__create__", [](int64_t a, int64_t b) { return TestIntPair(a, b); },
-          "TestIntPair(a, b)");
+          "__create__", [](int64_t a, int64_t b) { return TestIntPair(a, b); }, {"a", "b"_a = 0},
+          "TestIntPair(a, b=0)");
 }
 
 // ---- a hierarchy: Base -> Derived -> MoreDerived ----------------------------------------------

@@ -166,7 +166,8 @@ def test_init_ffi_api_fills_module():
         assert module.alpha() == "a" and module.beta() == "b"
         assert not hasattr(module, "gamma") and not hasattr(module, "sub")
         assert module.alpha.__name__ == "alpha"
-        assert module.beta.__doc__ == "The beta docstring."
+        # The signature line from the function's metadata, then its docstring.
+        assert module.beta.__doc__ == "beta() -> Any\n\nThe beta docstring."
         assert "test_ffi_api.alpha" in module.alpha.__doc__
     finally:
         del sys.modules[module.__name__]

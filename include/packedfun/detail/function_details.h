@@ -6,6 +6,7 @@
 #include <packedfun/c_api.h>
 #include <packedfun/detail/type_traits.h>
 #include <packedfun/error.h>
+#include <packedfun/signature.h>
 
 #include <cstddef>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace packedfun {
 
@@ -96,6 +98,8 @@ template <typename R, typename... A>
 struct FunctionSignature<R (*)(A...)> {
   using Result = R;
   static constexpr int32_t kNumArgs = sizeof...(A);
+  /*! The type schemas of the result, then of each parameter (for the metadata record). */
+  static std::vector<std::string> TypeSchemas() { return {TypeSchema<R>(), TypeSchema<A>()...}; }
   template <typename Fn>
   static void Invoke(Fn& f, const char* name, const PFAny* argv, PFAny* result);
 };

@@ -313,6 +313,8 @@ _SIGNATURES = {
     "PFFunctionGetGlobalDoc": (c_int, [_BA, _P]),
     "PFFunctionListGlobalNames": (c_int, [_P]),
     "PFFunctionRemoveGlobal": (c_int, [_BA, POINTER(c_int)]),
+    "PFFunctionSetMetadata": (c_int, [_P, _BA]),
+    "PFFunctionGetMetadata": (c_int, [_P, _P]),
     "PFErrorCreate": (c_int, [_BA, _BA, _BA, _P, _PP]),
     "PFErrorSetRaised": (None, [_P]),
     "PFErrorSetRaisedFromCStr": (c_int, [c_char_p, c_char_p]),

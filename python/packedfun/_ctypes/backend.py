@@ -52,6 +52,8 @@ __all__ = [
     "list_global_func_names",
     "get_global_func_doc",
     "remove_global_func",
+    "function_get_metadata",
+    "function_set_metadata",
     "to_function",
     "convert",
     "set_error_factory",
@@ -144,6 +146,24 @@ def get_global_func_doc(name: str):
     out = PFAny()
     _check(LIB.PFFunctionGetGlobalDoc(byref(view), byref(out)), name)
     return take_any(out)
+
+
+def function_get_metadata(func):
+    """The JSON metadata record of ``func``, or None."""
+    if not isinstance(func, Function):
+        raise TypeError(f"function_get_metadata: expected a Function, got {tp_name(type(func))}")
+    out = PFAny()
+    _check(LIB.PFFunctionGetMetadata(func._pf_handle, byref(out)))
+    return take_any(out)
+
+
+def function_set_metadata(func, text: str) -> None:
+    """Attaches a JSON metadata record to ``func``."""
+    if not isinstance(func, Function):
+        raise TypeError(f"function_set_metadata: expected a Function, got {tp_name(type(func))}")
+    view = _name_view(text, "json")
+    _check(LIB.PFFunctionSetMetadata(func._pf_handle, byref(view)))
+    func.__dict__.pop("_pf_table", None)
 
 
 def remove_global_func(name: str) -> bool:

@@ -231,11 +231,9 @@ class ConstructorDescriptor(MethodDescriptor):
     def __call__(self, *args, **kwargs):
         if not args or not isinstance(args[0], Object):
             raise TypeError(f"{self.__name__}: expected a packedfun.Object first")
-        if kwargs:
-            raise TypeError(f"{self.__name__} takes positional arguments only")
         if args[0]._pf_handle:
             raise already_initialized(args[0])
-        made = self.__func__(*args[1:])
+        made = self.__func__(*args[1:], **kwargs)
         if not isinstance(made, Object) or not made._pf_handle:
             raise TypeError(f"{self.__name__} returned {tp_name(type(made))}, expected an object")
         target = args[0]

@@ -16,7 +16,7 @@ import ctypes
 import itertools
 import struct
 import weakref
-from ctypes import addressof, byref, c_int32, c_uint64, c_void_p, string_at
+from ctypes import addressof, byref, c_int32, c_uint32, c_uint64, c_void_p, string_at
 
 from . import abi as abi
 from .abi import LIB, PFAny
@@ -206,6 +206,10 @@ def type_key_of(handle: int) -> str:
     return abi.read_bytes(info.contents.type_key).decode("utf-8", "replace")
 
 
+#: PACKEDFUN_FUNCTION_FLAG_HAS_METADATA of PFObject.flags (ABI 1.3).
+_HAS_METADATA = 1
+
+
 class Function(Object):
     """Function(callable)
 
@@ -230,8 +234,8 @@ class Function(Object):
         return to_function(callable_)
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            raise _kwargs_error(self._pf_name)
+        if kwargs or self._pf_flags & _HAS_METADATA:
+            args = self._pf_bind(args, kwargs)
         result = PFAny()
         if args:
             temps: list = []
@@ -252,6 +256,39 @@ class Function(Object):
         elif _CallRaw(self._pf_cptr, None, 0, byref(result)):
             raise_last_error(self._pf_name)
         return take_any(result)
+
+    @property
+    def __signature__(self):
+        from .. import _signature
+
+        return _signature.signature_or_none(self)
+
+    @property
+    def __text_signature__(self):
+        from .. import _signature
+
+        return _signature.text_signature_of(self)
+
+    @property
+    def _pf_flags(self) -> int:
+        return c_uint32.from_address(self._pf_handle + 12).value if self._pf_handle else 0
+
+    def _pf_bind(self, args: tuple, kwargs: dict) -> tuple:
+        """The full positional arguments of a call with keywords or defaults to fill."""
+        from .. import _signature  # the shared layer
+
+        table = self.__dict__.get("_pf_table")
+        if table is None:
+            text = _signature.core.function_get_metadata(self) if self._pf_handle else None
+            table = _signature.param_table(text) if text is not None else ((), ())
+            self.__dict__["_pf_table"] = table
+        if not table[0]:
+            if kwargs:
+                raise _kwargs_error(self._pf_name)
+            return args
+        if not kwargs and len(args) == len(table[0]):
+            return args
+        return _signature.bind(self._pf_name or self.__name__, table, args, kwargs)
 
     def __repr__(self):
         name = self._pf_name

@@ -1,0 +1,156 @@
+// Function metadata: parameter names and defaults (`{"a", "b"_a = 2}`) and the JSON record.
+#ifndef PACKEDFUN_SIGNATURE_H_
+#define PACKEDFUN_SIGNATURE_H_
+
+#include <packedfun/c_api.h>
+#include <packedfun/detail/type_traits.h>
+#include <packedfun/error.h>
+
+#include <cstdio>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace packedfun {
+
+namespace detail {
+/*! `text` as a JSON string literal. */
+inline std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+inline std::string JsonValue(std::nullptr_t) { return "null"; }
+inline std::string JsonValue(bool v) { return v ? "true" : "false"; }
+inline std::string JsonValue(const char* v) { return JsonString(v); }
+inline std::string JsonValue(const std::string& v) { return JsonString(v); }
+template <typename T>
+std::string JsonValue(const T& v) {
+  static_assert(std::is_arithmetic<T>::value, "a default must be a number, bool, str or None");
+  if constexpr (std::is_integral<T>::value) {
+    return std::to_string(v);
+  } else {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.17g", static_cast<double>(v));
+    return buf;
+  }
+}
+}  // namespace detail
+
+struct Arg;
+
+/*! What `"b"_a` makes: a parameter name waiting for `= default`. */
+struct ArgName {
+  const char* name;
+  template <typename T>
+  Arg operator=(const T& value) const;  // NOLINT(misc-unconventional-assign-operator)
+};
+
+/*!
+ * One parameter's name and, optionally, its default value, for registration and export:
+ *
+ *   using namespace packedfun::literals;
+ *   PACKEDFUN_REGISTER_GLOBAL("mylib.add").set_body_typed(Add, {"a", "b"_a = 2});
+ *
+ * Defaults may be integers, floats, bools, strings and nullptr (None); they travel as JSON.
+ */
+struct Arg {
+  Arg(const char* n) : name(n) {}   // NOLINT(runtime/explicit): "a" in an argument list
+  Arg(ArgName n) : name(n.name) {}  // NOLINT(runtime/explicit): "a"_a alone
+  Arg(const char* n, std::string json) : name(n), default_json(std::move(json)) {}
+
+  const char* name;
+  std::string default_json;  // empty: required
+};
+
+template <typename T>
+Arg ArgName::operator=(const T& value) const {
+  if constexpr (std::is_array<T>::value) {
+    return Arg(name, detail::JsonValue(static_cast<const char*>(value)));
+  } else {
+    return Arg(name, detail::JsonValue(value));
+  }
+}
+
+/*! The names (and defaults) of a function's parameters, in order. */
+using ArgList = std::vector<Arg>;
+
+namespace literals {
+/*! `"b"_a` names a parameter; `"b"_a = 2` gives it a default. */
+inline ArgName operator""_a(const char* name, size_t) { return ArgName{name}; }
+}  // namespace literals
+
+namespace detail {
+
+/*! The type schema of a parameter or result type: its TypeTraits<T>::TypeName() ("int",
+ *  "Optional[int]", "Array[Tensor]", an object type key), "None" for void, "Any" otherwise. New
+ *  types take part by giving their TypeTraits a TypeName(). */
+template <typename T>
+std::string TypeSchema() {
+  using Key = TraitsKey<T>;
+  if constexpr (std::is_void<T>::value) {
+    return "None";
+  } else if constexpr (HasTypeTraits<Key>::value) {
+    return TypeTraits<Key>::TypeName();
+  } else {
+    return "Any";
+  }
+}
+
+/*!
+ * The JSON metadata record of a function: `types` holds the result's schema first, then one per
+ * parameter (empty: an untyped packed function, whose parameters are "Any" and whose number is
+ * that of `args`). Throws ValueError when the names do not match the parameters.
+ */
+inline std::string MetadataJson(const std::string& name, const std::vector<std::string>& types,
+                                const ArgList& args, const char* doc = nullptr) {
+  size_t num_params = types.empty() ? args.size() : types.size() - 1;
+  if (!args.empty() && args.size() != num_params) {
+    throw Error("ValueError", name + ": " + std::to_string(args.size()) +
+                                  " argument names given for " + std::to_string(num_params) +
+                                  " parameters");
+  }
+  std::string out = "{\"name\": " + JsonString(name) + ", \"params\": [";
+  bool seen_default = false;
+  for (size_t i = 0; i < num_params; ++i) {
+    std::string pname = args.empty() ? "arg" + std::to_string(i) : args[i].name;
+    out += (i ? ", " : "") + std::string("{\"name\": ") + JsonString(pname);
+    out += ", \"type\": " + JsonString(types.empty() ? "Any" : types[i + 1]);
+    if (!args.empty() && !args[i].default_json.empty()) {
+      out += ", \"default\": " + args[i].default_json;
+      seen_default = true;
+    } else if (seen_default) {
+      throw Error("ValueError", name + ": parameter '" + pname +
+                                    "' without a default follows one with a default");
+    }
+    out += "}";
+  }
+  out += "], \"return\": " + JsonString(types.empty() ? "Any" : types[0]);
+  if (doc != nullptr) out += ", \"doc\": " + JsonString(doc);
+  return out + "}";
+}
+
+/*! Attaches `json` to the Function object `func` (borrowed); throws on failure. */
+inline void SetFunctionMetadata(PFObject* func, const std::string& json) {
+  PFByteArray text{json.data(), json.size()};
+  CheckCallResult(PFFunctionSetMetadata(func, &text));
+}
+
+}  // namespace detail
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_SIGNATURE_H_

@@ -1,0 +1,284 @@
+# Function metadata on the Python side: parse the ABI's JSON record, bind keywords, signatures.
+"""Function metadata (ABI 1.3) for both backends.
+
+A native Function may carry a JSON record (``PFFunctionSetMetadata``) naming its parameters,
+their type schemas and defaults, its return type and docstring. This module turns that record
+into what Python needs: the parameter table the call path binds keywords with, an
+:class:`inspect.Signature`, and the plain ``dict`` :func:`packedfun.get_global_func_metadata`
+returns. Records for Python callables are made here too, from :func:`inspect.signature`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from typing import Any
+
+from ._backend import core
+
+__all__ = [
+    "MISSING",
+    "DEFAULT_GIL_POLICY",
+    "param_table",
+    "bind",
+    "metadata_of",
+    "metadata_from_callable",
+    "signature_of",
+    "signature_or_none",
+    "text_signature",
+    "text_signature_of",
+    "describe",
+]
+
+
+class _Missing:
+    """The marker of a parameter without a default."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<no default>"
+
+
+#: Marks a parameter without a default in a parameter table.
+MISSING = _Missing()
+
+#: The GIL policy a Function has when it declares none (see the threads documentation).
+DEFAULT_GIL_POLICY = "hold"
+
+
+def _gil_policy(func: Any) -> str:
+    """The GIL policy of ``func``: the one place the metadata record reads it from."""
+    getter = getattr(core, "function_get_gil_policy", None)
+    if getter is None:
+        return DEFAULT_GIL_POLICY
+    return str(getter(func))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse(text: str) -> dict:
+    record = json.loads(text)
+    if not isinstance(record, dict):
+        raise ValueError("function metadata must be a JSON object")
+    return record
+
+
+def param_table(text: str) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """The parameter names and defaults (``MISSING`` where none) of a JSON metadata record.
+
+    Parameters
+    ----------
+    text : str
+        The record as stored with the Function.
+
+    Returns
+    -------
+    tuple
+        ``(names, defaults)``, two tuples of the same length.
+    """
+    params = _parse(text).get("params") or []
+    names = tuple(str(p["name"]) for p in params)
+    defaults = tuple(p.get("default", MISSING) if isinstance(p, dict) else MISSING for p in params)
+    return names, defaults
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def bind(fname: str, table: tuple, args: tuple, kwargs: dict) -> tuple:
+    """Binds ``args`` and ``kwargs`` to the parameters of ``table`` as Python would.
+
+    Parameters
+    ----------
+    fname : str
+        The function's name for messages.
+    table : tuple
+        ``(names, defaults)`` from :func:`param_table`.
+    args, kwargs
+        The call's arguments.
+
+    Returns
+    -------
+    tuple
+        One value per parameter, in order.
+
+    Raises
+    ------
+    TypeError
+        Too many positional arguments, an unknown keyword, a parameter given twice, or a
+        required parameter missing; the message names the function and the parameter.
+    """
+    names, defaults = table
+    n = len(names)
+    if len(args) > n:
+        raise TypeError(
+            f"{fname}() takes {_plural(n, 'positional argument')} but {len(args)} were given"
+        )
+    values = list(args) + [MISSING] * (n - len(args))
+    for key, value in kwargs.items():
+        try:
+            i = names.index(key)
+        except ValueError:
+            raise TypeError(f"{fname}() got an unexpected keyword argument '{key}'") from None
+        if values[i] is not MISSING:
+            raise TypeError(f"{fname}() got multiple values for argument '{key}'")
+        values[i] = value
+    missing = []
+    for i, value in enumerate(values):
+        if value is MISSING:
+            values[i] = defaults[i]
+            if values[i] is MISSING:
+                missing.append(names[i])
+    if missing:
+        raise TypeError(_missing_message(fname, missing))
+    return tuple(values)
+
+
+def _missing_message(fname: str, missing: list) -> str:
+    quoted = [f"'{m}'" for m in missing]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    word = "argument" if len(missing) == 1 else "arguments"
+    return f"{fname}() missing {len(missing)} required positional {word}: {listed}"
+
+
+def missing_message(fname: str, missing: tuple) -> str:
+    """The TypeError message for required parameters ``missing`` (used by the compiled path)."""
+    return _missing_message(fname, list(missing))
+
+
+def metadata_of(func: Any) -> dict | None:
+    """The metadata record of ``func`` as plain Python data, or None when it carries none.
+
+    The record's keys: ``name``, ``params`` (a list of ``{"name", "type"[, "default"]}``),
+    ``return``, ``doc`` (when known) and ``gil`` (the GIL policy).
+    """
+    text = core.function_get_metadata(func)
+    if text is None:
+        return None
+    record = json.loads(text)
+    record.setdefault("gil", _gil_policy(func))
+    return record
+
+
+def _annotation_text(annotation: Any) -> str:
+    if annotation is inspect.Parameter.empty:
+        return "Any"
+    if isinstance(annotation, str):
+        return annotation
+    if annotation is type(None) or annotation is None:
+        return "None"
+    if isinstance(annotation, type) and annotation.__module__ == "builtins":
+        return annotation.__qualname__
+    return inspect.formatannotation(annotation)
+
+
+def _json_default(value: Any) -> tuple[bool, Any]:
+    """Whether ``value`` can travel as a JSON default, and the value to store."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True, value
+    return False, None
+
+
+def metadata_from_callable(name: str, fn: Any) -> str | None:
+    """The JSON record of a Python callable registered as ``name``, from its signature.
+
+    Returns None when the callable has no signature Python can read, or takes ``*args`` or
+    keyword-only parameters (a packed call is positional: such functions keep no table).
+    Defaults that are not JSON values (None, bool, int, float, str) are left to the callable.
+    """
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    params = []
+    for p in sig.parameters.values():
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            return None
+        entry: dict[str, Any] = {"name": p.name, "type": _annotation_text(p.annotation)}
+        if p.default is not p.empty:
+            ok, value = _json_default(p.default)
+            if not ok:
+                return None
+            entry["default"] = value
+        params.append(entry)
+    record: dict[str, Any] = {
+        "name": name,
+        "params": params,
+        "return": _annotation_text(sig.return_annotation),
+    }
+    doc = inspect.getdoc(fn)
+    if doc:
+        record["doc"] = doc
+    return json.dumps(record)
+
+
+def _signature(record: dict) -> inspect.Signature:
+    params = []
+    for p in record.get("params") or []:
+        default = p["default"] if "default" in p else inspect.Parameter.empty
+        params.append(
+            inspect.Parameter(
+                p["name"],
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=default,
+                annotation=p.get("type", "Any"),
+            )
+        )
+    return inspect.Signature(params, return_annotation=record.get("return", "Any"))
+
+
+def signature_of(func: Any) -> inspect.Signature:
+    """The :class:`inspect.Signature` of ``func`` from its metadata record.
+
+    Raises
+    ------
+    ValueError
+        When ``func`` carries no metadata (as :func:`inspect.signature` does for callables
+        without one).
+    """
+    record = metadata_of(func)
+    if record is None:
+        raise ValueError(f"no signature found for {func!r}: it carries no metadata")
+    return _signature(record)
+
+
+def text_signature(name: str, record: dict) -> str:
+    """``name(a: int, b: int = 2) -> int``: the one-line signature of a metadata record."""
+    sig = _signature(record)
+    parts = []
+    for p in sig.parameters.values():
+        text = f"{p.name}: {p.annotation}"
+        if p.default is not p.empty:
+            text += f" = {p.default!r}"
+        parts.append(text)
+    return f"{name}({', '.join(parts)}) -> {sig.return_annotation}"
+
+
+def signature_or_none(func: Any) -> inspect.Signature | None:
+    """As :func:`signature_of`, None when ``func`` carries no metadata (``__signature__``)."""
+    record = metadata_of(func)
+    return None if record is None else _signature(record)
+
+
+def text_signature_of(func: Any) -> str | None:
+    """``(a, b=2)``: the ``__text_signature__`` of ``func``, None without metadata."""
+    record = metadata_of(func)
+    if record is None:
+        return None
+    parts = []
+    for p in record.get("params") or []:
+        parts.append(f"{p['name']}={p['default']!r}" if "default" in p else p["name"])
+    return f"({', '.join(parts)})"
+
+
+def describe(func: Any, name: str, doc: str | None, full_name: str | None = None) -> str:
+    """The ``__doc__`` of a named Function: its signature line, then its docstring (or, for a
+    registry function without one, ``packedfun Function <full_name>.``)."""
+    record = metadata_of(func)
+    fallback = f"packedfun Function {full_name}." if full_name else ""
+    if record is None:
+        return doc or fallback or f"packedfun Function {name}."
+    body = doc or record.get("doc") or fallback
+    return text_signature(name, record) + ("\n\n" + body if body else "")

@@ -1,0 +1,173 @@
+/* Keyword arguments and defaults of packedfun.Function, bound natively from the metadata record. */
+#include "core.h"
+
+/* packedfun._signature's param_table, missing_message and MISSING, imported on first use. */
+static PyObject* sig_param_table = NULL;
+static PyObject* sig_missing_message = NULL;
+static PyObject* sig_missing = NULL;
+
+static PFPY_NOINLINE int import_signature_module(void) {
+  if (sig_missing != NULL) return 0;
+  PyObject* mod = PyImport_ImportModule("packedfun._signature");
+  if (mod == NULL) return -1;
+  sig_param_table = PyObject_GetAttrString(mod, "param_table");
+  sig_missing_message = PyObject_GetAttrString(mod, "missing_message");
+  PyObject* missing = PyObject_GetAttrString(mod, "MISSING");
+  Py_DECREF(mod);
+  if (sig_param_table == NULL || sig_missing_message == NULL || missing == NULL) {
+    Py_CLEAR(sig_param_table);
+    Py_CLEAR(sig_missing_message);
+    Py_XDECREF(missing);
+    return -1;
+  }
+  sig_missing = missing;
+  return 0;
+}
+
+/* Reads the metadata record once per Function object and caches its (names, defaults) table,
+ * with the names interned so that keywords from code objects match by identity. nparams becomes
+ * the table's size, or -2 when the record names no parameters. */
+static PFPY_NOINLINE int load_table(PFPyFunction* f) {
+  if (import_signature_module() != 0) return -1;
+  PFAny meta = {0};
+  if (PFFunctionGetMetadata(f->base.handle, &meta) != 0) return pfpy_raise_native(f->name), -1;
+  PyObject* text = pfpy_any_steal_to_py(&meta);
+  if (text == NULL) return -1;
+  PyObject* table = text == Py_None ? NULL : PyObject_CallOneArg(sig_param_table, text);
+  Py_DECREF(text);
+  if (table == NULL) {
+    if (PyErr_Occurred()) return -1;
+    f->nparams = -2;
+    return 0;
+  }
+  PyObject* names = PyTuple_GET_ITEM(table, 0);
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
+    PyObject* name = PyTuple_GET_ITEM(names, i);
+    Py_INCREF(name);
+    PyUnicode_InternInPlace(&name);
+    PyObject* old = PyTuple_GET_ITEM(names, i);
+    PyTuple_SET_ITEM(names, i, name); /* the tuple was made for us alone */
+    Py_DECREF(old);
+  }
+  Py_XSETREF(f->table, table);
+  f->nparams = PyTuple_GET_SIZE(names);
+  return 0;
+}
+
+/* The name calls are reported under: the registry name, else __name__. */
+static PyObject* display_name(PFPyFunction* f) {
+  if (f->name != NULL) return Py_NewRef(f->name);
+  return PyObject_GetAttrString((PyObject*)f, "__name__");
+}
+
+static PFPY_NOINLINE PyObject* too_many_positional(PFPyFunction* f, Py_ssize_t n) {
+  PyObject* name = display_name(f);
+  if (name == NULL) return NULL;
+  PyErr_Format(PyExc_TypeError, "%U() takes %zd positional argument%s but %zd %s given", name,
+               f->nparams, f->nparams == 1 ? "" : "s", n, n == 1 ? "was" : "were");
+  Py_DECREF(name);
+  return NULL;
+}
+
+static PFPY_NOINLINE PyObject* keyword_error(PFPyFunction* f, PyObject* key, const char* what) {
+  PyObject* name = display_name(f);
+  if (name == NULL) return NULL;
+  PyErr_Format(PyExc_TypeError, what, name, key);
+  Py_DECREF(name);
+  return NULL;
+}
+
+/* The TypeError for the parameters left NULL in `full`, worded by packedfun._signature. */
+static PFPY_NOINLINE PyObject* missing_error(PFPyFunction* f, PyObject* const* full) {
+  PyObject* names = PyTuple_GET_ITEM(f->table, 0);
+  PyObject* missing = PyList_New(0);
+  PyObject* name = display_name(f);
+  for (Py_ssize_t i = 0; missing != NULL && name != NULL && i < f->nparams; ++i) {
+    if (full[i] == NULL && PyList_Append(missing, PyTuple_GET_ITEM(names, i)) < 0) {
+      Py_CLEAR(missing);
+    }
+  }
+  PyObject* msg = missing != NULL && name != NULL
+                      ? PyObject_CallFunctionObjArgs(sig_missing_message, name, missing, NULL)
+                      : NULL;
+  if (msg != NULL) PyErr_SetObject(PyExc_TypeError, msg);
+  Py_XDECREF(msg);
+  Py_XDECREF(missing);
+  Py_XDECREF(name);
+  return NULL;
+}
+
+/* Index of keyword `key` among `names`: identity first (interned names), then equality. */
+static Py_ssize_t find_param(PyObject* names, PyObject* key) {
+  Py_ssize_t count = PyTuple_GET_SIZE(names);
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    if (PyTuple_GET_ITEM(names, i) == key) return i;
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    if (PyUnicode_Compare(PyTuple_GET_ITEM(names, i), key) == 0) return i;
+  }
+  return -1;
+}
+
+/* Fills `full` (nparams borrowed slots) from positional `args`, the keywords and the defaults,
+ * raising Python's own TypeErrors; 0 on success. */
+static int bind_arguments(PFPyFunction* f, PyObject* const* args, Py_ssize_t n, PyObject* kwnames,
+                          PyObject** full) {
+  PyObject* names = PyTuple_GET_ITEM(f->table, 0);
+  PyObject* defaults = PyTuple_GET_ITEM(f->table, 1);
+  for (Py_ssize_t i = 0; i < f->nparams; ++i) full[i] = i < n ? args[i] : NULL;
+  Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    Py_ssize_t i = find_param(names, key);
+    if (i < 0) {
+      return keyword_error(f, key, "%U() got an unexpected keyword argument '%U'"), -1;
+    }
+    if (full[i] != NULL)
+      return keyword_error(f, key, "%U() got multiple values for argument '%U'"), -1;
+    full[i] = args[n + k];
+  }
+  int missing = 0;
+  for (Py_ssize_t i = n; i < f->nparams; ++i) {
+    if (full[i] != NULL) continue;
+    PyObject* d = PyTuple_GET_ITEM(defaults, i);
+    if (d == sig_missing) {
+      missing = 1;
+    } else {
+      full[i] = d;
+    }
+  }
+  if (missing) return missing_error(f, full), -1;
+  return 0;
+}
+
+#define PFPY_BOUND_STACK 8
+
+PyObject* pfpy_function_call_bound(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
+                                   PyObject* kwnames) {
+  if (f->base.handle == NULL) {
+    return PyErr_Format(PyExc_ValueError, "packedfun.Function: the function was released");
+  }
+  if (f->nparams == -1 && load_table(f) != 0) return NULL;
+  Py_ssize_t np = f->nparams;
+  if (np < 0) { /* a record without parameters: positional calls as they come */
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) {
+      PyObject* key = PyTuple_GET_ITEM(kwnames, 0);
+      return keyword_error(f, key, "%U() got an unexpected keyword argument '%U'");
+    }
+    return pfpy_function_call_positional(f, args, n);
+  }
+  if (kwnames == NULL && n == np) return pfpy_function_call_positional(f, args, n);
+  if (n > np) return too_many_positional(f, n);
+  PyObject* stack[PFPY_BOUND_STACK];
+  PyObject** full = np <= PFPY_BOUND_STACK ? stack : PyMem_Malloc((size_t)np * sizeof(PyObject*));
+  if (full == NULL) return PyErr_NoMemory();
+  PyObject* table = Py_NewRef(f->table); /* the defaults stay alive whatever the call does */
+  PyObject* result = NULL;
+  if (bind_arguments(f, args, n, kwnames, full) == 0) {
+    result = pfpy_function_call_positional(f, full, np);
+  }
+  Py_DECREF(table);
+  if (full != stack) PyMem_Free(full);
+  return result;
+}

@@ -1,0 +1,258 @@
+# Function metadata (ABI 1.3): keyword calls, defaults, signatures and docs, on both backends.
+import inspect
+import json
+
+import packedfun
+import pytest
+from packedfun import testing
+from packedfun._backend import core
+
+
+@pytest.fixture(scope="module")
+def add_kw():
+    return packedfun.get_global_func("testing.add_kw")
+
+
+def test_metadata_of_typed_function_is_plain_data():
+    record = packedfun.get_global_func_metadata("testing.add_kw")
+    assert record == {
+        "name": "testing.add_kw",
+        "params": [{"name": "a", "type": "int"}, {"name": "b", "type": "int", "default": 2}],
+        "return": "int",
+        "gil": "hold",
+    }
+    greet = packedfun.get_global_func_metadata("testing.greet")
+    assert [p.get("default") for p in greet["params"]] == [None, "hello", 1, 0.5, False]
+    assert greet["doc"].startswith("greet(name, greeting='hello'")
+    head = packedfun.get_global_func_metadata("testing.head")
+    assert head["params"] == [
+        {"name": "xs", "type": "Array[int]"},
+        {"name": "n", "type": "Optional[int]", "default": None},
+    ]
+    assert head["return"] == "Array[int]"
+
+
+def test_functions_without_names_still_have_types_or_nothing():
+    assert packedfun.get_global_func_metadata("testing.echo") is None  # packed, undescribed
+    with pytest.raises(ValueError, match="testing.no_such"):
+        packedfun.get_global_func_metadata("testing.no_such")
+
+
+def test_keywords_and_defaults(add_kw):
+    assert add_kw(1) == 3
+    assert add_kw(1, 5) == 6
+    assert add_kw(1, b=5) == 6
+    assert add_kw(a=3) == 5
+    assert add_kw(b=1, a=2) == 3
+    assert add_kw(*[4], **{"b": 6}) == 10
+    greet = packedfun.get_global_func("testing.greet")
+    assert greet("bob") == "hello bob!"
+    assert greet("bob", times=2, greeting="hi") == "hi bob!hi bob!"
+    assert greet("x", loud=True).endswith("(0.500000)")
+    head = packedfun.get_global_func("testing.head")
+    assert list(head([1, 2, 3])) == [1, 2, 3]
+    assert list(head([1, 2, 3], n=2)) == [1, 2]
+
+
+def test_keyword_names_built_at_run_time_match(add_kw):
+    key = "".join(["b"])  # not interned: matched by equality
+    assert add_kw(1, **{key: 10}) == 11
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda f: f(), r"^testing.add_kw\(\) missing 1 required positional argument: 'a'$"),
+        (lambda f: f(1, c=2), r"^testing.add_kw\(\) got an unexpected keyword argument 'c'$"),
+        (lambda f: f(1, a=2), r"^testing.add_kw\(\) got multiple values for argument 'a'$"),
+        (
+            lambda f: f(1, 2, 3),
+            r"^testing.add_kw\(\) takes 2 positional arguments but 3 were given$",
+        ),
+        (lambda f: f(b=1), r"missing 1 required positional argument: 'a'$"),
+    ],
+)
+def test_binding_errors_are_pythons(add_kw, call, message):
+    with pytest.raises(TypeError, match=message):
+        call(add_kw)
+
+
+def test_missing_several_arguments():
+    greet = packedfun.get_global_func("testing.greet")
+    with pytest.raises(TypeError, match=r"missing 1 required positional argument: 'name'"):
+        greet(times=3)
+
+
+def test_packed_function_with_names():
+    f = packedfun.get_global_func("testing.packed_kw")
+    assert f(1) == 1
+    assert f(y=3, x=9) == 9
+    assert str(inspect.signature(f)) == "(x: 'Any', y: 'Any' = 7) -> 'Any'"
+
+
+def test_function_without_metadata_refuses_keywords():
+    echo = packedfun.get_global_func("testing.echo")
+    assert echo(1) == 1
+    with pytest.raises(TypeError, match="testing.echo.*keyword"):
+        echo(x=1)
+
+
+def test_signature_text_signature_and_doc(add_kw):
+    sig = inspect.signature(add_kw)
+    assert str(sig) == "(a: 'int', b: 'int' = 2) -> 'int'"
+    assert sig.bind(1, b=2).arguments == {"a": 1, "b": 2}
+    assert add_kw.__text_signature__ == "(a, b=2)"
+    assert testing.add_kw.__doc__.splitlines()[0] == "add_kw(a: int, b: int = 2) -> int"
+    assert testing.greet.__doc__.splitlines()[2].startswith("greet(name, greeting=")
+    echo = packedfun.get_global_func("testing.echo")
+    assert echo.__signature__ is None and echo.__text_signature__ is None
+
+
+def test_python_function_registered_gets_its_signature():
+    def scale(x: float, factor: float = 2.0, label: str = "x") -> float:
+        """Scales x."""
+        return x * factor
+
+    packedfun.register_func("test_signature.scale", scale, override=True)
+    try:
+        f = packedfun.get_global_func("test_signature.scale")
+        assert f(3) == 6.0
+        assert f(3, factor=4) == 12
+        assert f(label="y", x=1) == 2.0
+        record = packedfun.get_global_func_metadata("test_signature.scale")
+        assert record["params"][1] == {"name": "factor", "type": "float", "default": 2.0}
+        assert record["return"] == "float" and record["doc"] == "Scales x."
+        with pytest.raises(TypeError, match=r"test_signature.scale\(\) got an unexpected"):
+            f(1, scale=2)
+    finally:
+        packedfun.remove_global_func("test_signature.scale")
+
+
+def test_python_function_without_usable_signature_registers_plainly():
+    packedfun.register_func("test_signature.star", lambda *a: len(a), override=True)
+    sentinel = object()
+    packedfun.register_func("test_signature.obj", lambda x=sentinel: x, override=True)
+    try:
+        assert packedfun.get_global_func("test_signature.star")(1, 2) == 2
+        assert packedfun.get_global_func_metadata("test_signature.star") is None
+        assert packedfun.get_global_func_metadata("test_signature.obj") is None
+    finally:
+        packedfun.remove_global_func("test_signature.star")
+        packedfun.remove_global_func("test_signature.obj")
+
+
+def test_metadata_set_from_python_replaces_the_table():
+    f = packedfun.Function(lambda a, b: a - b)
+    assert core.function_get_metadata(f) is None
+    core.function_set_metadata(f, json.dumps({"params": [{"name": "a"}, {"name": "b"}]}))
+    assert f(b=1, a=5) == 4
+    core.function_set_metadata(f, json.dumps({"params": [{"name": "x"}, {"name": "y"}]}))
+    assert f(y=1, x=7) == 6
+    with pytest.raises(TypeError, match="unexpected keyword argument 'a'"):
+        f(a=1, b=2)
+    with pytest.raises(ValueError):
+        core.function_set_metadata(f, "[1, 2]")
+        f(1)
+
+
+def test_reflected_constructor_takes_keywords_and_defaults():
+    from packedfun import object as pf_object
+
+    index = core.type_key_to_index("testing.TestIntPair")
+    Pair = pf_object._registered.get(index)
+    if Pair is None:  # not registered by another test module: register it here
+
+        @packedfun.register_object("testing.TestIntPair")
+        class Pair(packedfun.Object):  # type: ignore[no-redef]
+            pass
+
+    # The reflected constructor, as the default __init__ of a registered class calls it.
+    init = core.ConstructorDescriptor(Pair.__create__)
+
+    def make(*args, **kwargs):
+        obj = Pair.__new__(Pair)
+        init(obj, *args, **kwargs)
+        return obj
+
+    p = make(a=1, b=2)
+    assert (p.a, p.b) == (1, 2)
+    assert make(5).b == 0
+    assert make(b=3, a=4).a == 4
+    with pytest.raises(TypeError, match=r"got an unexpected keyword argument 'c'"):
+        make(1, c=2)
+    with pytest.raises(TypeError, match=r"missing 1 required positional argument: 'a'"):
+        make(b=1)
+    if isinstance(Pair.__dict__.get("__init__"), core.ConstructorDescriptor):
+        assert Pair(a=7, b=8).b == 8 and Pair(7).b == 0
+
+
+EXPORTS = r"""
+#include <packedfun/packedfun.h>
+using namespace packedfun::literals;
+
+int64_t Add(int64_t a, int64_t b) { return a + b; }
+double Mix(double x, packedfun::String tag) { return x + static_cast<double>(tag.size()); }
+PACKEDFUN_DLL_EXPORT_TYPED_FUNC(add, Add, "a", "b"_a = 10);
+PACKEDFUN_DLL_EXPORT_TYPED_FUNC(mix, Mix);
+PACKEDFUN_DLL_EXPORT_DOC(add, "Adds.");
+"""
+
+OLD_STYLE = r"""
+#include <packedfun/c_api.h>
+int __packedfun_twice(void* self, const PFAny* args, int32_t n, PFAny* result) {
+  (void)self;
+  (void)n;
+  result->type_index = kPFTypeInt;
+  result->zero_padding = 0;
+  result->v_int64 = 2 * args[0].v_int64;
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    from packedfun import cpp
+
+    d = tmp_path_factory.mktemp("sigexports")
+    return cpp.load_inline("sig_exports", cpp_sources=EXPORTS, build_directory=str(d))
+
+
+def test_exported_functions_carry_metadata(exported):
+    assert exported.add(1) == 11
+    assert exported.add(1, b=2) == 3
+    assert exported.add(b=1, a=1) == 2
+    record = exported.get_function_metadata("add")
+    assert record["params"][1] == {"name": "b", "type": "int", "default": 10}
+    assert record["doc"] == "Adds."
+    assert exported.add.__doc__ == "add(a: int, b: int = 10) -> int\n\nAdds."
+    # Without names the types still travel; the parameters are named arg0, arg1, ...
+    mix = exported.get_function_metadata("mix")
+    assert [p["type"] for p in mix["params"]] == ["float", "str"] and mix["return"] == "float"
+    assert exported.mix(arg1="ab", arg0=1.0) == 3.0
+    with pytest.raises(TypeError, match=r"add\(\) got an unexpected keyword argument 'c'"):
+        exported.add(1, c=2)
+
+
+def test_old_style_exports_still_load(tmp_path):
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    pkg = Path(packedfun.__file__).resolve().parent
+    src = tmp_path / "old.c"
+    src.write_text(OLD_STYLE)
+    out = tmp_path / "libold.so"
+    subprocess.run(
+        [cc, "-std=c11", "-shared", "-fPIC", f"-I{pkg / 'include'}", str(src), "-o", str(out)],
+        check=True,
+    )
+    mod = packedfun.load_module(str(out))
+    assert mod.twice(21) == 42
+    assert mod.get_function_metadata("twice") is None
+    assert mod.twice.__signature__ is None
+    with pytest.raises(TypeError, match="keyword"):
+        mod.twice(x=1)
