@@ -180,7 +180,8 @@ def _containers(v, out: list) -> list:
     if isinstance(v, bytearray):
         out.append(v)
     elif isinstance(v, (list, tuple)):
-        out.append(v)
+        if v != ():  # the empty tuple is a shared singleton: others move its count
+            out.append(v)
         for x in v:
             _containers(x, out)
     elif isinstance(v, dict):

@@ -1,0 +1,148 @@
+# Soak tests: many calls, errors, callback errors and module load cycles must not grow anything.
+"""Marked ``soak``. By default they run at a reduced size (seconds); ``PACKEDFUN_SOAK=full`` runs
+the sizes of issue 13 (10 million calls, 1 million errors and callback errors, 1,000 module
+cycles). Each prints its figures (``-s`` shows them): ns per call, RSS before and after, live
+native objects, file descriptors and mappings. RSS is not checked under AddressSanitizer, whose
+quarantine holds freed memory on purpose."""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+
+import packedfun as pf
+import pytest
+from packedfun import testing
+
+pytestmark = pytest.mark.soak
+
+FULL = os.environ.get("PACKEDFUN_SOAK", "").lower() == "full"
+SANITIZED = bool(os.environ.get("PACKEDFUN_SANITIZE_PRELOAD") or os.environ.get("LD_PRELOAD"))
+CALLS = 10_000_000 if FULL else 200_000
+ERRORS = 1_000_000 if FULL else 20_000
+MODULE_CYCLES = 1_000 if FULL else 40
+MiB = 1 << 20
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _mappings() -> int:
+    with open("/proc/self/maps") as f:
+        return sum(1 for _ in f)
+
+
+def _live() -> int:
+    gc.collect()
+    return testing.object_live_count()
+
+
+def _loop(body, n: int) -> float:
+    """Runs body() n times (in chunks, so the loop itself costs little); seconds per call."""
+    start = time.perf_counter()
+    for _ in range(n // 10):
+        body()
+        body()
+        body()
+        body()
+        body()
+        body()
+        body()
+        body()
+        body()
+        body()
+    return (time.perf_counter() - start) / max(1, n - n % 10)
+
+
+def _soak(name: str, body, n: int) -> None:
+    _loop(body, max(1000, n // 10))  # warm-up: caches, free lists, arenas settle
+    gc.collect()
+    rss, live = _rss(), _live()
+    gc.disable()
+    try:
+        per_call = _loop(body, n)
+    finally:
+        gc.enable()
+    cycles = gc.collect()
+    rss_after, live_after = _rss(), _live()
+    print(f"\nsoak {name}: n={n} {per_call * 1e9:.0f} ns/call, RSS {rss / MiB:.1f} -> "
+          f"{rss_after / MiB:.1f} MiB, live objects {live} -> {live_after}, "
+          f"objects freed by gc {cycles}")  # fmt: skip
+    assert live_after == live, f"{name}: live native objects {live} -> {live_after}"
+    assert cycles < 1000, f"{name}: {cycles} objects were only freed by the cycle collector"
+    if not SANITIZED:
+        assert rss_after - rss < MiB, f"{name}: RSS grew {(rss_after - rss) / MiB:.2f} MiB"
+
+
+def test_soak_calls():
+    add = pf.get_global_func("testing.add_int")
+    echo = pf.get_global_func("testing.echo")
+    text = "a string that is not interned" * 2
+    _soak("add_int(1, 2)", lambda: add(1, 2), CALLS)
+    _soak("echo(str)", lambda: echo(text), CALLS // 10)
+    _soak("echo([1, 'x', {'k': 2.5}])", lambda: echo([1, "x", {"k": 2.5}]), CALLS // 100)
+
+
+def test_soak_errors():
+    typed = pf.get_global_func("testing.typed_int_only")
+
+    def wrong_type():
+        try:
+            typed("not an int")
+        except TypeError:
+            pass
+
+    _soak("TypeError from a typed call", wrong_type, ERRORS)
+
+
+def test_soak_callback_errors():
+    apply = pf.get_global_func("testing.apply")
+
+    def failing(x):
+        raise ValueError(f"callback failed on {x}")
+
+    def call():
+        try:
+            apply(failing, 1)
+        except ValueError:
+            pass
+
+    _soak("ValueError through a callback", call, ERRORS)
+
+
+def test_soak_module_load_call_drop(tmp_path):
+    cpp = pytest.importorskip("packedfun.cpp")
+    try:
+        path = cpp.build_inline(
+            "soak_mod",
+            cpp_sources="int64_t soak_twice(int64_t x) { return 2 * x; }",
+            functions="soak_twice",
+            build_directory=tmp_path,
+        )
+    except cpp.BuildError as err:  # pragma: no cover - no working compiler
+        pytest.skip(f"no compiler: {err}")
+
+    def cycle():
+        mod = pf.load_module(path)
+        assert mod.soak_twice(21) == 42
+        del mod
+
+    for _ in range(5):
+        cycle()
+    gc.collect()
+    fds, maps, live = _fds(), _mappings(), _live()
+    start = time.perf_counter()
+    for _ in range(MODULE_CYCLES):
+        cycle()
+    seconds = time.perf_counter() - start
+    gc.collect()
+    print(f"\nsoak module cycles: n={MODULE_CYCLES} {seconds / MODULE_CYCLES * 1e6:.0f} us/cycle, "
+          f"fds {fds} -> {_fds()}, mappings {maps} -> {_mappings()}, live {live} -> {_live()}")  # fmt: skip
+    assert _fds() <= fds and _mappings() <= maps + 2 and _live() == live
