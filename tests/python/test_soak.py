@@ -143,6 +143,7 @@ def test_soak_module_load_call_drop(tmp_path):
         cycle()
     seconds = time.perf_counter() - start
     gc.collect()
-    print(f"\nsoak module cycles: n={MODULE_CYCLES} {seconds / MODULE_CYCLES * 1e6:.0f} us/cycle, "
-          f"fds {fds} -> {_fds()}, mappings {maps} -> {_mappings()}, live {live} -> {_live()}")  # fmt: skip
+    per_cycle = seconds / MODULE_CYCLES * 1e6
+    print(f"\nsoak module cycles: n={MODULE_CYCLES} {per_cycle:.0f} us/cycle, fds {fds} -> "
+          f"{_fds()}, mappings {maps} -> {_mappings()}, live {live} -> {_live()}")  # fmt: skip
     assert _fds() <= fds and _mappings() <= maps + 2 and _live() == live
