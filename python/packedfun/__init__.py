@@ -29,6 +29,7 @@ from .registry import (
     register_global_func,
     remove_global_func,
 )
+from .serialize import from_json, to_json
 from .structural import structural_equal, structural_first_difference, structural_hash
 from .tensor import (
     Device,
@@ -105,4 +106,6 @@ __all__ = [
     "structural_first_difference",
     "structural_hash",
     "system_lib",
+    "from_json",
+    "to_json",
 ]
