@@ -1,5 +1,7 @@
 /* Conversion between Python objects and PFAny values, in both directions. */
 #include "core.h"
+
+#include <string.h>
 #include "object_system.h"
 #include "tensor.h"
 
@@ -107,6 +109,35 @@ static int arg_from_bytes_like(PyObject* o, PFPyArgs* pack, PFAny* out, Py_ssize
   return 0;
 }
 
+/* The number rule (docs/calling.md), last before Opaque: an object whose type has nb_index
+ * (NumPy integer scalars) travels as int, numpy.bool_ as bool, one with nb_float (NumPy float
+ * scalars) as float. Recognised by type slots and name: NumPy is never imported. 1 when
+ * converted, 0 when `o` is no number, -1 on error. */
+static int arg_from_number(PyObject* o, PFAny* out, Py_ssize_t pos, PyObject* fname) {
+  PyTypeObject* t = Py_TYPE(o);
+  PyNumberMethods* nb = t->tp_as_number;
+  if (nb != NULL && nb->nb_index != NULL) {
+    PyObject* index = PyNumber_Index(o);
+    if (index == NULL) return -1;
+    int rc = arg_from_int(index, out, pos, fname);
+    Py_DECREF(index);
+    return rc < 0 ? -1 : 1;
+  }
+  if (strcmp(t->tp_name, "numpy.bool_") == 0 || strcmp(t->tp_name, "numpy.bool") == 0) {
+    int truth = PyObject_IsTrue(o);
+    if (truth < 0) return -1;
+    PFPY_SET_POD(out, kPFTypeBool, v_int64, truth);
+    return 1;
+  }
+  if (nb != NULL && nb->nb_float != NULL) {
+    double value = PyFloat_AsDouble(o);
+    if (value == -1.0 && PyErr_Occurred()) return -1;
+    PFPY_SET_POD(out, kPFTypeFloat, v_float64, value);
+    return 1;
+  }
+  return 0;
+}
+
 int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
   Py_ssize_t slot = pos < 0 ? 0 : pos;
   PFAny* out = &pack->args[slot];
@@ -154,6 +185,8 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
   if (void_p != NULL && PyObject_TypeCheck(o, (PyTypeObject*)void_p)) {
     return arg_from_void_p(o, out);
   }
+  int number_rc = arg_from_number(o, out, pos, fname);
+  if (number_rc != 0) return number_rc < 0 ? -1 : 0;
   if (pfpy_opaque_new(o, &obj) != 0) return -1;
   return push_temp(pack, obj, out);
 }

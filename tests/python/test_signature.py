@@ -256,3 +256,23 @@ def test_old_style_exports_still_load(tmp_path):
     assert mod.twice.__signature__ is None
     with pytest.raises(TypeError, match="keyword"):
         mod.twice(x=1)
+
+
+def test_numbers_as_python_means_them():
+    np = pytest.importorskip("numpy")
+    add = packedfun.get_global_func("testing.add_kw")
+    assert add(np.int64(2), b=np.int8(1)) == 3
+    assert packedfun.get_global_func("testing.echo_float")(np.float32(1.5)) == 1.5
+    assert packedfun.get_global_func("testing.echo_bool")(np.bool_(True)) is True
+    # Through Any the rule is the same: NumPy scalars arrive as int / float / bool.
+    assert testing.echo(np.int32(5)) == 5 and type(testing.echo(np.int32(5))) is int
+    assert type(testing.echo(np.float32(0.5))) is float
+    assert testing.echo(np.bool_(False)) is False
+
+    class Index:
+        def __index__(self):
+            return 7
+
+    assert add(Index()) == 9
+    with pytest.raises(OverflowError, match="testing.add_kw: argument 0"):
+        add(np.uint64(2**64 - 1))

@@ -9,6 +9,7 @@ the duration of the call.
 from __future__ import annotations
 
 import ctypes
+import operator
 import struct
 import sys
 from ctypes import addressof, c_void_p
@@ -160,6 +161,20 @@ def _add_note(exc: BaseException, fname, pos) -> None:
             exc.add_note(f"while converting argument {pos} of {fname}")
 
 
+def _python_number(value):
+    """The number rule (docs/calling.md): an object with ``__index__`` (NumPy integers) travels
+    as int, ``numpy.bool_`` as bool, one with ``__float__`` (NumPy floats) as float; None for
+    anything else. Nothing imports NumPy: the type's slots and name decide."""
+    cls = type(value)
+    if hasattr(cls, "__index__"):
+        return operator.index(value)
+    if cls.__module__ == "numpy" and cls.__name__ in ("bool_", "bool"):
+        return bool(value)
+    if hasattr(cls, "__float__"):
+        return float(value)
+    return None
+
+
 class _Packer:
     """Converts one argument (recursively, for containers) to PFAny bytes. ``pos`` is the
     argument position (None for a return value); ``fname`` names the function in messages."""
@@ -197,6 +212,9 @@ class _Packer:
             return packed
         if callable(value):
             return self.keep(to_function(value))
+        number = _python_number(value)
+        if number is not None:
+            return self.pack(number)
         return self.keep(wrap(make_opaque(value), abi.kPFTypeOpaque, Object))
 
     def pack_int(self, value: int) -> bytes:
