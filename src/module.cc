@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "internal/dynamic_symbols.h"
 #include "internal/error.h"
 #include "internal/object.h"
 #include "internal/seq.h"
@@ -154,6 +155,42 @@ Found ResolveName(PFObject* module, const PFByteArray* name, int query_imports, 
   if (symbol.find('\0') != std::string::npos) return Found{};
   std::vector<ModuleImpl*> seen;
   return Resolve(m, symbol, query_imports != 0, &seen);
+}
+
+/*! Adds the exported function names of `m` (and, with `query_imports`, of its imports) to
+ *  `*names`; false when some library's table cannot be read. */
+bool CollectFunctionNames(ModuleImpl* m, bool query_imports, std::vector<ModuleImpl*>* seen,
+                          std::vector<std::string>* names) {
+  if (std::find(seen->begin(), seen->end(), m) != seen->end()) return true;
+  seen->push_back(m);
+  // Functions of libraries built for tvm-ffi come through its own loader or a translation layer
+  // that resolves names one by one: such a module's exports are not listed.
+  std::vector<std::string> tvm_names;
+  if (m->tvm_module.type_index != kPFTypeNone ||
+      !ListExportedFunctions(m->handle, kTVMFFIPrefix, &tvm_names) || !tvm_names.empty()) {
+    return false;
+  }
+  size_t first = names->size();
+  if (!ListExportedFunctions(m->handle, PACKEDFUN_SYMBOL_PREFIX, names)) return false;
+  // Symbols under the prefix that describe a function rather than being one (docstring, entry
+  // name, metadata) are `<kind>__...`; they are data, but a library may define them otherwise.
+  auto described = [](const std::string& n) {
+    for (const char* kind : {"doc__", "main__", "meta__", "metadata__"}) {
+      if (n.compare(0, std::strlen(kind), kind) == 0) return true;
+    }
+    return false;
+  };
+  names->erase(
+      std::remove_if(names->begin() + static_cast<std::ptrdiff_t>(first), names->end(), described),
+      names->end());
+  if (!query_imports) return true;
+  std::vector<PFObject*> deps = SnapshotImports(m);
+  bool ok = true;
+  for (PFObject* dep : deps) {
+    ok = ok && CollectFunctionNames(As<ModuleImpl>(dep), true, seen, names);
+  }
+  for (PFObject* dep : deps) DecRef(dep);
+  return ok;
 }
 
 PFObject* NewModuleFunction(ModuleImpl* owner, void* address) {
@@ -403,6 +440,32 @@ PACKEDFUN_API int PFModuleGetEntryName(PFObject* module, PFAny* out) {
     if (out == nullptr) Throw("ValueError", std::string(fn) + ": out is NULL");
     void* address = dlsym(m->handle, PACKEDFUN_MAIN_SYMBOL);
     *out = address == nullptr ? NoneAny() : StringVariable(address);
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFModuleListFunctions(PFObject* module, int query_imports, PFAny* out) {
+  static const char* fn = "PFModuleListFunctions";
+  return Guard([&] {
+    ModuleImpl* m = CheckModule(module, fn);
+    if (out == nullptr) Throw("ValueError", std::string(fn) + ": out is NULL");
+    std::vector<std::string> names;
+    std::vector<ModuleImpl*> seen;
+    if (m->path.empty() || !CollectFunctionNames(m, query_imports != 0, &seen, &names)) {
+      *out = NoneAny();
+      return 0;
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    PFSeqObject* arr = NewSeq(kPFTypeArray, static_cast<int64_t>(names.size()));
+    PFAny result = ObjectAny(Header(arr));
+    try {
+      for (const std::string& name : names) arr->data[arr->size++] = MakeStringAny(name);
+    } catch (...) {
+      ReleaseAny(&result);
+      throw;
+    }
+    *out = result;
     return 0;
   });
 }

@@ -629,6 +629,15 @@ PACKEDFUN_API int PFModuleGetEntryName(PFObject* module, PFAny* out);
  *  needs libtvm_ffi; a libtvm_ffi already loaded stays. Fails with ValueError on a NUL byte. */
 PACKEDFUN_API int PFModuleSetTVMFFILibrary(const PFByteArray* path);
 
+/* Also added in ABI 1.3: listing a module's exports. */
+
+/*! Lists the functions `module` (borrowed) exports: the names of its defined function symbols
+ *  PACKEDFUN_SYMBOL_PREFIX + name, read from the loaded library's dynamic symbol table, and with
+ *  query_imports != 0 those of its imports too. `*out` receives a new ref to an Array of strings,
+ *  sorted and unique, or None when the list cannot be known (the system library, a platform
+ *  without ELF dynamic sections): then look names up one by one with PFModuleGetFunction. */
+PACKEDFUN_API int PFModuleListFunctions(PFObject* module, int query_imports, PFAny* out);
+
 /* ------------------------------------------------------------------------------------------------
  * Version
  * ------------------------------------------------------------------------------------------------

@@ -22,11 +22,24 @@ from ._backend import core
 __all__ = ["Module", "load_module", "system_lib"]
 
 
-class Module:
+class _ModuleMeta(type):
+    """Lets instances switched to :class:`_ListedModule` still pass ``isinstance(x, Module)``."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return type.__instancecheck__(cls, obj) or (cls is Module and type(obj) is _ListedModule)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return type.__subclasscheck__(cls, sub) or (cls is Module and sub is _ListedModule)
+
+
+class Module(metaclass=_ModuleMeta):
     """A loaded shared library and the packed functions it exports.
 
-    Attribute access ``mod.name`` looks the function up once and stores it in the instance's
-    ``__dict__``, so later accesses are plain attribute loads that never reach ``__getattr__``.
+    The first attribute access ``mod.name`` stores every function the library exports in the
+    instance's ``__dict__`` (where the exports cannot be listed, just ``name``), so later accesses
+    are plain attribute loads; a listed module then leaves ``__getattr__`` behind entirely, which
+    lets CPython specialize those loads. A missing name raises :class:`AttributeError` (naming the
+    library on the first access).
     Names that clash with the attributes of this class (``path``, ``imports``, ...) are reached
     with ``mod[name]`` or :meth:`get_function`.
 
@@ -140,12 +153,34 @@ class Module:
         return core.module_get_function_doc(self._pf_handle, name, bool(query_imports))
 
     def __getattr__(self, name: str):
-        # Only reached when normal lookup fails: the first access of each function name.
+        # Only reached when normal lookup fails. The first time, a module whose exports can be
+        # listed gets every function stored on the instance and then drops this hook (see
+        # _list_functions); otherwise each name is looked up once and stored.
         if name.startswith("__") or name.startswith("_pf_"):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        if type(self) is Module and self._list_functions():
+            found = self.__dict__.get(name)
+            if found is not None:
+                return found
+            raise AttributeError(f"{self._describe()} has no function {name!r}")
         func = self.get_function(name)
         setattr(self, name, func)  # later `self.name` finds it without reaching __getattr__
         return func
+
+    def _list_functions(self) -> bool:
+        """Stores every exported function as an instance attribute and switches the instance to
+        :class:`_ListedModule`, which has no ``__getattr__``: CPython specializes attribute loads
+        only on classes without one, so ``mod.fn(...)`` then costs what a local ``fn(...)`` does.
+        False (and nothing changed) when the library's exports cannot be listed or are too many."""
+        names = core.module_list_functions(self._pf_handle, False)
+        if names is None or len(names) > _MAX_LISTED_FUNCTIONS:
+            return False
+        shadowed = set(dir(Module))
+        for name in names:
+            if name not in shadowed and name not in self.__dict__:
+                setattr(self, name, self.get_function(name))
+        self.__class__ = _ListedModule  # type: ignore[assignment]
+        return True
 
     def __getitem__(self, name: str):
         items = self._pf_items
@@ -269,6 +304,17 @@ def _load_shipped(name: str, digest: str, data: bytes) -> Module:
 def _module_function(module: Module, name: str):
     """Unpickles a Function of a module."""
     return module.get_function(name)
+
+
+# Beyond this many exports, functions are looked up one by one instead of all at first access.
+_MAX_LISTED_FUNCTIONS = 4096
+
+# Module without __getattr__ (same methods and layout): where a listed module's instance goes.
+_ListedModule = _ModuleMeta(
+    "Module",
+    (),
+    {k: v for k, v in vars(Module).items() if k not in ("__getattr__", "__dict__", "__weakref__")},
+)
 
 
 def load_module(path) -> Module:

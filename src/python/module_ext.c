@@ -45,6 +45,18 @@ static PyObject* module_set_tvm_ffi_library(PyObject* mod, PyObject* path) {
   Py_RETURN_NONE;
 }
 
+static PyObject* module_list_functions(PyObject* mod, PyObject* args) {
+  (void)mod;
+  PyObject* module;
+  int query_imports = 0;
+  if (!PyArg_ParseTuple(args, "O|p:module_list_functions", &module, &query_imports)) return NULL;
+  PFObject* h = module_handle(module, "module_list_functions");
+  if (h == NULL) return NULL;
+  PFAny out = {0};
+  if (PFModuleListFunctions(h, query_imports, &out) != 0) return pfpy_raise_native(NULL);
+  return pfpy_any_steal_to_py(&out);
+}
+
 static PyObject* module_get_function_doc(PyObject* mod, PyObject* args, PyObject* kwargs) {
   (void)mod;
   static char* keywords[] = {"module", "name", "query_imports", NULL};
@@ -101,6 +113,9 @@ PyMethodDef pfpy_module_ext_methods[] = {
     {"module_get_path", module_get_path, METH_O,
      "module_get_path(module)\n--\n\nThe library path of `module` (\"\" for the system "
      "library)."},
+    {"module_list_functions", module_list_functions, METH_VARARGS,
+     "module_list_functions(module, query_imports=False)\n--\n\nThe sorted names of the "
+     "functions `module` exports (with its imports'), or None when they cannot be listed."},
     {"module_get_entry_name", module_get_entry_name, METH_O,
      "module_get_entry_name(module)\n--\n\nThe name of the entry function of `module`, or None."},
     {"module_set_tvm_ffi_library", module_set_tvm_ffi_library, METH_O,

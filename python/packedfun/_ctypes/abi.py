@@ -356,6 +356,7 @@ _SIGNATURES = {
     "PFModuleGetFunctionDoc": (c_int, [_P, _BA, c_int, _P]),
     "PFModuleGetEntryName": (c_int, [_P, _P]),
     "PFModuleSetTVMFFILibrary": (c_int, [_BA]),
+    "PFModuleListFunctions": (c_int, [_P, c_int, _P]),
     "PFGetABIVersion": (c_uint32, []),
 }
 

@@ -15,6 +15,7 @@ __all__ = [
     "module_system_lib",
     "module_get_path",
     "module_get_entry_name",
+    "module_list_functions",
     "module_get_function_doc",
     "module_set_tvm_ffi_library",
     "module_import",
@@ -65,6 +66,14 @@ def module_set_tvm_ffi_library(path) -> None:
     """Where libtvm_ffi is, for libraries built for Apache TVM FFI (None clears it)."""
     data = b"" if path is None else str(path).encode("utf-8")
     _check(LIB.PFModuleSetTVMFFILibrary(byref(PFByteArray(data, len(data)))))
+
+
+def module_list_functions(module, query_imports=False):
+    """The sorted names of the functions ``module`` exports, or None when they cannot be listed."""
+    handle = _module_handle(module, "module_list_functions")
+    out = PFAny()
+    _check(LIB.PFModuleListFunctions(handle, 1 if query_imports else 0, byref(out)))
+    return take_any(out)
 
 
 def module_get_function_doc(module, name, query_imports=False):
