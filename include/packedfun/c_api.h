@@ -669,6 +669,45 @@ PACKEDFUN_API int PFStructuralFirstDifference(const PFAny* a, const PFAny* b, PF
  *  the runtime that is actually loaded (compare with the macros you compiled against). */
 PACKEDFUN_API uint32_t PFGetABIVersion(void);
 
+/* ------------------------------------------------------------------------------------------------
+ * Environment: GPU streams and the caller's tensor allocator
+ * ------------------------------------------------------------------------------------------------
+ * Added in ABI 1.3. A language binding (or any caller) tells the code it calls which stream to
+ * launch on for a device and which allocator makes output tensors, so a kernel runs on the
+ * caller's stream and returns memory the caller's framework owns. Both are per calling thread.
+ */
+
+/*! Sets the calling thread's stream for device (`device_type`, `device_id`): an opaque handle
+ *  (a cudaStream_t for CUDA), or NULL for the device's default stream. `*out_prev` (may be NULL)
+ *  receives the handle it replaces. Fails with ValueError for a negative device type or id. */
+PACKEDFUN_API int PFEnvSetStream(int32_t device_type, int32_t device_id, void* stream,
+                                 void** out_prev);
+
+/*! The calling thread's stream for the device, or NULL (the default stream) when none is set.
+ *  Never fails; a lookup is a few loads (no lock, no allocation). */
+PACKEDFUN_API void* PFEnvGetStream(int32_t device_type, int32_t device_id);
+
+/*! The allocator of DLPack's exchange API (DLPackManagedTensorAllocator): makes a new tensor with
+ *  the prototype's dtype, ndim, shape and device, owned by the allocating framework; `*out` is a
+ *  new DLManagedTensorVersioned (the caller runs its deleter). On failure it returns non-zero
+ *  after calling `set_error(error_ctx, kind, message)` exactly once. */
+typedef int (*PFEnvTensorAllocator)(DLTensor* prototype, DLManagedTensorVersioned** out,
+                                    void* error_ctx,
+                                    void (*set_error)(void* error_ctx, const char* kind,
+                                                      const char* message));
+
+/*! Sets the calling thread's tensor allocator (NULL: the runtime's own, PFTensorEmpty).
+ *  `*out_prev` (may be NULL) receives the one it replaces. Never fails. */
+PACKEDFUN_API int PFEnvSetTensorAllocator(PFEnvTensorAllocator allocator,
+                                          PFEnvTensorAllocator* out_prev);
+
+/*! Allocates a contiguous tensor through the calling thread's allocator (PFTensorEmpty when none
+ *  is set). `shape` (borrowed, `ndim` entries). `*out` receives a new ref to a Tensor that frees
+ *  the memory through the allocator's deleter. Fails with the allocator's error kind and message,
+ *  or ValueError for a negative dimension. */
+PACKEDFUN_API int PFEnvTensorAlloc(const int64_t* shape, int32_t ndim, DLDataType dtype,
+                                   DLDevice device, PFObject** out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

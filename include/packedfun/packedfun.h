@@ -20,6 +20,7 @@
 #include <packedfun/dict.h>
 #include <packedfun/shape.h>
 #include <packedfun/enum.h>
+#include <packedfun/env.h>
 #include <packedfun/tuple.h>
 #include <packedfun/variant.h>
 #include <packedfun/expected.h>

@@ -124,6 +124,16 @@ class Tensor : public ObjectRef {
                       DLDevice device = CPUDevice()) {
     return Empty(std::vector<int64_t>(shape), dtype, device);
   }
+  /*! A new contiguous tensor from the calling framework's allocator (PFEnvTensorAlloc: torch's
+   *  caching allocator when called with torch tensors, NumPy on CPU when called with NumPy
+   *  arrays, else as Empty), so the caller's framework owns and frees the output. */
+  static Tensor FromEnvAlloc(const std::vector<int64_t>& shape, DLDataType dtype,
+                             DLDevice device = CPUDevice()) {
+    PFObject* out = nullptr;
+    detail::CheckCallResult(
+        PFEnvTensorAlloc(shape.data(), static_cast<int32_t>(shape.size()), dtype, device, &out));
+    return detail::ObjectUnsafe::FromOwned<Tensor>(out);
+  }
   /*! A Tensor to keep beyond the call from a view: the Tensor object it views, or a promoted
    *  argument owning its producer (a NumPy array, a torch tensor); a view of a plain DLTensor*
    *  gives a Tensor borrowing the data, which must outlive it. Throws on bad metadata. */

@@ -30,6 +30,7 @@ from .registry import (
     remove_global_func,
 )
 from .serialize import from_json, to_json
+from .stream import current_stream, use_stream
 from .structural import structural_equal, structural_first_difference, structural_hash
 from .tensor import (
     Device,
@@ -91,6 +92,8 @@ __all__ = [
     "device",
     "dtype",
     "from_dlpack",
+    "use_stream",
+    "current_stream",
     "set_tensor_return",
     "tensor_return",
     "get_global_func",

@@ -137,7 +137,10 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
   }
   PFAny rv;
   PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
+  PFPyTensorEnv env; /* array arguments (always temps): their framework's allocator and stream */
+  int has_env = pack->num_temps != 0 && pfpy_tensor_env_enter(args, n, pack, &env);
   int rc = fo->safe_call(fo->self, pack->args, (int32_t)n, &rv);
+  if (has_env) pfpy_tensor_env_exit(&env);
   if (PFPY_LIKELY(pack->num_temps == 0)) {
     if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
   } else {

@@ -16,6 +16,9 @@ int pfpy_tensor_add_to_module(PyObject* m);
  *  failure (obj released then too). */
 PyObject* pfpy_tensor_wrap(PFObject* obj);
 
+/*! Fast owned import of a NumPy array or exchange-API tensor: 0 with *out (new ref), -1 when `x`
+ *  has no fast route (no exception), -2 on error (tensor_arg.c). */
+int pfpy_tensor_fast_import(PyObject* x, PFObject** out);
 /*! Converts `o` into `pack->args[pos]` when it is an array (NumPy array, torch tensor, any
  *  __dlpack__ producer), a packedfun.dtype or a packedfun.device. For pos >= 0 NumPy arrays and
  *  torch tensors travel as a borrowed DLTensor* filled in C (no Python-level DLPack call); for a
@@ -44,6 +47,20 @@ int pfpy_tensor_result_framework(PyObject* const* args, Py_ssize_t n);
 PyObject* pfpy_tensor_result_to_py(PFAny* rv, int fw, const PFPyArgs* pack);
 /*! Adds _keep_tensor_results to module `m`. Returns 0, or -1 with an exception. */
 int pfpy_tensor_return_add_to_module(PyObject* m);
+/*! What pfpy_tensor_env_enter replaced, for pfpy_tensor_env_exit to put back. */
+typedef struct {
+  PFEnvTensorAllocator allocator;
+  DLDevice device;
+  void* stream;
+  int stream_set;
+} PFPyTensorEnv;
+/*! Before a call with temps: when a torch tensor or NumPy array is among `args`, installs that
+ *  framework's allocator (torch's exchange-API allocator, or NumPy's numpy.empty) as the thread's
+ *  PFEnvTensorAllocator and, for a torch tensor on a GPU, torch's current stream of its device as
+ *  the thread's stream. Returns 1 when it changed something (call pfpy_tensor_env_exit after). */
+int pfpy_tensor_env_enter(PyObject* const* args, Py_ssize_t n, const PFPyArgs* pack,
+                          PFPyTensorEnv* saved);
+void pfpy_tensor_env_exit(const PFPyTensorEnv* saved);
 /*! Thread-local switch: nonzero keeps packedfun.Tensor results (set_tensor_return). */
 extern _Thread_local int pfpy_keep_tensor_results;
 

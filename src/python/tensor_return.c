@@ -149,3 +149,110 @@ static PyMethodDef tensor_return_methods[] = {
 int pfpy_tensor_return_add_to_module(PyObject* m) {
   return PyModule_AddFunctions(m, tensor_return_methods);
 }
+
+/* ---- the environment of a call with array arguments: allocator and stream ----------------- */
+
+/* numpy.empty (a new ndarray, a new reference) for `proto`'s shape and dtype; NULL + exception. */
+static PyObject* numpy_empty(const DLTensor* proto) {
+  static PyObject* empty = NULL;
+  if (empty == NULL) {
+    PyObject* np = PyImport_ImportModule("numpy"); /* imported already: an ndarray came in */
+    empty = np ? PyObject_GetAttrString(np, "empty") : NULL;
+    Py_XDECREF(np);
+    if (empty == NULL) return NULL;
+  }
+  int code = proto->dtype.code;
+  char kind = code == kDLInt ? 'i' : code == kDLUInt ? 'u' : code == kDLFloat ? 'f' : 0;
+  if (code == kDLBool) kind = 'b';
+  if (code == kDLComplex) kind = 'c';
+  if (kind == 0 || proto->dtype.lanes != 1 || proto->dtype.bits % 8 != 0) {
+    PyErr_Format(PyExc_TypeError, "the NumPy allocator has no dtype for code=%d bits=%d lanes=%d",
+                 code, proto->dtype.bits, proto->dtype.lanes);
+    return NULL;
+  }
+  PyObject* shape = PyTuple_New(proto->ndim);
+  for (int32_t i = 0; shape != NULL && i < proto->ndim; ++i) {
+    PyObject* d = PyLong_FromLongLong(proto->shape[i]);
+    if (d == NULL) Py_CLEAR(shape);
+    if (shape != NULL) PyTuple_SET_ITEM(shape, i, d);
+  }
+  PyObject* dtype = PyUnicode_FromFormat("%c%d", kind, (int)(proto->dtype.bits / 8));
+  PyObject* out = shape && dtype ? PyObject_CallFunctionObjArgs(empty, shape, dtype, NULL) : NULL;
+  Py_XDECREF(shape);
+  Py_XDECREF(dtype);
+  return out;
+}
+
+/* The NumPy allocator (DLPack's allocator signature): CPU memory owned by a new ndarray. */
+static int numpy_allocator(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
+                           void (*set_error)(void*, const char*, const char*)) {
+  if (proto->device.device_type != kDLCPU) {
+    set_error(ctx, "ValueError", "the NumPy allocator makes CPU tensors only");
+    return -1;
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
+  int rc = -1;
+  PFObject* h = NULL;
+  PyObject* arr = numpy_empty(proto);
+  if (arr != NULL && pfpy_tensor_fast_import(arr, &h) == 0) {
+    rc = PFTensorToDLPackVersioned(h, out) == 0 ? 0 : -1;
+    PFObjectDecRef(h);
+    if (rc != 0) pfpy_raise_native(NULL);
+  }
+  Py_XDECREF(arr);
+  if (rc != 0) {
+    PyObject* exc = pfpy_fetch_exception();
+    PyObject* text = exc ? PyObject_Str(exc) : NULL;
+    const char* msg = text ? PyUnicode_AsUTF8(text) : NULL;
+    set_error(ctx, "MemoryError", msg ? msg : "the NumPy allocator failed");
+    PyErr_Clear();
+    Py_XDECREF(text);
+    Py_XDECREF(exc);
+  }
+  PyGILState_Release(gil);
+  return rc;
+}
+
+int pfpy_tensor_env_enter(PyObject* const* args, Py_ssize_t n, const PFPyArgs* pack,
+                          PFPyTensorEnv* saved) {
+  int fw = kFrameworkNone;
+  for (Py_ssize_t i = 0; i < n && fw == kFrameworkNone; ++i) {
+    PyTypeObject* type = Py_TYPE(args[i]);
+    if (type == pfpy_tensor_exchange_type && type != NULL) fw = kFrameworkExchange;
+    if (type == pfpy_tensor_numpy_type && type != NULL) fw = kFrameworkNumpy;
+  }
+  if (fw == kFrameworkNone) return 0;
+  const DLPackExchangeAPI* api = pfpy_tensor_exchange_api;
+  PFEnvTensorAllocator alloc = fw == kFrameworkNumpy ? numpy_allocator
+                               : api != NULL         ? api->managed_tensor_allocator
+                                                     : NULL;
+  PFEnvSetTensorAllocator(alloc, &saved->allocator);
+  saved->stream_set = 0;
+  if (fw == kFrameworkExchange && api != NULL && api->current_work_stream != NULL) {
+    for (int i = 0; i < pack->num_temps; ++i) { /* the first GPU tensor's current stream */
+      const DLTensor* seen = NULL;
+      if (pfpy_tensor_temp_owner(pack->temps[i], &seen) == NULL ||
+          seen->device.device_type == kDLCPU) {
+        continue;
+      }
+      void* stream = NULL;
+      if (api->current_work_stream(seen->device.device_type, seen->device.device_id, &stream) ==
+              0 &&
+          PFEnvSetStream(seen->device.device_type, seen->device.device_id, stream,
+                         &saved->stream) == 0) {
+        saved->device = seen->device;
+        saved->stream_set = 1;
+      }
+      PyErr_Clear();
+      break;
+    }
+  }
+  return 1;
+}
+
+void pfpy_tensor_env_exit(const PFPyTensorEnv* saved) {
+  PFEnvSetTensorAllocator(saved->allocator, NULL);
+  if (saved->stream_set) {
+    PFEnvSetStream(saved->device.device_type, saved->device.device_id, saved->stream, NULL);
+  }
+}

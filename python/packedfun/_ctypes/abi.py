@@ -358,6 +358,10 @@ _SIGNATURES = {
     "PFModuleSetTVMFFILibrary": (c_int, [_BA]),
     "PFModuleListFunctions": (c_int, [_P, c_int, _P]),
     "PFGetABIVersion": (c_uint32, []),
+    "PFEnvSetStream": (c_int, [c_int32, c_int32, _P, _PP]),
+    "PFEnvGetStream": (_P, [c_int32, c_int32]),
+    "PFEnvSetTensorAllocator": (c_int, [_P, _PP]),
+    "PFEnvTensorAlloc": (c_int, [POINTER(c_int64), c_int32, DLDataType, DLDevice, _PP]),
 }
 
 

@@ -5,10 +5,11 @@ thread's ``_keep_tensor_results(True)`` keeps ``packedfun.Tensor``."""
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import threading
 
-__all__ = ["_keep_tensor_results", "result_framework", "convert_result"]
+__all__ = ["_keep_tensor_results", "result_framework", "convert_result", "call_allocator"]
 
 _local = threading.local()
 
@@ -46,3 +47,64 @@ def convert_result(value, framework):
         items = [convert_result(x, framework) for x in value]
         return items if isinstance(value, List) else tuple(items)
     return value
+
+
+# ---- the environment of a call with array arguments: the framework's allocator ----------------
+_SetError = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+_Allocator = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, _SetError
+)
+_NUMPY_KINDS = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}  # DLDataTypeCode -> NumPy kind
+
+
+def _numpy_allocate(proto_addr, out, ctx, set_error) -> int:
+    """DLPack's allocator over numpy.empty: the new ndarray owns the memory."""
+    from .abi import LIB
+    from .tensor import DLTensor, from_dlpack
+
+    try:
+        proto = DLTensor.from_address(proto_addr)
+        kind = _NUMPY_KINDS.get(proto.dtype.code)
+        if proto.device.device_type != 1 or kind is None or proto.dtype.lanes != 1:
+            set_error(ctx, b"ValueError", b"the NumPy allocator makes CPU tensors of NumPy dtypes")
+            return -1
+        numpy = sys.modules["numpy"]
+        shape = tuple(proto.shape[i] for i in range(proto.ndim))
+        arr = numpy.empty(shape, dtype=f"{kind}{proto.dtype.bits // 8}")
+        tensor = from_dlpack(arr)
+        return LIB.PFTensorToDLPackVersioned(tensor._pf_handle, out)
+    except Exception as exc:  # errors cross the C boundary as set_error, never as exceptions
+        set_error(ctx, b"MemoryError", str(exc).encode())
+        return -1
+
+
+_numpy_allocator = _Allocator(_numpy_allocate)
+_NUMPY_ALLOCATOR_ADDR = ctypes.cast(_numpy_allocator, ctypes.c_void_p).value
+_torch_allocator_addr: list = []
+
+
+def _torch_allocator(torch) -> int | None:
+    """Address of torch's exchange-API allocator (read once from its capsule)."""
+    if not _torch_allocator_addr:
+        api = ctypes.pythonapi
+        api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+        api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        table = api.PyCapsule_GetPointer(
+            torch.Tensor.__dlpack_c_exchange_api__, b"dlpack_exchange_api"
+        )
+        # DLPackExchangeAPI: a 16-byte header, then managed_tensor_allocator.
+        _torch_allocator_addr.append(ctypes.c_void_p.from_address(table + 16).value)
+    return _torch_allocator_addr[0]
+
+
+def call_allocator(args: tuple) -> int | None:
+    """The allocator to install for a call with these arguments (an address), or None."""
+    torch = sys.modules.get("torch")
+    numpy = sys.modules.get("numpy")
+    for arg in args:
+        kind = type(arg)
+        if torch is not None and kind is torch.Tensor:
+            return _torch_allocator(torch)
+        if numpy is not None and kind is numpy.ndarray:
+            return _NUMPY_ALLOCATOR_ADDR
+    return None

@@ -240,7 +240,15 @@ class Function(Object):
         if args:
             temps: list = []
             packed = _pack.pack_args(self, args, temps)
-            if _CallRaw(self._pf_cptr, packed, len(args), byref(result)):
+            allocator = _tensor_return.call_allocator(args) if temps else None
+            if allocator is not None:  # array arguments: their framework allocates outputs
+                previous = c_void_p()
+                LIB.PFEnvSetTensorAllocator(allocator, byref(previous))
+                failed = _CallRaw(self._pf_cptr, packed, len(args), byref(result))
+                LIB.PFEnvSetTensorAllocator(previous, None)
+            else:
+                failed = _CallRaw(self._pf_cptr, packed, len(args), byref(result))
+            if failed:
                 exc = _pack.error_with_arg_types(self._pf_name, args, packed)
                 del temps  # released before raising, as _core does: the traceback keeps frames
                 try:

@@ -1,0 +1,87 @@
+# GPU streams: the stream the functions called from this thread launch their kernels on.
+"""``with packedfun.use_stream(device, stream): f(x)`` makes ``stream`` the stream that native code
+called inside the block sees for ``device`` (``packedfun::EnvGetStream(device)`` in C++).
+
+The slot is per thread and per device. A raw handle is an int (a ``cudaStream_t`` value); objects
+with a ``cuda_stream`` attribute (``torch.cuda.Stream``) or a ``ptr`` attribute (``cupy`` streams)
+are accepted too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from ctypes import byref, c_void_p
+
+from .tensor import device as _device
+
+__all__ = ["use_stream", "current_stream"]
+
+
+def _lib():
+    from ._ctypes import abi  # the runtime's C entry points (already loaded; no new library)
+
+    return abi.LIB
+
+
+def _as_device(dev) -> _device:
+    return dev if isinstance(dev, _device) else _device(dev)
+
+
+def _handle_of(stream) -> int:
+    if stream is None:
+        return 0
+    for attr in ("cuda_stream", "ptr"):
+        value = getattr(stream, attr, None)
+        if isinstance(value, int):
+            stream = value
+            break
+    if isinstance(stream, bool) or not isinstance(stream, int):
+        kind = type(stream).__name__
+        raise TypeError(f"use_stream: stream must be an int handle or a stream object, got {kind}")
+    if not 0 <= stream < 2**64:
+        raise OverflowError(f"use_stream: stream handle {stream} does not fit in a pointer")
+    return stream
+
+
+def current_stream(device) -> int:
+    """The stream handle set for ``device`` on this thread (0: the default stream).
+
+    Parameters
+    ----------
+    device : packedfun.device or str
+        The device, e.g. ``"cuda:0"``.
+    """
+    dev_type, dev_id = _as_device(device)._dl_fields()
+    return _lib().PFEnvGetStream(dev_type, dev_id) or 0
+
+
+@contextlib.contextmanager
+def use_stream(device, stream) -> Iterator[None]:
+    """Sets this thread's stream for ``device`` for the block; the previous one comes back after.
+
+    Parameters
+    ----------
+    device : packedfun.device or str
+        The device, e.g. ``"cuda:0"`` or ``packedfun.device("cuda", 1)``.
+    stream : int, stream object or None
+        The raw handle (``cudaStream_t`` as an int), an object with ``cuda_stream``/``ptr``, or
+        None for the default stream.
+
+    Raises
+    ------
+    TypeError, OverflowError, ValueError
+        For a stream or device that is not one.
+    """
+    dev_type, dev_id = _as_device(device)._dl_fields()
+    handle = _handle_of(stream)
+    lib = _lib()
+    previous = c_void_p()
+    if lib.PFEnvSetStream(dev_type, dev_id, c_void_p(handle), byref(previous)) != 0:
+        from ._ctypes.errors import raise_last_error
+
+        raise_last_error("use_stream")
+    try:
+        yield
+    finally:
+        lib.PFEnvSetStream(dev_type, dev_id, previous, None)

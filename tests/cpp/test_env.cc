@@ -1,0 +1,99 @@
+// C++ tests of the calling environment: per-thread stream slots and the caller's tensor allocator.
+#include <gtest/gtest.h>
+#include <packedfun/packedfun.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "catch_error.h"
+
+namespace pf = packedfun;
+
+namespace {
+
+DLDevice Cuda(int32_t id) { return DLDevice{kDLCUDA, id}; }
+
+std::atomic<int64_t> g_allocs{0}, g_frees{0};
+
+void CountingDeleter(DLManagedTensorVersioned* m) {
+  std::free(m->dl_tensor.data);
+  delete[] m->dl_tensor.shape;
+  delete m;
+  ++g_frees;
+}
+
+/*! A test allocator counting allocations and frees (malloc underneath). */
+int CountingAllocator(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
+                      void (*set_error)(void*, const char*, const char*)) {
+  if (proto->ndim == 1 && proto->shape[0] == 13) {
+    set_error(ctx, "MemoryError", "counting allocator: 13 is unlucky");
+    return -1;
+  }
+  int64_t n = 1;
+  auto* m = new DLManagedTensorVersioned{};
+  m->version = {1, 0};
+  m->dl_tensor = *proto;
+  m->dl_tensor.shape = new int64_t[proto->ndim > 0 ? proto->ndim : 1];
+  for (int32_t i = 0; i < proto->ndim; ++i) n *= (m->dl_tensor.shape[i] = proto->shape[i]);
+  m->dl_tensor.strides = nullptr;
+  m->dl_tensor.data = std::malloc(static_cast<size_t>(n * proto->dtype.bits / 8 + 1));
+  m->deleter = &CountingDeleter;
+  *out = m;
+  ++g_allocs;
+  return 0;
+}
+
+}  // namespace
+
+TEST(Env, StreamSlotsArePerDeviceAndThread) {
+  EXPECT_EQ(pf::EnvGetStream(Cuda(0)), nullptr);
+  void* s0 = reinterpret_cast<void*>(0x1000);
+  {
+    pf::EnvStreamScope scope(Cuda(0), s0);
+    EXPECT_EQ(pf::EnvGetStream(Cuda(0)), s0);
+    EXPECT_EQ(pf::EnvGetStream(Cuda(1)), nullptr);
+    {
+      pf::EnvStreamScope inner(Cuda(0), reinterpret_cast<void*>(0x2000));
+      EXPECT_EQ(pf::EnvGetStream(Cuda(0)), reinterpret_cast<void*>(0x2000));
+    }
+    EXPECT_EQ(pf::EnvGetStream(Cuda(0)), s0);
+    void* seen_elsewhere = s0;
+    std::thread([&] { seen_elsewhere = pf::EnvGetStream(Cuda(0)); }).join();
+    EXPECT_EQ(seen_elsewhere, nullptr);
+    // A callee sees it through the call.
+    pf::Function report = pf::Function::FromTyped(
+        [](DLDevice d) { return reinterpret_cast<intptr_t>(pf::EnvGetStream(d)); });
+    EXPECT_EQ(report(Cuda(0)).cast<int64_t>(), 0x1000);
+  }
+  EXPECT_EQ(pf::EnvGetStream(Cuda(0)), nullptr);
+  EXPECT_NE(PFEnvSetStream(-1, 0, nullptr, nullptr), 0);
+  EXPECT_NE(std::string(Catch([] { pf::detail::ThrowRaised(); }).what()).find("ValueError"),
+            std::string::npos);
+}
+
+TEST(Env, TensorsComeFromTheCallersAllocatorBalanced) {
+  pf::Function make = pf::Function::FromTyped(
+      [](int64_t n) { return pf::Tensor::FromEnvAlloc({n, 2}, DLDataType{kDLFloat, 32, 1}); });
+  int64_t a0 = g_allocs, f0 = g_frees;
+  {
+    pf::EnvAllocatorScope scope(&CountingAllocator);
+    for (int i = 0; i < 10000; ++i) {
+      pf::Tensor t = make(int64_t(3)).cast<pf::Tensor>();
+      ASSERT_EQ(t->shape[0], 3);
+      ASSERT_EQ(t->shape[1], 2);
+      static_cast<float*>(t->data)[5] = 1.0f;  // writable, 3 x 2 floats
+    }
+    pf::Error e = Catch([] { pf::Tensor::FromEnvAlloc({13}, DLDataType{kDLFloat, 32, 1}); });
+    EXPECT_EQ(std::string(e.what()), "MemoryError: counting allocator: 13 is unlucky");
+  }
+  EXPECT_EQ(g_allocs - a0, 10000);
+  EXPECT_EQ(g_frees - f0, 10000);
+  // Without an allocator: the runtime's own.
+  pf::Tensor plain = pf::Tensor::FromEnvAlloc({4}, DLDataType{kDLFloat, 32, 1});
+  EXPECT_EQ(plain->shape[0], 4);
+  EXPECT_EQ(g_allocs - a0, 10000);
+  EXPECT_NE(PFEnvTensorAlloc(nullptr, 1, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0}, nullptr),
+            0);
+  pf::detail::DiscardRaised();
+}
