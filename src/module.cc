@@ -457,15 +457,7 @@ PACKEDFUN_API int PFModuleListFunctions(PFObject* module, int query_imports, PFA
     }
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
-    PFSeqObject* arr = NewSeq(kPFTypeArray, static_cast<int64_t>(names.size()));
-    PFAny result = ObjectAny(Header(arr));
-    try {
-      for (const std::string& name : names) arr->data[arr->size++] = MakeStringAny(name);
-    } catch (...) {
-      ReleaseAny(&result);
-      throw;
-    }
-    *out = result;
+    *out = MakeStringArray(names);
     return 0;
   });
 }

@@ -340,15 +340,7 @@ PACKEDFUN_API int PFFunctionListGlobalNames(PFAny* out) {
       for (const auto& kv : reg.entries) names.emplace_back(kv.first);
     }
     std::sort(names.begin(), names.end());
-    PFSeqObject* arr = NewSeq(kPFTypeArray, static_cast<int64_t>(names.size()));
-    PFAny result = ObjectAny(Header(arr));
-    try {
-      for (const std::string& n : names) arr->data[arr->size++] = MakeStringAny(n);
-    } catch (...) {
-      ReleaseAny(&result);
-      throw;
-    }
-    *out = result;
+    *out = MakeStringArray(names);
     return 0;
   });
 }

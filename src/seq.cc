@@ -6,6 +6,7 @@
 #include "internal/error.h"
 #include "internal/object.h"
 #include "internal/seq.h"
+#include "internal/string.h"
 
 namespace packedfun {
 namespace detail {
@@ -34,6 +35,18 @@ PFSeqObject* NewSeq(int32_t type_index, int64_t capacity) {
   seq->size = 0;
   seq->capacity = capacity;
   return seq;
+}
+
+PFAny MakeStringArray(const std::vector<std::string>& texts) {
+  PFSeqObject* arr = NewSeq(kPFTypeArray, static_cast<int64_t>(texts.size()));
+  PFAny result = ObjectAny(Header(arr));
+  try {
+    for (const std::string& text : texts) arr->data[arr->size++] = MakeStringAny(text);
+  } catch (...) {
+    ReleaseAny(&result);
+    throw;
+  }
+  return result;
 }
 
 void SeqReserve(PFSeqObject* seq, int64_t capacity) {

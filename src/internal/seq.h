@@ -4,6 +4,9 @@
 
 #include <packedfun/c_api.h>
 
+#include <string>
+#include <vector>
+
 namespace packedfun {
 namespace detail {
 
@@ -17,6 +20,9 @@ void SeqReserve(PFSeqObject* seq, int64_t capacity);
 /*! Appends `value` (stolen, owned) to `seq`, growing it when full. Throws bad_alloc (and then
  *  releases `value`). */
 void SeqPush(PFSeqObject* seq, PFAny value);
+
+/*! A new Array (owned PFAny) of the strings `texts`, in order. Throws bad_alloc. */
+PFAny MakeStringArray(const std::vector<std::string>& texts);
 
 /*! A new Shape copying `dims`. Throws bad_alloc. */
 PFObject* NewShape(const int64_t* dims, int64_t ndim);
