@@ -55,7 +55,7 @@ def test_clear_errors(mod):
         mod.add_one_cpu(x, x[:3])
     with pytest.raises(TypeError, match="add_one_cpu: argument 1: expected Tensor, got int"):
         mod.add_one_cpu(x, 1)
-    with pytest.raises(TypeError, match="expected 2 arguments, got 1"):
+    with pytest.raises(TypeError, match=r"add_one_cpu\(\) missing 1 required positional argument"):
         mod.add_one_cpu(x)
 
 

@@ -60,9 +60,11 @@ def lib() -> str:
 
 def _env(**extra) -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [os.path.join(ROOT, "python")] + [p for p in [env.get("PYTHONPATH")] if p]
-    )
+    # The packedfun under test (installed, or the dev tree's python/), found without importing it.
+    spec = importlib.util.find_spec("packedfun")
+    origin = spec.origin if spec is not None and spec.origin else None
+    parent = os.path.dirname(os.path.dirname(origin)) if origin else os.path.join(ROOT, "python")
+    env["PYTHONPATH"] = os.pathsep.join([parent] + [p for p in [env.get("PYTHONPATH")] if p])
     env.update(extra)
     return env
 
