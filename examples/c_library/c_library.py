@@ -28,7 +28,6 @@ def build(out_dir: str) -> str:
     """Compiles c_library.c as C11 against the packedfun package found by Python."""
     lib = os.path.join(out_dir, "c_library.so")
     cc = shlex.split(os.environ.get("CC", "cc"))
-    lib_dir = packedfun.config.get_lib_dir()
     cmd = [
         *cc,
         "-std=c11",
@@ -37,13 +36,12 @@ def build(out_dir: str) -> str:
         "-Werror",
         "-shared",
         "-fPIC",
-        f"-I{packedfun.config.get_include_dir()}",
+        *packedfun.config.get_cflags().split(),
         str(HERE / "c_library.c"),
         "-o",
         lib,
-        f"-L{lib_dir}",
-        f"-Wl,-rpath,{lib_dir}",
-        "-lpackedfun",
+        *packedfun.config.get_ldflags().split(),
+        *packedfun.config.get_libs().split(),
     ]
     subprocess.run(cmd, check=True)
     return lib

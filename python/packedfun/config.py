@@ -6,7 +6,10 @@ Used as a library (``packedfun.config.get_include_dir()``) or as a command::
     packedfun-config --includedir --cmakedir
     python -m packedfun.config --cxxflags --ldflags --libs
 
-Each requested value is printed on its own line, in the order asked.
+Each requested value is printed on its own line, in the order asked. The linker line of
+``--ldflags`` spells the run-time search path as ``-Xlinker -rpath -Xlinker DIR``, a form that
+gcc, clang and nvcc all accept (nvcc rejects ``-Wl,...``); ``--rpath`` prints the bare directory
+for those who write their own flag.
 """
 
 from __future__ import annotations
@@ -16,12 +19,14 @@ import sys
 from pathlib import Path
 
 __all__ = [
+    "get_cflags",
     "get_cmake_dir",
     "get_cxxflags",
     "get_include_dir",
     "get_ldflags",
     "get_lib_dir",
     "get_libs",
+    "get_rpath",
     "main",
 ]
 
@@ -61,6 +66,18 @@ def get_cmake_dir() -> str:
     return str(_PACKAGE_DIR / "share" / "cmake" / "packedfun")
 
 
+def get_cflags() -> str:
+    """Return the compiler flags for a C source that includes ``packedfun/c_api.h``.
+
+    Returns
+    -------
+    str
+        The include directory as ``-I``; no language standard (the C ABI header is C11-clean and
+        a C++ standard flag would make a C compiler warn).
+    """
+    return f"-I{get_include_dir()}"
+
+
 def get_cxxflags() -> str:
     """Return the compiler flags for a C++ source that includes ``packedfun/packedfun.h``.
 
@@ -72,16 +89,30 @@ def get_cxxflags() -> str:
     return f"-std=c++17 -I{get_include_dir()}"
 
 
-def get_ldflags() -> str:
-    """Return the linker flags that find ``libpackedfun.so`` at link time and at run time.
+def get_rpath() -> str:
+    """Return the run-time search path that finds ``libpackedfun.so``: the library directory.
 
     Returns
     -------
     str
-        Space-separated ``-L`` and ``-Wl,-rpath`` flags.
+        Absolute path, to embed as an rpath in a program or library linked against packedfun.
+    """
+    return get_lib_dir()
+
+
+def get_ldflags() -> str:
+    """Return the linker flags that find ``libpackedfun.so`` at link time and at run time.
+
+    The rpath is passed as ``-Xlinker -rpath -Xlinker DIR``: gcc, clang and nvcc all forward
+    ``-Xlinker`` arguments to the linker, while nvcc rejects the ``-Wl,`` spelling.
+
+    Returns
+    -------
+    str
+        Space-separated ``-L`` and rpath flags.
     """
     lib_dir = get_lib_dir()
-    return f"-L{lib_dir} -Wl,-rpath,{lib_dir}"
+    return f"-L{lib_dir} -Xlinker -rpath -Xlinker {get_rpath()}"
 
 
 def get_libs() -> str:
@@ -99,8 +130,10 @@ _QUERIES = {
     "includedir": (get_include_dir, "directory of the C/C++ headers"),
     "libdir": (get_lib_dir, "directory of libpackedfun.so"),
     "cmakedir": (get_cmake_dir, "directory of packedfunConfig.cmake (use as packedfun_DIR)"),
+    "cflags": (get_cflags, "C compiler flags"),
     "cxxflags": (get_cxxflags, "C++ compiler flags"),
-    "ldflags": (get_ldflags, "linker flags (-L and rpath)"),
+    "ldflags": (get_ldflags, "linker flags (-L and an rpath gcc, clang and nvcc accept)"),
+    "rpath": (get_rpath, "run-time search path of libpackedfun.so (a directory)"),
     "libs": (get_libs, "libraries to link"),
 }
 

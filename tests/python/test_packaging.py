@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import packedfun
+import packedfun.config
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +43,7 @@ def _run(cmd: list) -> None:
 
 
 @pytest.fixture(scope="module")
-def example_library(tmp_path_factory) -> Path:
+def example_build(tmp_path_factory) -> Path:
     if not (EXAMPLE / "CMakeLists.txt").is_file():
         pytest.skip("examples/add_integers is not in this checkout")
     cmake = shutil.which("cmake")
@@ -58,7 +59,12 @@ def example_library(tmp_path_factory) -> Path:
         configure += ["-G", "Ninja"]
     _run(configure)
     _run([cmake, "--build", build, "-j", "2"])
-    libraries = sorted(p for p in build.rglob("*.so") if p.is_file())
+    return build
+
+
+@pytest.fixture(scope="module")
+def example_library(example_build) -> Path:
+    libraries = sorted(p for p in example_build.rglob("*.so") if p.is_file())
     assert len(libraries) == 1, f"expected one shared library, built: {libraries}"
     return libraries[0]
 
@@ -107,3 +113,58 @@ def test_library_links_the_installed_runtime(example_library):
         pytest.skip("ldd not found")
     out = subprocess.run([ldd, str(example_library)], capture_output=True, text=True, check=True)
     assert "libpackedfun.so" in out.stdout
+
+
+def _dynamic_section(path: Path) -> str:
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("readelf not found")
+    return subprocess.run(
+        [readelf, "-d", str(path)], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_headers_target_links_no_runtime(example_build):
+    """packedfun::headers gives the include paths alone: the program runs without the runtime."""
+    exe = example_build / "abi_info"
+    assert exe.is_file()
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.startswith("ABI 1.") and "sizeof(PFAny) = 16" in out.stdout
+    assert "libpackedfun" not in _dynamic_section(exe)
+
+
+def test_helper_installs_with_an_rpath_to_the_runtime(example_build, tmp_path):
+    """packedfun_add_extension installs into INSTALL_DIR; outside a wheel build the installed
+    library's rpath is the directory of the libpackedfun.so it was built against."""
+    prefix = tmp_path / "prefix"
+    _run([shutil.which("cmake"), "--install", example_build, "--prefix", prefix])
+    installed = prefix / "lib" / "libadd_integers.so"
+    assert installed.is_file()
+    dynamic = _dynamic_section(installed)
+    runtime_dir = Path(packedfun.config.get_lib_dir()).resolve()
+    rpaths = [
+        line.split("[", 1)[1].rstrip("]")
+        for line in dynamic.splitlines()
+        if "RPATH" in line or "RUNPATH" in line
+    ]
+    assert any(Path(p).resolve() == runtime_dir for r in rpaths for p in r.split(":")), dynamic
+
+
+def test_package_loads_its_own_library(example_library, tmp_path, monkeypatch):
+    """packedfun.libinfo.load_package_library: a package's __init__ loads lib<name>.so beside it."""
+    pkg = tmp_path / "add_integers_pkg"
+    pkg.mkdir()
+    shutil.copy(example_library, pkg / "libadd_integers.so")
+    (pkg / "__init__.py").write_text(
+        "from packedfun.libinfo import load_package_library\n"
+        "_LIB = load_package_library(__name__, 'add_integers')\n"
+        "add_integers = _LIB.add_integers\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    try:
+        mod = importlib.import_module("add_integers_pkg")
+        assert mod.add_integers(20, 22) == 42
+    finally:
+        sys.modules.pop("add_integers_pkg", None)
