@@ -276,3 +276,11 @@ def test_numbers_as_python_means_them():
     assert add(Index()) == 9
     with pytest.raises(OverflowError, match="testing.add_kw: argument 0"):
         add(np.uint64(2**64 - 1))
+
+
+def test_stubgen_for_a_library(exported):
+    from packedfun import stubgen
+
+    text = stubgen.generate(libraries=[exported.path])
+    assert 'def add(a: int, b: int = 10) -> int:\n    """Adds."""\n    ...\n' in text
+    assert "def mix(arg0: float, arg1: str) -> float: ..." in text
