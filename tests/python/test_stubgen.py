@@ -1,4 +1,4 @@
-# packedfun.stubgen: stubs from metadata, mypy --strict on them, --check, and the shipped testing.pyi.
+# packedfun.stubgen: stubs from metadata, mypy --strict on them, --check, the shipped testing.pyi.
 import os
 import subprocess
 import sys
