@@ -4,21 +4,16 @@
 #include <string>
 #include <vector>
 
+#include "internal/env.h"
 #include "internal/error.h"
 
 namespace packedfun {
 namespace detail {
 namespace {
 
-struct StreamSlot {
-  int32_t device_type;
-  int32_t device_id;
-  void* stream;
-};
-
 /*! The calling thread's stream slots: few devices per thread, so a short vector scanned in order
  *  beats any map. A slot set back to NULL stays (a later set reuses it). */
-thread_local std::vector<StreamSlot> tls_streams;
+thread_local std::vector<EnvStreamSlot> tls_streams;
 thread_local PFEnvTensorAllocator tls_allocator = nullptr;
 
 /*! Collects the allocator's error (its set_error callback). */
@@ -34,6 +29,13 @@ void SetAllocError(void* ctx, const char* kind, const char* message) {
 }
 
 }  // namespace
+
+const EnvStreamSlot* EnvSnapshot(size_t* count, PFEnvTensorAllocator* allocator) noexcept {
+  *allocator = tls_allocator;
+  *count = tls_streams.size();
+  return tls_streams.data();
+}
+
 }  // namespace detail
 }  // namespace packedfun
 
@@ -49,7 +51,7 @@ PACKEDFUN_API int PFEnvSetStream(int32_t device_type, int32_t device_id, void* s
                                         " must not be negative");
   }
   return Guard([&] {
-    for (StreamSlot& slot : tls_streams) {
+    for (EnvStreamSlot& slot : tls_streams) {
       if (slot.device_type == device_type && slot.device_id == device_id) {
         if (out_prev != nullptr) *out_prev = slot.stream;
         slot.stream = stream;
@@ -57,13 +59,13 @@ PACKEDFUN_API int PFEnvSetStream(int32_t device_type, int32_t device_id, void* s
       }
     }
     if (out_prev != nullptr) *out_prev = nullptr;
-    tls_streams.push_back(StreamSlot{device_type, device_id, stream});
+    tls_streams.push_back(EnvStreamSlot{device_type, device_id, stream});
     return 0;
   });
 }
 
 PACKEDFUN_API void* PFEnvGetStream(int32_t device_type, int32_t device_id) {
-  for (const StreamSlot& slot : tls_streams) {
+  for (const EnvStreamSlot& slot : tls_streams) {
     if (slot.device_type == device_type && slot.device_id == device_id) return slot.stream;
   }
   return nullptr;

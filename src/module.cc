@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <packedfun/detail/bytes_any.h>
+
 #include "internal/dynamic_symbols.h"
 #include "internal/error.h"
 #include "internal/object.h"
@@ -41,6 +43,7 @@ struct ModuleImpl {
  *  docstring getters (functions returning a string). */
 constexpr const char* kTVMFFIPrefix = "__tvm_ffi_";
 constexpr const char* kTVMFFIDocPrefix = "__tvm_ffi__doc_";
+constexpr const char* kTVMFFIMetaPrefix = "__tvm_ffi__metadata_";
 
 /*! One lock for the whole import graph: imports change rarely, and a single lock makes the cycle
  *  check of PFModuleImport atomic with the insertion it guards. */
@@ -226,6 +229,36 @@ int LoadThroughTVMFFI(ModuleImpl* m, void* handle, const std::string& path) {
   return 0;
 }
 
+/*! Gives `func` the type schema a tvm-ffi library exports next to it (built with
+ *  TVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1: a getter `__tvm_ffi__metadata_<name>`) as packedfun
+ *  metadata. A getter that fails or returns something else leaves the Function without any: the
+ *  function itself still works. */
+void AttachTVMFFIMetadata(ModuleImpl* module, const std::string& name, PFObject* func) {
+  std::string symbol = kTVMFFIMetaPrefix + name;
+  void* getter = dlsym(module->handle, symbol.c_str());
+  if (getter == nullptr) return;
+  PFObject* get = tvmffi::NewFunction(reinterpret_cast<tvmffi::SafeCall>(getter), nullptr,
+                                      Header(module), symbol);
+  PFAny text = NoneAny();
+  int rc = PFFunctionCall(get, nullptr, 0, &text);
+  DecRef(get);
+  if (rc != 0) {
+    PFObject* err = nullptr;
+    PFErrorMoveFromRaised(&err);
+    DecRef(err);
+    return;
+  }
+  std::string record;
+  if (AnyIsStr(text)) {
+    PFByteArray bytes = AnyBytes(text);
+    record = tvmffi::MetadataFromExport(std::string_view(bytes.data, bytes.size), name);
+  }
+  ReleaseAny(&text);
+  if (record.empty()) return;
+  PFByteArray json{record.data(), record.size()};
+  CheckCall(PFFunctionSetMetadata(func, &json));
+}
+
 /*! A Function over tvm-ffi function `name` of `m`, or NULL when it has none. */
 PFObject* TVMFFIFunction(ModuleImpl* m, const PFByteArray* name, int query_imports,
                          const char* fn) {
@@ -246,8 +279,15 @@ PFObject* TVMFFIFunction(ModuleImpl* m, const PFByteArray* name, int query_impor
   Found found = ResolveName(Header(m), name, query_imports, kTVMFFIPrefix, fn);
   if (found.address == nullptr) return nullptr;
   tvmffi::EnsureApi(found.module->handle);
-  return tvmffi::NewFunction(reinterpret_cast<tvmffi::SafeCall>(found.address), nullptr,
-                             Header(found.module), text);
+  PFObject* func = tvmffi::NewFunction(reinterpret_cast<tvmffi::SafeCall>(found.address), nullptr,
+                                       Header(found.module), text);
+  try {
+    AttachTVMFFIMetadata(found.module, text, func);
+  } catch (...) {
+    DecRef(func);
+    throw;
+  }
+  return func;
 }
 
 /*! The docstring a tvm-ffi library exports for `name` (a getter function), or None. */

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "internal/env.h"
 #include "internal/error.h"
 #include "internal/object.h"
 #include "internal/tvm_ffi.h"
@@ -262,11 +263,10 @@ __attribute__((noinline)) int CallTranslated(Target* t, const PFAny* args, int32
   return rc;
 }
 
-/*! The packedfun body of every bridge Function. The fast path hands packedfun's arguments to
- *  tvm-ffi unchanged when every one of them means the same in both ABIs (POD, small strings,
- *  raw strings, DLTensor* with strides): no copy, no allocation, one type check per argument. */
-int Call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
-  Target* t = static_cast<Target*>(self);
+/*! The bridge's work for one call. The fast path hands packedfun's arguments to tvm-ffi
+ *  unchanged when every one of them means the same in both ABIs (POD, small strings, raw strings,
+ *  DLTensor* with strides): no copy, no allocation, one type check per argument. */
+inline int CallBody(Target* t, const PFAny* args, int32_t num_args, PFAny* result) {
   if (t->tensor_objects.load(std::memory_order_relaxed)) {
     return CallTranslated(t, args, num_args, result);
   }
@@ -278,6 +278,91 @@ int Call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
   }
   if (ResultPassesThrough(result->type_index)) return 0;
   return TranslateResult(t, result);
+}
+
+/*! packedfun's calling environment copied into tvm-ffi's for one call, so that a kernel asking
+ *  tvm-ffi (TVMFFIEnvGetStream, TVMFFIEnvTensorAlloc) sees the caller's stream and allocator; the
+ *  destructor puts tvm-ffi's previous values back. Only set slots are copied: where packedfun has
+ *  no stream, tvm-ffi's own setting stands. */
+class MirroredEnv {
+ public:
+  MirroredEnv(const EnvStreamSlot* slots, size_t count, PFEnvTensorAllocator allocator) {
+    if (g_api.EnvSetStream != nullptr) {
+      for (size_t i = 0; i < count; ++i) {
+        if (slots[i].stream == nullptr) continue;
+        Saved s{slots[i].device_type, slots[i].device_id, nullptr};
+        if (g_api.EnvSetStream(s.device_type, s.device_id, slots[i].stream, &s.stream) != 0) {
+          failed_ = true;
+          return;
+        }
+        Keep(s);
+      }
+    }
+    if (allocator != nullptr && g_api.EnvSetTensorAllocator != nullptr) {
+      if (g_api.EnvSetTensorAllocator(allocator, 0, &previous_allocator_) != 0) {
+        failed_ = true;
+        return;
+      }
+      allocator_set_ = true;
+    }
+  }
+  ~MirroredEnv() {
+    if (allocator_set_) g_api.EnvSetTensorAllocator(previous_allocator_, 0, nullptr);
+    for (size_t i = count_; i-- > 0;) {
+      const Saved& s = i < kInline ? inline_[i] : more_[i - kInline];
+      g_api.EnvSetStream(s.device_type, s.device_id, s.stream, nullptr);
+    }
+  }
+  MirroredEnv(const MirroredEnv&) = delete;
+  MirroredEnv& operator=(const MirroredEnv&) = delete;
+  /*! Whether tvm-ffi refused a value (its error then sits in tvm-ffi's slot). */
+  bool failed() const noexcept { return failed_; }
+
+ private:
+  struct Saved {
+    int32_t device_type;
+    int32_t device_id;
+    void* stream;  // tvm-ffi's stream before the call
+  };
+  static constexpr size_t kInline = 4;  // devices a thread sets streams for: rarely more
+  void Keep(const Saved& s) {
+    if (count_ < kInline) {
+      inline_[count_] = s;
+    } else {
+      more_.push_back(s);
+    }
+    ++count_;
+  }
+
+  Saved inline_[kInline];
+  std::vector<Saved> more_;
+  size_t count_ = 0;
+  PFEnvTensorAllocator previous_allocator_ = nullptr;
+  bool allocator_set_ = false;
+  bool failed_ = false;
+};
+
+__attribute__((noinline)) int CallMirrored(Target* t, const PFAny* args, int32_t num_args,
+                                           PFAny* result, const EnvStreamSlot* slots, size_t count,
+                                           PFEnvTensorAllocator allocator) {
+  return Guard([&] {
+    MirroredEnv env(slots, count, allocator);
+    if (env.failed()) return RaiseTVMError(TakeError(), t->name);
+    return CallBody(t, args, num_args, result);
+  });
+}
+
+/*! The packedfun body of every bridge Function. A thread that never set a stream or allocator
+ *  pays one thread-local lookup for the environment; otherwise it is mirrored for the call. */
+int Call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
+  Target* t = static_cast<Target*>(self);
+  size_t count = 0;
+  PFEnvTensorAllocator allocator = nullptr;
+  const EnvStreamSlot* slots = EnvSnapshot(&count, &allocator);
+  if (__builtin_expect(count != 0 || allocator != nullptr, 0)) {
+    return CallMirrored(t, args, num_args, result, slots, count, allocator);
+  }
+  return CallBody(t, args, num_args, result);
 }
 
 }  // namespace
@@ -303,6 +388,10 @@ void EnsureApi(void* library) {
   ResolveSymbol(library, "TVMFFIStringFromByteArray", &api.StringFromByteArray, &missing);
   ResolveSymbol(library, "TVMFFIBytesFromByteArray", &api.BytesFromByteArray, &missing);
   ResolveSymbol(library, "TVMFFIGetTypeInfo", &api.GetTypeInfo, &missing);
+  std::string optional;  // older libtvm_ffi may lack the environment API: then it is not mirrored
+  ResolveSymbol(library, "TVMFFIEnvSetStream", &api.EnvSetStream, &optional);
+  ResolveSymbol(library, "TVMFFIEnvSetDLPackManagedTensorAllocator", &api.EnvSetTensorAllocator,
+                &optional);
   if (!missing.empty()) {
     Throw("OSError", "the libtvm_ffi loaded in this process lacks entry points packedfun needs:" +
                          missing + " (install apache-tvm-ffi >= 0.1)");

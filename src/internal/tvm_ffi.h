@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace packedfun {
@@ -100,6 +101,11 @@ struct Api {
   int (*StringFromByteArray)(const PFByteArray* input, PFAny* out);
   int (*BytesFromByteArray)(const PFByteArray* input, PFAny* out);
   const TypeInfoHead* (*GetTypeInfo)(int32_t type_index);
+  // tvm-ffi's calling environment (c_env_api.h); NULL in a libtvm_ffi without them, and then the
+  // caller's stream and allocator are simply not mirrored.
+  int (*EnvSetStream)(int32_t device_type, int32_t device_id, void* stream, void** out_prev);
+  int (*EnvSetTensorAllocator)(PFEnvTensorAllocator allocator, int write_to_global_context,
+                               PFEnvTensorAllocator* out_prev);
 };
 
 /*! The resolved API. Only valid once EnsureApi succeeded (every bridge Function implies it). */
@@ -169,6 +175,12 @@ void ToTVM(const PFAny& in, PFAny* out, Temps* temps, ToTVMOptions options, cons
 /*! Translates a borrowed tvm-ffi value into an owned packedfun value (new ref). Throws TypeError
  *  naming `what` when the value has no packedfun equivalent. */
 void ToPF(const PFAny& in, PFAny* out, const char* what);
+
+/*! packedfun's metadata record (JSON) for function `name` from what its library exports as
+ *  `__tvm_ffi__metadata_<name>` (`{"type_schema": "<tvm-ffi type schema JSON>"}`): parameter and
+ *  return types in packedfun's type names, parameters named from the schema or `arg0`, `arg1`...
+ *  Empty when the text is not such a record. */
+std::string MetadataFromExport(std::string_view exported, const std::string& name);
 
 /*! The type key of a tvm-ffi type index, for messages. */
 std::string TypeKey(int32_t type_index);

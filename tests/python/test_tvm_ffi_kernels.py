@@ -109,7 +109,19 @@ import packedfun as pf
 import packedfun.testing  # noqa: F401 (registers testing.apply, a C++ caller)
 m = pf.load_module(sys.argv[1])
 assert isinstance(m.add, pf.Function)
-assert m.add.__doc__ == "Adds two integers."
+assert m.add.__doc__ == "add(arg0: int, arg1: int) -> int\\n\\nAdds two integers."
+# The exported type schema is the Function's metadata: signatures, keywords, type names.
+import inspect
+assert str(inspect.signature(m.counts)) == "(arg0: 'Array[str]') -> 'Map[str, int]'"
+assert str(inspect.signature(m.add_one_cpu)) == "(arg0: 'Tensor', arg1: 'Tensor') -> 'None'"
+assert str(inspect.signature(m.echo_device)) == "(arg0: 'Device') -> 'Device'"
+assert m.add(arg1=2, arg0=40) == 42 and m.scale(2.0, arg1=1.5) == 3.0
+try:
+    m.add(1, b=2)
+except TypeError as e:
+    assert "unexpected keyword argument 'b'" in str(e), str(e)
+else:
+    raise AssertionError("no TypeError")
 assert "add" in m and "no_such_function" not in m
 # An ordinary Function: the registry, C++ callers (testing.apply) and callbacks.
 pf.register_global_func("tvmk.add", m.add, override=True)
@@ -239,3 +251,104 @@ print("ok")
 def test_library_with_context_loads_through_tvm_ffi_loader():
     ctx_lib = build_library(CTX_SOURCE, "pf_tvm_ctx_kernels")
     assert run_child(ctx_lib, code=_CTX).strip() == "ok"
+
+
+_ENV_MIRROR = """
+import ctypes, sys
+import numpy as np
+import packedfun as pf
+
+m = pf.load_module(sys.argv[1])
+
+
+class Version(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8),
+                ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+NO_DELETE = DELETER(lambda p: None)
+
+
+class Managed(ctypes.Structure):
+    _fields_ = [("version", Version), ("manager_ctx", ctypes.c_void_p), ("deleter", DELETER),
+                ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+
+
+KEEP = []
+
+
+def fake_cuda(device_id):
+    # A CUDA tensor by its metadata only (never dereferenced): the kernel reads its device.
+    shape, strides, managed = (ctypes.c_int64 * 1)(4), (ctypes.c_int64 * 1)(1), Managed()
+    managed.version, managed.deleter = Version(1, 0), NO_DELETE
+    t = managed.dl_tensor
+    t.data, t.device_type, t.device_id, t.ndim = 0x1000, 2, device_id, 1
+    t.code, t.bits, t.lanes, t.shape, t.strides = 2, 32, 1, shape, strides
+    KEEP.extend([shape, strides, managed])
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    return pf.from_dlpack(new(ctypes.addressof(managed), b"dltensor_versioned", None))
+
+
+x0, x1 = fake_cuda(0), fake_cuda(1)
+cuda0 = pf.device("cuda:0")
+seen = [m.tensor_stream(x0)]
+with pf.use_stream("cuda:0", 0xABC0):
+    seen += [m.tensor_stream(x0), m.tensor_stream(x1), m.env_stream(cuda0)]
+    with pf.use_stream("cuda:1", 0xDEF0):
+        seen += [m.tensor_stream(x0), m.tensor_stream(x1)]
+    seen.append(m.tensor_stream(x1))
+seen.append(m.tensor_stream(x0))
+# tvm-ffi's own setting stands where packedfun sets nothing, and comes back after a call that
+# mirrored packedfun's stream over it.
+m.set_tvm_stream(cuda0, 0x77)
+seen.append(m.env_stream(cuda0))
+with pf.use_stream("cuda:0", 0xABC0):
+    seen.append(m.env_stream(cuda0))
+seen.append(m.env_stream(cuda0))
+print(seen)
+# The allocator: the caller's framework allocates the kernel's output (TVMFFIEnvTensorAlloc).
+x = np.zeros(2, np.float32)
+out = m.env_ones_like(x, 5)
+assert type(out) is np.ndarray and out.tolist() == [1.0] * 5, out
+try:
+    import torch
+except ImportError:
+    torch = None
+if torch is not None:
+    out = m.env_ones_like(torch.zeros(2), 5)
+    assert type(out) is torch.Tensor and out.tolist() == [1.0] * 5, out
+try:  # no framework argument: tvm-ffi has no allocator, its error arrives as raised
+    m.env_ones_like(pf.from_dlpack(x), 3)
+except RuntimeError as e:
+    assert "allocator" in str(e), str(e)
+else:
+    raise AssertionError("no error")
+for _ in range(2000):  # balanced: the mirrored allocator is restored after every call
+    m.env_ones_like(x, 4)
+try:
+    m.env_ones_like(pf.from_dlpack(x), 3)
+except RuntimeError:
+    pass
+else:
+    raise AssertionError("the allocator leaked out of a call")
+assert "tvm_ffi" not in sys.modules
+del x0, x1
+print("ok")
+"""
+
+
+def test_kernels_see_packedfuns_stream_and_allocator(lib):
+    out = run_child(lib, code=_ENV_MIRROR).split("\n")
+    a, b = 0xABC0, 0xDEF0
+    assert out[0] == str([0, a, 0, a, a, b, 0, 0, 0x77, a, 0x77])
+    assert out[1] == "ok"
