@@ -7,6 +7,7 @@
 #include <packedfun/error.h>
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -149,6 +150,41 @@ inline DLDevice DeviceFromString(std::string_view text) {
                                 "' as a device (expected e.g. 'cpu', 'cuda:1')");
 }
 
+namespace detail {
+/*! The name of `dtype`, or "DLDataType(code=C, bits=B, lanes=L)" for an undefined type code:
+ *  for printing, which must not fail. */
+inline std::string DataTypeText(DLDataType dtype) {
+  PFAny out{};
+  if (PFDataTypeToString(dtype, &out) != 0) {
+    DiscardRaised();
+    return "DLDataType(code=" + std::to_string(dtype.code) +
+           ", bits=" + std::to_string(dtype.bits) + ", lanes=" + std::to_string(dtype.lanes) + ")";
+  }
+  PFByteArray bytes = AnyBytes(out);
+  std::string s(bytes.data, bytes.size);
+  PFAnyRelease(&out);
+  return s;
+}
+}  // namespace detail
+
+/*! `to_string(dtype)` and `to_string(device)`: "float32", "cuda:1" (as DataTypeToString and
+ *  DeviceToString), so generic code can write `using std::to_string; to_string(x)`. */
+inline std::string to_string(DLDataType dtype) { return DataTypeToString(dtype); }
+inline std::string to_string(DLDevice device) { return DeviceToString(device); }
+
 }  // namespace packedfun
+
+// Streaming into any std::ostream (`std::cout << x->dtype`): templates over the stream type, so
+// this header needs only <iosfwd>; the caller that streams has included <ostream>.
+template <typename CharT, typename Traits>
+std::basic_ostream<CharT, Traits>& operator<<(std::basic_ostream<CharT, Traits>& os,
+                                              DLDataType dtype) {
+  return os << packedfun::detail::DataTypeText(dtype);
+}
+template <typename CharT, typename Traits>
+std::basic_ostream<CharT, Traits>& operator<<(std::basic_ostream<CharT, Traits>& os,
+                                              DLDevice device) {
+  return os << packedfun::DeviceToString(device);
+}
 
 #endif  // PACKEDFUN_DTYPE_H_

@@ -164,6 +164,10 @@ __attribute__((noinline, cold)) inline int SetRaisedFromCurrentException() noexc
 #define PACKEDFUN_CHECK_GT(a, b) PACKEDFUN_CHECK_OP_IMPL_("RuntimeError", CheckOpGt, >, a, b)
 #define PACKEDFUN_CHECK_GE(a, b) PACKEDFUN_CHECK_OP_IMPL_("RuntimeError", CheckOpGe, >=, a, b)
 
+/*! `PACKEDFUN_CHECK_KIND(n > 0, ValueError) << "n must be positive";` as PACKEDFUN_CHECK, raising
+ *  an error of kind `Kind` (ValueError, TypeError, IndexError, ...; any name Python registered). */
+#define PACKEDFUN_CHECK_KIND(cond, Kind) PACKEDFUN_CHECK_IMPL_(#Kind, cond)
+
 /*! Internal invariants: as PACKEDFUN_CHECK*, with kind InternalError. */
 #define PACKEDFUN_ICHECK(cond) PACKEDFUN_CHECK_IMPL_("InternalError", cond)
 #define PACKEDFUN_ICHECK_EQ(a, b) PACKEDFUN_CHECK_OP_IMPL_("InternalError", CheckOpEq, ==, a, b)

@@ -19,6 +19,7 @@
 
 #include <packedfun/c_api.h>
 #include <packedfun/detail/type_name.h>
+#include <packedfun/detail/type_traits.h>
 #include <packedfun/error.h>
 #include <packedfun/object.h>
 
@@ -120,6 +121,28 @@ auto ObjectRef::as() const {
     return std::optional<T>(detail::ObjectUnsafe::FromBorrowed<T>(get()));
   }
 }
+
+/*! ObjectPtr<T> of an object class T: received from a T (or a subclass), None gives a null
+ *  pointer; named by T's type key in messages. `make_object<T>(...)` can be returned directly. */
+template <typename T>
+struct TypeTraits<ObjectPtr<T>, std::enable_if_t<std::is_base_of<Object, T>::value>> {
+  static void ToView(const ObjectPtr<T>& v, PFAny* out, PFByteArray*) {
+    detail::SetObject(out, v.get());
+  }
+  static void ToOwned(ObjectPtr<T> v, PFAny* out) { detail::SetObject(out, v.release()); }
+  static std::optional<ObjectPtr<T>> TryFrom(const PFAny* v) {
+    if (v->type_index == kPFTypeNone) return ObjectPtr<T>();
+    if (!IsInstanceIndex<T>(v->type_index)) return std::nullopt;
+    return ObjectPtr<T>::FromBorrowed(static_cast<T*>(v->v_obj));
+  }
+  static std::string TypeName() {
+    if constexpr (std::is_same<T, Object>::value) {
+      return "Object";
+    } else {
+      return T::_type_key;
+    }
+  }
+};
 
 namespace detail {
 

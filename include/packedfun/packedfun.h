@@ -8,6 +8,7 @@
 #include <packedfun/string.h>
 #include <packedfun/bytes.h>
 #include <packedfun/any.h>
+#include <packedfun/optional.h>
 #include <packedfun/function.h>
 #include <packedfun/registry.h>
 #include <packedfun/module.h>

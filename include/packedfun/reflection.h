@@ -143,20 +143,17 @@ int64_t FieldOffset(F C::* member) noexcept {
          reinterpret_cast<const char*>(static_cast<PFObject*>(p));
 }
 
-/*! Runs a static-init body, reporting (never propagating) what it throws. */
-inline int RunStaticInit(void (*body)(), const char* file, int line) noexcept {
-  try {
-    body();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "packedfun: static initialization at %s:%d failed: %s\n", file, line,
-                 e.what());
-  }
-  return 0;
-}
-
 }  // namespace detail
 
 namespace reflection {
+
+/*!
+ * The constructor of T taking `A...`, for ObjectDef::def: `.def(init<int64_t, int64_t>())`
+ * registers `__create__` as `make_object<T>(a...)`, so Python writes `Pair(1, 2)`; with names
+ * and defaults, `.def(init<int64_t, int64_t>(), {"a", "b"_a = 0})` lets it write `Pair(a=1)`.
+ */
+template <typename... A>
+struct init {};
 
 /*!
  * Registers the reflection of object class T (declared with PACKEDFUN_DECLARE_OBJECT_INFO).
@@ -218,9 +215,29 @@ class ObjectDef {
     }
   }
 
+  /*! The constructor taking `A...` (a C++ constructor of T) as `__create__`. */
+  template <typename... A>
+  ObjectDef& def(init<A...>) {
+    return AddMethod("__create__", Constructor<A...>(), "", PACKEDFUN_METHOD_STATIC);
+  }
+  template <typename... A, size_t N>
+  ObjectDef& def(init<A...>, const char (&doc)[N]) {
+    return AddMethod("__create__", Constructor<A...>(), doc, PACKEDFUN_METHOD_STATIC);
+  }
+  /*! As def(init<A...>()), naming the parameters and their defaults: `{"a", "b"_a = 0}`. */
+  template <typename... A>
+  ObjectDef& def(init<A...>, const ArgList& args, const char* doc = "") {
+    return AddMethod("__create__", Constructor<A...>(), doc, PACKEDFUN_METHOD_STATIC, &args);
+  }
+
   int32_t type_index() const noexcept { return type_index_; }
 
  private:
+  template <typename... A>
+  static auto Constructor() {
+    return [](A... a) { return make_object<T>(std::move(a)...); };
+  }
+
   template <typename F, typename C>
   ObjectDef& AddField(const char* name, F C::* member, const char* doc, int32_t flags,
                       PFFieldSetter setter) {
@@ -259,17 +276,5 @@ class ObjectDef {
 
 }  // namespace reflection
 }  // namespace packedfun
-
-/*!
- * A block of code run when the library is loaded (static initialization), typically reflection
- * definitions. What it throws is reported on stderr, never propagated:
- *   PACKEDFUN_STATIC_INIT_BLOCK() { packedfun::reflection::ObjectDef<PointObj>().def_ro(...); }
- */
-#define PACKEDFUN_STATIC_INIT_BLOCK()                                                        \
-  static void PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__)();                           \
-  [[maybe_unused]] static const int PACKEDFUN_CONCAT_(pf_static_init_, __LINE__) =           \
-      ::packedfun::detail::RunStaticInit(&PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__), \
-                                         __FILE__, __LINE__);                                \
-  static void PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__)()
 
 #endif  // PACKEDFUN_REFLECTION_H_

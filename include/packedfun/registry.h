@@ -1,4 +1,5 @@
-// Registering global functions at static-initialisation time: PACKEDFUN_REGISTER_GLOBAL("name").
+// Registering global functions at static-initialisation time: PACKEDFUN_REGISTER_GLOBAL("name"),
+// GlobalDef() blocks, and PACKEDFUN_STATIC_INIT_BLOCK.
 #ifndef PACKEDFUN_REGISTRY_H_
 #define PACKEDFUN_REGISTRY_H_
 
@@ -6,8 +7,10 @@
 #include <packedfun/detail/function_details.h>
 #include <packedfun/function.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -115,7 +118,94 @@ class GlobalRegistration {
   PFObject* installed_ = nullptr;
 };
 
+/*! Runs a static-init body, reporting (never propagating) what it throws. */
+inline int RunStaticInit(void (*body)(), const char* file, int line) noexcept {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "packedfun: static initialization at %s:%d failed: %s\n", file, line,
+                 e.what());
+  }
+  return 0;
+}
+
 }  // namespace detail
+
+/*!
+ * Registers several global functions in one place, each with its docstring and its parameters'
+ * names and defaults (the metadata record), typically in a static-init block:
+ *
+ *   using namespace packedfun::literals;
+ *   PACKEDFUN_STATIC_INIT_BLOCK() {
+ *     packedfun::GlobalDef()
+ *         .def("mylib.add", Add, "a + b", {"a", "b"_a = 1})
+ *         .def("mylib.neg", Neg, "-x")
+ *         .def("mylib.sub", Sub, {"a", "b"})
+ *         .def_packed("mylib.echo", Echo, "returns its first argument");
+ *   }
+ *
+ * Each def behaves as PACKEDFUN_REGISTER_GLOBAL: a clash with another function of the same name
+ * or a list of names that does not fit the signature is reported on stderr (the function stays
+ * registered, without names), never thrown, so one bad entry does not stop the others.
+ * Docstrings are string literals.
+ */
+class GlobalDef {
+ public:
+  /*! A typed function (see Function::FromTyped). */
+  template <typename F>
+  GlobalDef& def(const char* name, F f) {
+    detail::GlobalRegistration(name).set_body_typed(std::move(f));
+    return *this;
+  }
+  template <typename F, size_t N>
+  GlobalDef& def(const char* name, F f, const char (&doc)[N], const ArgList& args = {}) {
+    return Typed(name, std::move(f), doc, args);
+  }
+  template <typename F>
+  GlobalDef& def(const char* name, F f, const ArgList& args) {
+    return Typed(name, std::move(f), nullptr, args);
+  }
+  /*! A packed function `void(PackedArgs args, Any* rv)` (see Function::FromPacked). */
+  template <typename F>
+  GlobalDef& def_packed(const char* name, F f) {
+    detail::GlobalRegistration(name).set_body_packed(std::move(f));
+    return *this;
+  }
+  template <typename F, size_t N>
+  GlobalDef& def_packed(const char* name, F f, const char (&doc)[N], const ArgList& args = {}) {
+    return Packed(name, std::move(f), doc, args);
+  }
+  template <typename F>
+  GlobalDef& def_packed(const char* name, F f, const ArgList& args) {
+    return Packed(name, std::move(f), nullptr, args);
+  }
+
+ private:
+  // The docstring goes first: the registration installs it together with the function.
+  template <typename F>
+  GlobalDef& Typed(const char* name, F f, const char* doc, const ArgList& args) {
+    detail::GlobalRegistration r(name);
+    if (doc != nullptr) r.describe(doc);
+    if (args.empty()) {
+      r.set_body_typed(std::move(f));
+    } else {
+      r.set_body_typed(std::move(f), args);
+    }
+    return *this;
+  }
+  template <typename F>
+  GlobalDef& Packed(const char* name, F f, const char* doc, const ArgList& args) {
+    detail::GlobalRegistration r(name);
+    if (doc != nullptr) r.describe(doc);
+    if (args.empty()) {
+      r.set_body_packed(std::move(f));
+    } else {
+      r.set_body_packed(std::move(f), args);
+    }
+    return *this;
+  }
+};
+
 }  // namespace packedfun
 
 #define PACKEDFUN_CONCAT_IMPL_(a, b) a##b
@@ -131,5 +221,17 @@ class GlobalRegistration {
 #define PACKEDFUN_REGISTER_GLOBAL(Name)                                              \
   [[maybe_unused]] static ::packedfun::detail::GlobalRegistration PACKEDFUN_CONCAT_( \
       pf_global_registration_, __COUNTER__) = ::packedfun::detail::GlobalRegistration(Name)
+
+/*!
+ * A block of code run when the library is loaded (static initialization), typically reflection
+ * definitions. What it throws is reported on stderr, never propagated:
+ *   PACKEDFUN_STATIC_INIT_BLOCK() { packedfun::reflection::ObjectDef<PointObj>().def_ro(...); }
+ */
+#define PACKEDFUN_STATIC_INIT_BLOCK()                                                        \
+  static void PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__)();                           \
+  [[maybe_unused]] static const int PACKEDFUN_CONCAT_(pf_static_init_, __LINE__) =           \
+      ::packedfun::detail::RunStaticInit(&PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__), \
+                                         __FILE__, __LINE__);                                \
+  static void PACKEDFUN_CONCAT_(pf_static_init_body_, __LINE__)()
 
 #endif  // PACKEDFUN_REGISTRY_H_

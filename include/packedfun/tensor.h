@@ -16,6 +16,33 @@
 
 namespace packedfun {
 
+/*!
+ * A borrowed run of int64 (a tensor's extents): size(), operator[] (negative counts from the
+ * end; IndexError when out of range), begin()/end(), to_vector(). Valid while the tensor lives.
+ */
+class ShapeView {
+ public:
+  ShapeView(const int64_t* data, int64_t size) noexcept : data_(data), size_(size) {}
+  int64_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  const int64_t* data() const noexcept { return data_; }
+  const int64_t* begin() const noexcept { return data_; }
+  const int64_t* end() const noexcept { return data_ + size_; }
+  int64_t operator[](int64_t i) const {
+    int64_t j = i < 0 ? i + size_ : i;
+    if (j < 0 || j >= size_) {
+      throw Error("IndexError", "shape index " + std::to_string(i) + " out of range for size " +
+                                    std::to_string(size_));
+    }
+    return data_[j];
+  }
+  std::vector<int64_t> to_vector() const { return std::vector<int64_t>(begin(), end()); }
+
+ private:
+  const int64_t* data_;
+  int64_t size_;
+};
+
 namespace detail {
 
 /*! Number of elements of `t` (1 for a 0-d tensor). */
@@ -38,6 +65,67 @@ inline bool TensorIsContiguous(const DLTensor& t) noexcept {
   return true;
 }
 
+/*! Throws the IndexError of an axis outside [-ndim, ndim). */
+[[noreturn]] __attribute__((noinline, cold)) inline void ThrowAxisError(const char* what,
+                                                                        int64_t axis,
+                                                                        int32_t ndim) {
+  throw Error("IndexError", std::string(what) + ": axis " + std::to_string(axis) +
+                                " is out of range for a tensor with " + std::to_string(ndim) +
+                                (ndim == 1 ? " dimension" : " dimensions"));
+}
+
+/*! `axis` (negative counts from the end) as an index in [0, ndim); IndexError otherwise. */
+inline int32_t TensorAxis(const DLTensor& t, int64_t axis, const char* what) {
+  int64_t j = axis < 0 ? axis + t.ndim : axis;
+  if (j < 0 || j >= t.ndim) ThrowAxisError(what, axis, t.ndim);
+  return static_cast<int32_t>(j);
+}
+
+/*! The stride of axis `j` in elements; computed as compact row-major when `t.strides` is NULL. */
+inline int64_t TensorStride(const DLTensor& t, int32_t j) noexcept {
+  if (t.strides != nullptr) return t.strides[j];
+  int64_t s = 1;
+  for (int32_t k = j + 1; k < t.ndim; ++k) s *= t.shape[k];
+  return s;
+}
+
+/*!
+ * The accessors TensorView and Tensor share, read from `*self` (a DLTensor): ndim(), size(i),
+ * stride(i), shape(), strides(), dtype(), device(), data_ptr(), numel(), IsContiguous().
+ */
+template <typename Self>
+class TensorAccess {
+ public:
+  int32_t ndim() const noexcept { return t().ndim; }
+  /*! Extent of `axis` (negative counts from the end); IndexError when out of range. */
+  int64_t size(int64_t axis) const { return t().shape[TensorAxis(t(), axis, "size")]; }
+  /*! Stride of `axis` in elements (negative counts from the end); IndexError when out of range. */
+  int64_t stride(int64_t axis) const { return TensorStride(t(), TensorAxis(t(), axis, "stride")); }
+  /*! The extents, borrowed from the tensor (no copy). */
+  ShapeView shape() const noexcept { return ShapeView(t().shape, t().ndim); }
+  /*! The strides in elements (computed as compact when a legacy DLTensor has none). */
+  std::vector<int64_t> strides() const {
+    std::vector<int64_t> out(static_cast<size_t>(t().ndim));
+    for (int32_t j = 0; j < t().ndim; ++j) out[static_cast<size_t>(j)] = TensorStride(t(), j);
+    return out;
+  }
+  DLDataType dtype() const noexcept { return t().dtype; }
+  DLDevice device() const noexcept { return t().device; }
+  /*! The data, byte offset applied. */
+  void* data_ptr() const noexcept { return static_cast<char*>(t().data) + t().byte_offset; }
+  /*! The data as T*, byte offset applied. */
+  template <typename T>
+  T* data_ptr() const noexcept {
+    return static_cast<T*>(data_ptr());
+  }
+  /*! Number of elements (1 for a 0-d tensor). */
+  int64_t numel() const noexcept { return TensorNumel(t()); }
+  bool IsContiguous() const noexcept { return TensorIsContiguous(t()); }
+
+ private:
+  const DLTensor& t() const noexcept { return *static_cast<const Self&>(*this); }
+};
+
 }  // namespace detail
 
 class Tensor;
@@ -45,14 +133,15 @@ class Tensor;
 /*!
  * A borrowed tensor: a pointer to a DLTensor someone else owns, for function parameters. No
  * reference counting, no allocation; valid for the duration of the call that handed it over.
- * Read the DLPack fields through `->`: `x->ndim`, `x->dtype`, `x->shape[0]`, `x->data`.
+ * Read it through the accessors (`x.ndim()`, `x.size(-1)`, `x.stride(0)`, `x.shape()`, `x.dtype()`,
+ * `x.device()`, `x.data_ptr<float>()`, `x.numel()`) or the DLPack fields through `->`.
  *
  * A view remembers where it came from (a Tensor object, a promotable argument such as a NumPy
  * array passed from Python, or a plain DLTensor*), so that passing it on or keeping it (Any,
  * Tensor) keeps the producer alive, and so that IsReadOnly() knows the producer's flag. Writing
  * through the view of a read-only array is a bug of the kernel: check IsReadOnly() first.
  */
-class TensorView {
+class TensorView : public detail::TensorAccess<TensorView> {
  public:
   explicit TensorView(const DLTensor* tensor) noexcept : tensor_(tensor) {}
   /*! A view of a promotable argument (kept as an owning Tensor when passed on or stored). */
@@ -69,8 +158,6 @@ class TensorView {
   const DLTensor& operator*() const noexcept { return *tensor_; }
   const DLTensor* get() const noexcept { return tensor_; }
 
-  int64_t numel() const noexcept { return detail::TensorNumel(*tensor_); }
-  bool IsContiguous() const noexcept { return detail::TensorIsContiguous(*tensor_); }
   /*! Whether the producer exported the memory read-only (false for a plain DLTensor*). */
   bool IsReadOnly() const {
     if (object_ != nullptr) {
@@ -80,12 +167,6 @@ class TensorView {
     }
     return arg_ != nullptr && (arg_->flags & PACKEDFUN_DLTENSOR_ARG_READ_ONLY) != 0;
   }
-  /*! The data as T*, byte offset applied. */
-  template <typename T>
-  T* data_ptr() const noexcept {
-    return reinterpret_cast<T*>(static_cast<char*>(tensor_->data) + tensor_->byte_offset);
-  }
-
   /*! The view as a borrowed argument: the Tensor object, the promotable argument, or a plain
    *  DLTensor*, whichever it came from. */
   void ToAny(PFAny* out) const noexcept {
@@ -108,7 +189,7 @@ class TensorView {
  * An owning reference to a Tensor object (kPFTypeTensor): DLTensor metadata plus whatever keeps
  * the data alive (a DLPack producer, or memory from Tensor::Empty). Strides are always filled.
  */
-class Tensor : public ObjectRef {
+class Tensor : public ObjectRef, public detail::TensorAccess<Tensor> {
  public:
   Tensor() noexcept = default;
 
@@ -174,19 +255,12 @@ class Tensor : public ObjectRef {
   const DLTensor& operator*() const noexcept { return raw()->tensor; }
   /*! A view that passes on as this Tensor object (keeping it shares it, no copy). */
   TensorView view() const noexcept { return TensorView(*this); }
-  int64_t numel() const noexcept { return detail::TensorNumel(raw()->tensor); }
-  bool IsContiguous() const noexcept { return detail::TensorIsContiguous(raw()->tensor); }
   /*! Whether the producer exported the memory read-only. */
   bool IsReadOnly() const {
     int out = 0;
     detail::CheckCallResult(PFTensorIsReadOnly(get(), &out));
     return out != 0;
   }
-  template <typename T>
-  T* data_ptr() const noexcept {
-    return view().data_ptr<T>();
-  }
-
   static constexpr bool _type_is_nullable = false;
   static bool _type_accepts(int32_t type_index) noexcept { return type_index == kPFTypeTensor; }
   static const char* _type_name() noexcept { return "Tensor"; }
