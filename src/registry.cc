@@ -15,6 +15,7 @@
 
 #include "internal/error.h"
 #include "internal/object.h"
+#include "internal/registry.h"
 #include "internal/seq.h"
 #include "internal/string.h"
 
@@ -366,3 +367,17 @@ PACKEDFUN_API int PFFunctionRemoveGlobal(const PFByteArray* name, int* removed) 
 }
 
 }  // extern "C"
+
+namespace packedfun {
+namespace detail {
+
+void RegisterBuiltin(const char* name, PFSafeCall call) noexcept {
+  PFObject* func = nullptr;
+  if (PFFunctionCreate(nullptr, call, nullptr, &func) != 0) return;
+  PFByteArray key{name, std::strlen(name)};
+  PFFunctionSetGlobal(&key, func, 1, nullptr);
+  DecRef(func);
+}
+
+}  // namespace detail
+}  // namespace packedfun

@@ -24,6 +24,7 @@
 #include "internal/error.h"
 #include "internal/map.h"
 #include "internal/object.h"
+#include "internal/registry.h"
 #include "internal/string.h"
 
 namespace packedfun {
@@ -486,18 +487,10 @@ int DifferenceCall(void*, const PFAny* args, int32_t n, PFAny* result) {
   return PFStructuralFirstDifference(&args[0], &args[1], result);
 }
 
-void RegisterOne(const char* name, PFSafeCall call) {
-  PFObject* func = nullptr;
-  if (PFFunctionCreate(nullptr, call, nullptr, &func) != 0) return;
-  PFByteArray key{name, std::strlen(name)};
-  PFFunctionSetGlobal(&key, func, 1, nullptr);
-  DecRef(func);
-}
-
 const int kRegistered = [] {
-  RegisterOne("packedfun.structural_equal", &EqualCall);
-  RegisterOne("packedfun.structural_hash", &HashCall);
-  RegisterOne("packedfun.structural_first_difference", &DifferenceCall);
+  RegisterBuiltin("packedfun.structural_equal", &EqualCall);
+  RegisterBuiltin("packedfun.structural_hash", &HashCall);
+  RegisterBuiltin("packedfun.structural_first_difference", &DifferenceCall);
   return 0;
 }();
 

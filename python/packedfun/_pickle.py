@@ -3,7 +3,9 @@
 
 Containers and reflected objects pickle as a value graph (:mod:`packedfun._graph`): the native
 object reached twice is one node, cycles through lists and dicts come back as cycles. An
-``Array`` or ``Map`` holding only plain values takes a shorter road (its items as a list or dict).
+``Array``, ``List``, ``Map`` or ``Dict`` holding only plain values (None, bool, int, float, str,
+bytes) takes a shorter road: the runtime packs it into one byte string and rebuilds it in one pass
+(``packedfun.container_pack_plain`` / ``container_unpack_plain``, src/plain_pack.cc).
 CPU tensors pickle by value; with protocol 5 their bytes are a ``PickleBuffer`` that a
 ``buffer_callback`` can send out of band without a copy. Registry Functions pickle by name.
 """
@@ -19,8 +21,6 @@ from . import _graph
 from ._backend import core
 
 __all__ = ["install"]
-
-_PLAIN = (int, float, str, bytes, bool, type(None))
 
 
 class _TensorData:
@@ -99,20 +99,31 @@ def _reduce_graph(obj: Any) -> tuple:
     return (_load_graph, (nodes, root))
 
 
+# None with an older runtime library: then every container takes the value-graph road.
+_pack_plain = core.get_global_func("packedfun.container_pack_plain")
+_unpack_plain = core.get_global_func("packedfun.container_unpack_plain")
+
+
+def _load_plain(data: bytes) -> Any:
+    if _unpack_plain is None:
+        raise pickle.UnpicklingError(
+            "cannot unpickle a packed packedfun container: this process's runtime library "
+            "predates packedfun.container_unpack_plain"
+        )
+    return _unpack_plain(data)
+
+
 def _reduce_array(self: Any, protocol: int = 2) -> tuple:
-    items = list(self)
-    for item in items:
-        if not isinstance(item, _PLAIN):
-            return _reduce_graph(self)
-    return (type(self), (items,))
+    # None when an element is not plain (an object, a tensor ...): sharing may then matter.
+    data = _pack_plain(self) if _pack_plain is not None else None
+    if data is not None:
+        return (_load_plain, (data,))
+    if isinstance(self, core.Shape):
+        return (type(self), (list(self),))
+    return _reduce_graph(self)
 
 
-def _reduce_map(self: Any, protocol: int = 2) -> tuple:
-    items = dict(self.items())
-    for key, value in items.items():
-        if not (isinstance(key, _PLAIN) and isinstance(value, _PLAIN)):
-            return _reduce_graph(self)
-    return (type(self), (items,))
+_reduce_map = _reduce_array
 
 
 def _reduce_object(self: Any, protocol: int = 2) -> tuple:

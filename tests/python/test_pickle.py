@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import packedfun
 import pytest
-from packedfun import _graph, testing
+from packedfun import _graph, _pickle, testing
 from packedfun.object import type_info
 
 PROTOCOLS = range(2, pickle.HIGHEST_PROTOCOL + 1)
@@ -100,6 +100,69 @@ def test_deeply_nested_array_pickles_without_recursion():
     while len(back):
         back, depth = back[0], depth + 1
     assert depth == 20000
+
+
+PLAIN = [0, -(2**63), 2**63 - 1, True, False, None, 2.5, -0.0, float("nan"), float("inf")]
+PLAIN += ["", "abc", "long string \u00e9\u4e2d\U0001f600", "nul\x00inside", b"", b"\x00\xff"]
+PLAIN += [b"longer bytes \x00 with a NUL"]
+
+
+def _same(a, b):
+    if isinstance(a, float) and isinstance(b, float):
+        return repr(a) == repr(b)  # NaN and -0.0 by their bits
+    return type(a) is type(b) and a == b
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_plain_containers_travel_packed_by_the_runtime(protocol):
+    keys = [k for k in PLAIN if not isinstance(k, float)]
+    for value in (
+        packedfun.Array(PLAIN),
+        packedfun.List(PLAIN),
+        packedfun.Map({k: v for k, v in zip(keys, PLAIN)}),
+        packedfun.Dict({k: v for k, v in zip(keys, reversed(PLAIN))}),
+        packedfun.Array([]),
+        packedfun.Dict({}),
+    ):
+        assert value.__reduce_ex__(protocol)[0] is _pickle._load_plain
+        back = _roundtrip(value, protocol)
+        assert type(back) is type(value) and not back.same_as(value)
+        if isinstance(value, packedfun.Map) or isinstance(value, packedfun.Dict):
+            assert list(back.keys()) == list(value.keys())  # insertion order kept
+            pairs = zip(back.values(), value.values())
+        else:
+            pairs = zip(back, value)
+        assert len(back) == len(value) and all(_same(a, b) for a, b in pairs)
+    lst = packedfun.List([1, 2])
+    copied = copy.deepcopy(lst)
+    copied.append(3)
+    assert list(lst) == [1, 2] and list(copied) == [1, 2, 3]
+
+
+def test_containers_with_objects_take_the_value_graph_road():
+    inner = packedfun.Array([1])
+    for value in (packedfun.Array([1, inner]), packedfun.Map({"a": inner}), packedfun.Shape([2])):
+        assert value.__reduce_ex__(5)[0] is not _pickle._load_plain
+    back = _roundtrip(packedfun.List([inner, inner]), 5)
+    assert back[0].same_as(back[1])
+
+
+def test_packed_container_bytes_are_checked():
+    good = packedfun.Array([1, "abc"]).__reduce_ex__(5)[1][0]
+    with pytest.raises(ValueError, match="not a packed packedfun container"):
+        _pickle._load_plain(b"junk" * 10)
+    with pytest.raises(ValueError, match="ends early"):
+        _pickle._load_plain(good[:-1])
+    with pytest.raises(ValueError, match="trailing data"):
+        _pickle._load_plain(good + b"\x00")
+    with pytest.raises(ValueError, match="format version 9"):
+        _pickle._load_plain(good[:3] + b"\x09" + good[4:])
+    with pytest.raises(ValueError, match="bad header"):  # a count beyond the data
+        _pickle._load_plain(good[:9] + (10**9).to_bytes(8, "little") + good[17:])
+    with pytest.raises(ValueError, match="unknown element tag 42"):
+        _pickle._load_plain(good[:17] + b"\x2a" + good[18:])
+    with pytest.raises(TypeError, match="expected 1 argument of type bytes"):
+        _pickle._load_plain("text")
 
 
 def test_copy_is_shallow_and_deepcopy_deep():

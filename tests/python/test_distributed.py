@@ -1,0 +1,73 @@
+# Runs examples/distributed on a local Dask cluster of worker processes (the suite's backend).
+"""The client compiles a ``load_inline`` kernel, maps it over 32 NumPy arrays on two worker
+processes and gets a C++ error back as a ``ValueError``. Each run is a child process in its own
+session with a timeout; on a timeout the whole process group (client, nanny and workers) is
+killed. The run uses the suite's backend (test_ctypes_backend.py reruns the suite on ctypes).
+"""
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import packedfun
+import pytest
+
+pytest.importorskip("distributed")
+cpp = pytest.importorskip("packedfun.cpp")
+from packedfun.cpp._build import find_cxx  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "examples" / "distributed" / "distributed_map.py"
+PKG = Path(packedfun.__file__).resolve().parent
+TIMEOUT = 150
+
+
+def _run(work: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PACKEDFUN_BACKEND=packedfun.BACKEND)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PKG.parent), env.get("PYTHONPATH")]))
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), str(work)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=str(work),
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"the distributed example ran past {TIMEOUT} s\n{out}\n{err[-4000:]}")
+    finally:
+        try:  # workers outliving their client (they should not) go with the group
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    work = tmp_path_factory.mktemp("distributed")
+    try:
+        find_cxx()
+    except cpp.CompilerNotFoundError as err:
+        pytest.skip(str(err))
+    return work
+
+
+def test_kernel_maps_over_dask_workers(work):
+    backend = packedfun.BACKEND
+    proc = _run(work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    lines = proc.stdout.splitlines()
+    # Both workers imported the packedfun under test (not another installed copy), same backend.
+    assert f"2 workers import packedfun from ['{PKG} ({backend})']" in lines, lines
+    assert "axpb on 32 arrays -> ['numpy.ndarray']: matches NumPy" in lines, lines
+    # The C++ packedfun::Error("ValueError", ...) raised on a worker, rebuilt at the client.
+    assert "error from a worker: ValueError: axpb: expected a 1-d float64 array" in lines, lines
+    assert lines[-1] == "cluster shut down"
