@@ -643,6 +643,10 @@ PACKEDFUN_API int PFModuleListFunctions(PFObject* module, int query_imports, PFA
  * ------------------------------------------------------------------------------------------------
  */
 
+/*! The runtime's ABI version, (PACKEDFUN_ABI_VERSION_MAJOR << 16) | PACKEDFUN_ABI_VERSION_MINOR of
+ *  the runtime that is actually loaded (compare with the macros you compiled against). */
+PACKEDFUN_API uint32_t PFGetABIVersion(void);
+
 /* ------------------------------------------------------------------------------------------------
  * Structural equality and hashing (added in ABI 1.3)
  * ------------------------------------------------------------------------------------------------
@@ -664,10 +668,6 @@ PACKEDFUN_API int PFStructuralHash(const PFAny* value, uint64_t* out);
 /*! `*out` receives None when `a` and `b` (borrowed) are equal, else a new ref to a String: the
  *  path of the first difference in depth-first order, e.g. `root.body[3].name` or `root["k"]`. */
 PACKEDFUN_API int PFStructuralFirstDifference(const PFAny* a, const PFAny* b, PFAny* out);
-
-/*! The runtime's ABI version, (PACKEDFUN_ABI_VERSION_MAJOR << 16) | PACKEDFUN_ABI_VERSION_MINOR of
- *  the runtime that is actually loaded (compare with the macros you compiled against). */
-PACKEDFUN_API uint32_t PFGetABIVersion(void);
 
 /* ------------------------------------------------------------------------------------------------
  * Environment: GPU streams and the caller's tensor allocator

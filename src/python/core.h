@@ -56,6 +56,8 @@ void pfpy_function_forget_signature(PFPyFunction* f);
 
 extern PyTypeObject PFPyObject_Type;
 extern PyTypeObject PFPyFunction_Type;
+/*! Readies PFPyFunction_Type and installs its __signature__ descriptor (function.c). */
+int pfpy_function_type_ready(void);
 
 /*! Wraps `obj` (stolen; must be a Function) as a packedfun.Function named `name` (borrowed, may be
  *  NULL). Returns a new reference or NULL with an exception set (obj is released then too). */

@@ -454,9 +454,46 @@ static PyObject* function_get_text_signature(PyObject* self, void* closure) {
   return signature_helper(self, "text_signature_of");
 }
 
+/* Function.__signature__ is this descriptor rather than a getset: read on the class, a getset
+ * returns itself, and inspect.signature(Function) (help(), Sphinx autodoc) then fails on that
+ * object. Read on the class it gives None, so inspect falls back to the constructor's text
+ * signature; read on an instance, the signature from the metadata record. Read-only either way. */
+static PyObject* signature_descr_get(PyObject* self, PyObject* obj, PyObject* type) {
+  (void)self;
+  (void)type;
+  if (obj == NULL || obj == Py_None) Py_RETURN_NONE;
+  return function_get_signature(obj, NULL);
+}
+
+static int signature_descr_set(PyObject* self, PyObject* obj, PyObject* value) {
+  (void)self;
+  (void)obj;
+  (void)value;
+  PyErr_SetString(PyExc_AttributeError, "Function.__signature__ is read-only");
+  return -1;
+}
+
+static PyTypeObject signature_descr_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun._core._SignatureDescriptor",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The inspect.Signature from the metadata record, or None.",
+    .tp_descr_get = signature_descr_get,
+    .tp_descr_set = signature_descr_set,
+    .tp_new = PyType_GenericNew,
+};
+
+int pfpy_function_type_ready(void) {
+  if (PyType_Ready(&signature_descr_type) < 0 || PyType_Ready(&PFPyFunction_Type) < 0) return -1;
+  PyObject* descr = PyObject_CallNoArgs((PyObject*)&signature_descr_type);
+  if (descr == NULL) return -1;
+  int rc = PyDict_SetItemString(PFPyFunction_Type.tp_dict, "__signature__", descr);
+  Py_DECREF(descr);
+  PyType_Modified(&PFPyFunction_Type);
+  return rc;
+}
+
 static PyGetSetDef function_getset[] = {
-    {"__signature__", function_get_signature, NULL,
-     "The inspect.Signature from the metadata record, or None.", NULL},
     {"__text_signature__", function_get_text_signature, NULL,
      "'(a, b=2)' from the metadata record, or None.", NULL},
     {"__name__", function_get_name, function_set_name, "Name of the function.", NULL},

@@ -98,7 +98,7 @@ static int add_contents(PyObject* m) {
                  PACKEDFUN_ABI_VERSION_MAJOR, abi >> 16, abi & 0xFFFF);
     return -1;
   }
-  if (PyType_Ready(&PFPyObject_Type) < 0 || PyType_Ready(&PFPyFunction_Type) < 0) return -1;
+  if (PyType_Ready(&PFPyObject_Type) < 0 || pfpy_function_type_ready() < 0) return -1;
   if (PyModule_AddFunctions(m, pfpy_registry_methods) < 0 ||
       PyModule_AddFunctions(m, pfpy_error_methods) < 0 ||
       PyModule_AddFunctions(m, pfpy_convert_methods) < 0 ||

@@ -9,7 +9,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-PYTHON_DIRS = ["python", "tests", "benchmarks", "examples"]
+PYTHON_DIRS = ["python", "tests", "benchmarks", "examples", "docs"]
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("PACKEDFUN_BACKEND") == "ctypes",

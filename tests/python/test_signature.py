@@ -284,3 +284,13 @@ def test_stubgen_for_a_library(exported):
     text = stubgen.generate(libraries=[exported.path])
     assert 'def add(a: int, b: int = 10) -> int:\n    """Adds."""\n    ...\n' in text
     assert "def mix(arg0: float, arg1: str) -> float: ..." in text
+
+
+def test_signature_of_the_function_class_itself():
+    # On the class, __signature__ is None (not the descriptor object), so inspect, help() and
+    # Sphinx autodoc can describe the Function type; instances still carry their own.
+    assert packedfun.Function.__signature__ is None
+    inspect.signature(packedfun.Function)  # raised TypeError on the descriptor before
+    echo = packedfun.get_global_func("testing.echo")
+    with pytest.raises(AttributeError, match="read-only"):
+        echo.__signature__ = None

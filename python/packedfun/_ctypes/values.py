@@ -210,6 +210,23 @@ def type_key_of(handle: int) -> str:
 _HAS_METADATA = 1
 
 
+class _SignatureDescriptor:
+    """``Function.__signature__`` (``_core`` has the same in C): on an instance, the signature from
+    the metadata record or None; on the class, None, so that ``inspect.signature(Function)`` falls
+    back to the constructor instead of failing on the descriptor itself (as on a plain property).
+    """
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return None
+        from .. import _signature
+
+        return _signature.signature_or_none(obj)
+
+    def __set__(self, obj, value):
+        raise AttributeError("Function.__signature__ is read-only")
+
+
 class Function(Object):
     """Function(callable)
 
@@ -265,11 +282,7 @@ class Function(Object):
             raise_last_error(self._pf_name)
         return take_any(result)
 
-    @property
-    def __signature__(self):
-        from .. import _signature
-
-        return _signature.signature_or_none(self)
+    __signature__ = _SignatureDescriptor()
 
     @property
     def __text_signature__(self):
