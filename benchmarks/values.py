@@ -3,8 +3,9 @@
 
 Rows: pickle round trips of an Array of 10,000 ints and a Map of 1,000 str->int beside the same
 ``list``/``dict``; a 64 MiB float32 tensor through protocol 5 with out-of-band buffers (throughput
-and peak-RSS growth of the sending side); ``structural_hash`` of object trees of 10k/100k/1M nodes;
-and unpickling an already-received ``load_inline`` module in a fresh process (second time).
+and peak-RSS growth of the sending side); ``structural_hash`` of Array trees of 10k/100k/1M nodes
+and of reflected ``testing.TreeNode`` trees of 10k/100k/1M objects; and unpickling an
+already-received ``load_inline`` module in a fresh process (second time).
 """
 
 from __future__ import annotations
@@ -82,14 +83,48 @@ def tensor_row():
     ]
 
 
+def _tree(n, fan=4):
+    """A complete ``fan``-ary tree of ``testing.TreeNode`` objects with n leaves; (root, nodes)."""
+    from packedfun import testing
+    from packedfun.object import type_info
+
+    assert testing.echo(1) == 1  # loads the testing library
+    info = type_info(packedfun._backend.core.type_key_to_index("testing.TreeNode"))
+    make = next(m["func"] for m in info["methods"] if m["name"] == "__create__")
+    level = [make("leaf", packedfun.Array([])) for _ in range(n)]
+    count = n
+    while len(level) > 1:
+        level = [make("inner", packedfun.Array(level[i : i + fan])) for i in range(0, n, fan)]
+        n = len(level)
+        count += n
+    return level[0], count
+
+
 def hash_rows():
     rows = []
     for n in (10_000, 100_000, 1_000_000):
         value = packedfun.Array([packedfun.Array([i, str(i)]) for i in range(n // 3)])
         t = _median(lambda v=value: packedfun.structural_hash(v), 3)
         rows.append(
-            (f"structural_hash, {n} nodes", f"{t * 1e3:.1f} ms", f"{t / n * 1e9:.0f} ns/node", "")
+            (
+                f"structural_hash, Array tree, {n} nodes",
+                f"{t * 1e3:.1f} ms",
+                f"{t / n * 1e9:.0f} ns/node",
+                "",
+            )
         )
+    for n in (7_500, 75_000, 750_000):  # leaves; the tree has n * 4/3 TreeNode objects
+        root, count = _tree(n)
+        t = _median(lambda v=root: packedfun.structural_hash(v), 3)
+        rows.append(
+            (
+                f"structural_hash, TreeNode tree, {count} objects",
+                f"{t * 1e3:.1f} ms",
+                f"{t / count * 1e9:.0f} ns/object",
+                "",
+            )
+        )
+        del root
     return rows
 
 

@@ -24,6 +24,7 @@
 #include "internal/error.h"
 #include "internal/map.h"
 #include "internal/object.h"
+#include "internal/object_table.h"
 #include "internal/registry.h"
 #include "internal/string.h"
 
@@ -150,13 +151,8 @@ class Keeper {
   std::deque<PFAny> held_;
 };
 
-/*! One compared field of a reflected type. */
-struct FieldRef {
-  const PFFieldInfo* info;
-};
-
-std::vector<FieldRef> ComparedFields(int32_t type_index) {
-  std::vector<FieldRef> out;
+std::vector<const PFFieldInfo*> ComparedFields(int32_t type_index) {
+  std::vector<const PFFieldInfo*> out;
   const PFTypeInfo* info = nullptr;
   CheckCall(PFTypeGetInfo(type_index, &info));
   for (int32_t d = 0; d <= info->depth; ++d) {
@@ -164,12 +160,37 @@ std::vector<FieldRef> ComparedFields(int32_t type_index) {
     CheckCall(PFTypeGetInfo(info->ancestors[d], &level));
     for (int32_t i = 0; i < level->num_fields; ++i) {
       if ((level->fields[i].flags & PACKEDFUN_FIELD_NO_COMPARE) == 0) {
-        out.push_back({&level->fields[i]});
+        out.push_back(&level->fields[i]);
       }
     }
   }
   return out;
 }
+
+uint64_t TypeSeed(int32_t type_index) {
+  const PFTypeInfo* info = nullptr;
+  CheckCall(PFTypeGetInfo(type_index, &info));
+  return HashText(std::string_view(info->type_key.data, info->type_key.size), 1);
+}
+
+/*! What each type met in one walk contributes (its seed, its compared fields), looked up once per
+ *  type instead of once per object. */
+class TypeCache {
+ public:
+  struct Entry {
+    uint64_t seed;
+    std::vector<const PFFieldInfo*> fields;
+  };
+  const Entry& Get(int32_t type_index) {
+    if (auto it = entries_.find(type_index); it != entries_.end()) return it->second;
+    Entry entry{TypeSeed(type_index), {}};
+    if (type_index >= kPFTypeDynamicBegin) entry.fields = ComparedFields(type_index);
+    return entries_.emplace(type_index, std::move(entry)).first->second;
+  }
+
+ private:
+  std::unordered_map<int32_t, Entry> entries_;  // references stay valid across inserts
+};
 
 const PFAny* ReadField(PFObject* obj, const PFFieldInfo* field, Keeper* keep) {
   PFAny value = NoneAny();
@@ -177,80 +198,79 @@ const PFAny* ReadField(PFObject* obj, const PFFieldInfo* field, Keeper* keep) {
   return keep->Hold(value);
 }
 
-/*! The children of a content-walked object, in order (maps: k0, v0, k1, v1, ...). */
-void Children(PFObject* obj, Kind kind, Keeper* keep, std::vector<const PFAny*>* out) {
-  if (kind == Kind::kSeq) {
-    auto* seq = reinterpret_cast<PFSeqObject*>(obj);
-    for (int64_t i = 0; i < seq->size; ++i) out->push_back(&seq->data[i]);
-  } else if (kind == Kind::kMap) {
-    const PFAny* items = keep->Hold(ObjectAny(MapItemsArray(obj)));
-    auto* seq = reinterpret_cast<PFSeqObject*>(items->v_obj);
-    for (int64_t i = 0; i < seq->size; ++i) out->push_back(&seq->data[i]);
-  } else {
-    for (const FieldRef& f : ComparedFields(obj->type_index)) {
-      out->push_back(ReadField(obj, f.info, keep));
-    }
-  }
-}
-
-uint64_t TypeSeed(PFObject* obj) {
-  const PFTypeInfo* info = nullptr;
-  CheckCall(PFTypeGetInfo(obj->type_index, &info));
-  return HashText(std::string_view(info->type_key.data, info->type_key.size), 1);
-}
-
 // ---- hashing
 // -------------------------------------------------------------------------------------
 
+/*! An object being hashed: its children are kids_[begin, end), folded into `h` (maps: `sum`)
+ *  one at a time, so no frame allocates. `borrowed_refs`: references to each child that the walk
+ *  itself holds (1 for field reads, which the frame owns, and map item arrays; 0 for sequence
+ *  slots). */
 struct HashFrame {
   PFObject* obj;
-  Kind kind;
-  std::vector<const PFAny*> kids;
-  size_t next = 0;
-  std::vector<uint64_t> hashes;
+  bool is_map, tracked, owns_kids;
+  uint32_t borrowed_refs;
+  size_t begin, next, end;
+  uint64_t h, sum, key;
 };
-
-uint64_t FinishHash(const HashFrame& f) {
-  uint64_t h = Combine(TypeSeed(f.obj), f.hashes.size());
-  if (f.kind == Kind::kMap) {
-    uint64_t sum = 0;  // order-independent: a sum of per-entry hashes
-    for (size_t i = 0; i + 1 < f.hashes.size(); i += 2) {
-      sum += Combine(f.hashes[i], f.hashes[i + 1]);
-    }
-    return Combine(h, sum);
-  }
-  for (uint64_t x : f.hashes) h = Combine(h, x);
-  return h;
-}
 
 class Hasher {
  public:
+  ~Hasher() {  // after an error: the field reads of frames still open
+    for (const HashFrame& f : stack_) {
+      for (size_t i = f.begin; f.owns_kids && i < f.end; ++i) ReleaseAny(&kids_[i]);
+    }
+  }
+
   uint64_t Run(const PFAny& root) {
     uint64_t h = 0;
     if (Immediate(root, &h)) return h;
-    Push(root.v_obj);
+    Push(root.v_obj, true);
     while (true) {
       HashFrame& f = stack_.back();
-      if (f.next < f.kids.size()) {
-        if (Immediate(*f.kids[f.next], &h)) {
-          f.hashes.push_back(h);
-          ++f.next;
+      if (f.next < f.end) {
+        const PFAny& kid = kids_[f.next];
+        if (Immediate(kid, &h)) {
+          Add(&f, h);
         } else {
-          Push(f.kids[f.next]->v_obj);  // invalidates f
+          Push(kid.v_obj, MayMeetAgain(kid.v_obj, f.borrowed_refs));  // invalidates f
         }
         continue;
       }
-      h = FinishHash(f);
-      open_.erase(f.obj);
-      done_[f.obj] = h;
+      h = f.is_map ? Combine(f.h, f.sum) : f.h;
+      if (f.tracked) {
+        ObjectTable::Slot* slot = table_.Find(f.obj);
+        slot->value = h;
+        slot->open = false;
+      }
+      if (f.owns_kids) ReleaseKids(f.begin, f.end);
+      kids_.resize(f.begin);
       stack_.pop_back();
       if (stack_.empty()) return h;
-      stack_.back().hashes.push_back(h);
-      ++stack_.back().next;
+      Add(&stack_.back(), h);
     }
   }
 
  private:
+  /*! Folds a child's hash in the way the old per-frame vectors were folded (same values). */
+  static void Add(HashFrame* f, uint64_t x) {
+    if (!f->is_map) {
+      f->h = Combine(f->h, x);
+    } else if (((f->next - f->begin) & 1) == 0) {
+      f->key = x;
+    } else {
+      f->sum += Combine(f->key, x);  // order-independent: a sum of per-entry hashes
+    }
+    ++f->next;
+  }
+
+  /*! Whether `obj`, met now for the first time, could be met again in this walk. Every stored
+   *  reference is a counted one, so an object whose only reference is the slot the walk came
+   *  through (count 1, plus the walk's own borrowed reference to it) has no second path to it: it
+   *  can neither be shared nor close a cycle, and skips the table (most nodes of a tree). */
+  static bool MayMeetAgain(PFObject* obj, uint32_t borrowed_refs) {
+    return __atomic_load_n(&obj->ref_count, __ATOMIC_RELAXED) > 1 + borrowed_refs;
+  }
+
   bool Immediate(const PFAny& v, uint64_t* h) {
     if (!IsObject(v)) {
       *h = LeafHash(v);
@@ -262,27 +282,70 @@ class Hasher {
       *h = LeafHash(v);
     } else if (kind == Kind::kShape) {
       *h = ShapeHash(obj);
-    } else if (auto it = done_.find(obj); it != done_.end()) {
-      *h = it->second;
-    } else if (auto open = open_.find(obj); open != open_.end()) {
-      *h = Combine(0xC1C1E, stack_.size() - open->second);  // a cycle: distance up the stack
-    } else {
+    } else if (!stack_.empty() && !MayMeetAgain(obj, stack_.back().borrowed_refs)) {
+      return false;  // never entered in the table, so not met before either
+    } else if (const ObjectTable::Slot* slot = table_.Find(obj); slot == nullptr) {
       return false;
+    } else if (slot->open) {
+      *h = Combine(0xC1C1E, stack_.size() - slot->value);  // a cycle: distance up the stack
+    } else {
+      *h = slot->value;  // a shared subtree, hashed once
     }
     return true;
   }
 
-  void Push(PFObject* obj) {
+  void Push(PFObject* obj, bool tracked) {
     Kind kind = KindOf(obj);
-    open_[obj] = stack_.size();
-    stack_.push_back(HashFrame{obj, kind, {}, 0, {}});
-    Children(obj, kind, &keep_, &stack_.back().kids);
+    const TypeCache::Entry& type = types_.Get(obj->type_index);
+    if (tracked) table_.Insert(obj, stack_.size(), true);
+    size_t begin = kids_.size();
+    PFSeqObject* seq = nullptr;
+    if (kind == Kind::kSeq) {
+      seq = reinterpret_cast<PFSeqObject*>(obj);
+    } else if (kind == Kind::kMap) {
+      seq = reinterpret_cast<PFSeqObject*>(keep_.Hold(ObjectAny(MapItemsArray(obj)))->v_obj);
+    }
+    bool owns = kind == Kind::kReflected;
+    uint32_t borrowed = kind == Kind::kSeq ? 0 : 1;
+    stack_.push_back(
+        HashFrame{obj, kind == Kind::kMap, tracked, owns, borrowed, begin, begin, begin, 0, 0, 0});
+    if (seq != nullptr) {
+      kids_.insert(kids_.end(), seq->data, seq->data + seq->size);  // borrowed copies
+    } else {
+      for (const PFFieldInfo* f : type.fields) {
+        PFAny value = NoneAny();
+        CheckCall(f->getter(reinterpret_cast<char*>(obj) + f->offset, &value));
+        kids_.push_back(value);            // owned by this frame until it pops
+        stack_.back().end = kids_.size();  // counted at once: ~Hasher releases it on a throw
+      }
+    }
+    HashFrame& f = stack_.back();
+    f.end = kids_.size();
+    f.h = Combine(type.seed, f.end - begin);
+  }
+
+  /*! Drops a finished frame's field reads right away (while their memory is still warm) when
+   *  another reference keeps the object alive; a read that is the only reference (a value the
+   *  getter made fresh) is kept to the end of the walk, so no address in the table is reused. */
+  void ReleaseKids(size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      PFAny& v = kids_[i];
+      if (!IsObjectIndex(v.type_index)) continue;
+      PFAny owned = v;
+      v = NoneAny();  // handed on: ~Hasher must not release it again if Hold throws
+      if (__atomic_load_n(&owned.v_obj->ref_count, __ATOMIC_RELAXED) > 1) {
+        DecRef(owned.v_obj);
+      } else {
+        keep_.Hold(owned);
+      }
+    }
   }
 
   Keeper keep_;
+  TypeCache types_;
+  ObjectTable table_;
   std::vector<HashFrame> stack_;
-  std::unordered_map<PFObject*, uint64_t> done_;
-  std::unordered_map<PFObject*, size_t> open_;
+  std::vector<PFAny> kids_;
 };
 
 // ---- equality and first difference
@@ -387,9 +450,9 @@ class Comparer {
   }
 
   bool PushFields(PFObject* oa, PFObject* ob, int64_t step) {
-    std::vector<FieldRef> fields = ComparedFields(oa->type_index);
+    const std::vector<const PFFieldInfo*>& fields = types_.Get(oa->type_index).fields;
     for (size_t i = fields.size(); i-- > 0;) {
-      const PFFieldInfo* f = fields[i].info;
+      const PFFieldInfo* f = fields[i];
       const PFAny* va = ReadField(oa, f, &keep_);
       const PFAny* vb = ReadField(ob, f, &keep_);
       work_.push_back({va, vb, AddStep(step, "." + std::string(f->name.data, f->name.size))});
@@ -407,6 +470,7 @@ class Comparer {
 
   bool want_path_;
   Keeper keep_;
+  TypeCache types_;
   std::vector<Item> work_;
   std::vector<Step> steps_;
   std::unordered_set<std::pair<PFObject*, PFObject*>, PairHash> seen_;

@@ -1,8 +1,15 @@
 # Tests of structural_equal, structural_hash and structural_first_difference (both backends).
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import packedfun
 import pytest
 from packedfun import structural_equal, structural_first_difference, structural_hash, testing
 from packedfun.object import type_info
+
+PKG_PARENT = str(Path(packedfun.__file__).resolve().parents[1])
 
 
 def _tagged(name, body, cache):
@@ -88,3 +95,56 @@ def test_cycles_terminate():
 def test_wrong_arity_is_a_type_error():
     with pytest.raises(TypeError, match="packedfun.structural_equal: expected 2 arguments"):
         packedfun.get_global_func("packedfun.structural_equal")(1)
+
+
+CYCLES = """
+import packedfun
+from packedfun import structural_equal, structural_hash, testing
+from packedfun.object import type_info
+
+
+def two_cycle(tag):  # outer -> inner -> outer; only outer has a Python reference (inner: count 1)
+    outer = packedfun.List([tag])
+    outer.append(packedfun.List([tag, outer]))
+    return outer
+
+
+def tagged(cache):
+    assert testing.echo(1) == 1
+    info = type_info(packedfun._backend.core.type_key_to_index("testing.Tagged"))
+    t = next(m["func"] for m in info["methods"] if m["name"] == "__create__")("t", None, cache)
+    t.body = packedfun.Array([packedfun.List([t])])  # a cycle through a reflected field
+    return t
+
+
+a, b, c = two_cycle(1), two_cycle(1), two_cycle(2)
+assert structural_hash(a) == structural_hash(b) != structural_hash(c)
+assert structural_equal(a, b) and not structural_equal(a, c)
+assert structural_hash(tagged(0)) == structural_hash(tagged(5))  # cache is not compared
+print("ok")
+"""
+
+
+def test_cycles_through_singly_referenced_nodes_terminate():
+    # The hash skips its table for nodes held by one reference; a node on a cycle never is. A
+    # broken rule would loop: the case runs in a child process with a timeout.
+    env = dict(os.environ, PACKEDFUN_BACKEND=packedfun.BACKEND)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PKG_PARENT, env.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        [sys.executable, "-c", CYCLES], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+def test_shared_and_unshared_subtrees_hash_alike():
+    leaf = lambda: packedfun.Array([1, "x", packedfun.Map({"k": [2, 3]})])  # noqa: E731
+    shared = leaf()
+    dag = packedfun.Array([shared, shared, _tagged("n", shared, 0)])
+    tree = packedfun.Array([leaf(), leaf(), _tagged("n", leaf(), 1)])
+    del shared
+    assert structural_equal(dag, tree) and structural_hash(dag) == structural_hash(tree)
+    # Reading the same stored field twice within one walk hashes it alike both times.
+    node = _tagged("n", leaf(), 0)
+    assert structural_hash(packedfun.Array([node, node])) == structural_hash(
+        packedfun.Array([_tagged("n", leaf(), 0), _tagged("n", leaf(), 0)])
+    )
