@@ -14,9 +14,16 @@ namespace {
 
 PFAny* InlineSlots(PFSeqObject* seq) noexcept { return reinterpret_cast<PFAny*>(seq + 1); }
 
+/*! A value owned as it is (None .. Device): no reference, nothing borrowed. */
+inline bool IsPlainPod(int32_t type_index) noexcept {
+  return static_cast<uint32_t>(type_index) < static_cast<uint32_t>(kPFTypeDLTensorPtr);
+}
+
 void DeleteSeq(PFObject* obj) noexcept {
   auto* seq = As<PFSeqObject>(obj);
-  for (int64_t i = 0; i < seq->size; ++i) ReleaseAny(&seq->data[i]);
+  if ((obj->flags & kSeqFlagPlainPods) == 0) {
+    for (int64_t i = 0; i < seq->size; ++i) ReleaseAny(&seq->data[i]);
+  }
   if (seq->data != InlineSlots(seq)) std::free(seq->data);
   std::free(seq);
 }
@@ -69,6 +76,7 @@ void SeqPush(PFSeqObject* seq, PFAny value) {
       throw;
     }
   }
+  if (IsObjectIndex(value.type_index)) seq->header.flags &= ~kSeqFlagPlainPods;
   seq->data[seq->size++] = value;
 }
 
@@ -98,16 +106,23 @@ PACKEDFUN_API int PFArrayCreate(const PFAny* items, int64_t num_items, PFAny* ou
     if (num_items < 0) return RaiseError("ValueError", "PFArrayCreate: negative num_items");
     PFSeqObject* arr = NewSeq(kPFTypeArray, num_items);
     PFAny result = ObjectAny(Header(arr));
+    bool plain = true;
     try {
-      for (int64_t i = 0; i < num_items; ++i) {
-        const PFAny& item = items[i];
-        if (!IsObjectIndex(item.type_index) && item.type_index < kPFTypeDLTensorPtr) {
-          arr->data[i] = item;  // plain POD (the common case): no call
-        } else {
-          ViewToOwned(item, &arr->data[i]);
+      for (int64_t i = 0; i < num_items;) {
+        // A run of plain PODs (the common case: ints, floats) is copied in one go; only views
+        // (strings, tensors) and objects need a call each.
+        int64_t end = i;
+        while (end < num_items && IsPlainPod(items[end].type_index)) ++end;
+        if (end > i) {
+          std::memcpy(arr->data + i, items + i, sizeof(PFAny) * static_cast<size_t>(end - i));
+          arr->size = i = end;
+          continue;
         }
-        arr->size = i + 1;
+        ViewToOwned(items[i], &arr->data[i]);
+        arr->size = ++i;
+        plain = false;
       }
+      if (plain) arr->header.flags |= kSeqFlagPlainPods;
     } catch (...) {
       ReleaseAny(&result);
       throw;

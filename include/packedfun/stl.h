@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -37,7 +38,14 @@ struct SeqTraitsBase {
     const PFSeqObject* s = AsSeq(v);
     if (s == nullptr) return std::nullopt;
     SeqT out{};
-    if constexpr (N == 0) {
+    if constexpr (N == 0 && (std::is_arithmetic<T>::value || std::is_enum<T>::value)) {
+      out.resize(static_cast<size_t>(s->size));  // ints, floats, enums: no per-element growth
+      T* dst = out.data();
+      for (int64_t i = 0; i < s->size; ++i) {
+        std::optional<T> r = TypeTraits<T>::TryFrom(&s->data[i]);  // inline: no path on success
+        dst[i] = r ? *r : ElementFrom<T>(s->data[i], [i] { return IndexPiece(i); });
+      }
+    } else if constexpr (N == 0) {
       out.reserve(static_cast<size_t>(s->size));
       for (int64_t i = 0; i < s->size; ++i) {
         out.push_back(ElementFrom<T>(s->data[i], [i] { return IndexPiece(i); }));

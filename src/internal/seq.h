@@ -10,6 +10,10 @@
 namespace packedfun {
 namespace detail {
 
+/*! Runtime-private bit of PFObject.flags on an Array that PFArrayCreate filled with plain PODs
+ *  only (Arrays are never mutated after creation): its deleter skips the per-element release. */
+constexpr uint32_t kSeqFlagPlainPods = 1u << 16;
+
 /*! A new empty sequence (kPFTypeArray or kPFTypeList) with room for `capacity` elements stored in
  *  the same allocation; fill `data[size++]` with owned values. ref_count 1. Throws bad_alloc. */
 PFSeqObject* NewSeq(int32_t type_index, int64_t capacity);

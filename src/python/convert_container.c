@@ -21,6 +21,7 @@ typedef struct {
   PFAny* items;
   PFByteArray* views;
   Py_ssize_t n, filled;
+  Py_ssize_t first_other; /* items before it are small ints (nothing to release) */
   PFAny small_items[16];
   PFByteArray small_views[16];
 } Items;
@@ -30,6 +31,7 @@ static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view);
 static int items_init(Items* it, Py_ssize_t n) {
   it->n = n;
   it->filled = 0;
+  it->first_other = 0;
   if (n <= 16) {
     it->items = it->small_items;
     it->views = it->small_views;
@@ -46,7 +48,7 @@ static int items_init(Items* it, Py_ssize_t n) {
 
 /* Releases the owned items (views own nothing) and the buffer. */
 static void items_free(Items* it) {
-  for (Py_ssize_t i = 0; i < it->filled; ++i) {
+  for (Py_ssize_t i = it->first_other; i < it->filled; ++i) {
     if (it->items[i].type_index >= kPFTypeStaticObjectBegin) PFObjectDecRef(it->items[i].v_obj);
   }
   if (it->items != it->small_items) PyMem_Free(it->items);
@@ -149,17 +151,41 @@ static inline int small_int(PyObject* o, PFAny* out) {
   return 1;
 }
 
+/* Converts src[i..] into dst[i..] while the items are small ints; returns where it stopped.
+ * Locals only in the loop (no stores the compiler must assume alias the list). */
+static Py_ssize_t small_int_run(PyObject* const* src, Py_ssize_t i, Py_ssize_t n, PFAny* dst) {
+#if PY_VERSION_HEX < 0x030C0000
+  /* Branch-free per item: a compact int has size -1, 0 or 1 and its value is size * digit. */
+  for (; i < n; ++i) {
+    PyObject* o = src[i];
+    Py_ssize_t size = Py_SIZE(o);
+    if (Py_TYPE(o) != &PyLong_Type || (size_t)(size + 1) > 2) break;
+    dst[i].type_index = kPFTypeInt;
+    dst[i].zero_padding = 0;
+    dst[i].v_int64 = (int64_t)size * (int64_t)((PyLongObject*)o)->ob_digit[0];
+  }
+#else
+  for (; i < n; ++i) {
+    PFAny v;
+    if (!small_int(src[i], &v)) break;
+    dst[i] = v;
+  }
+#endif
+  return i;
+}
+
 static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   if (enter(ctx, o) != 0) return -1;
   int is_list = PyList_Check(o);
   Py_ssize_t n = is_list ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
   Items it;
   int rc = items_init(&it, n);
+  it.first_other = n;
   for (Py_ssize_t i = 0; rc == 0 && i < n; ++i) {
     /* A run of small ints calls no Python code, so the list cannot change under it. */
-    PyObject** src = is_list ? ((PyListObject*)o)->ob_item : ((PyTupleObject*)o)->ob_item;
     if (!is_list || PyList_GET_SIZE(o) == n) {
-      while (i < n && small_int(src[i], &it.items[i])) ++i;
+      PyObject* const* src = is_list ? ((PyListObject*)o)->ob_item : ((PyTupleObject*)o)->ob_item;
+      i = small_int_run(src, i, n, it.items);
       it.filled = i;
       if (i == n) break;
     }
@@ -172,6 +198,7 @@ static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
       it.filled = i + 1;
       continue;
     }
+    if (it.first_other > i) it.first_other = i;
     Py_INCREF(item); /* converting may run Python code that mutates the list */
     rc = value_from_py(ctx, item, &it.items[i], &it.views[i]);
     Py_DECREF(item);
