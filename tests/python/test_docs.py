@@ -146,3 +146,19 @@ def test_site_builds_without_warnings(tmp_path):
     index = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
     for page in ("python-guide", "reference/c-abi", "reference/python-api", "performance"):
         assert f'href="{page}.html"' in index, f"{page} is not linked from the index"
+
+
+def test_api_reference_covers_every_public_module():
+    page = DOCS / "reference" / "python-api.md"
+    if not page.is_file():
+        pytest.skip("not running from a source checkout")
+    documented = set(re.findall(r"automodule:: (packedfun(?:\.\w+)*)", page.read_text()))
+    package = Path(packedfun.__file__).parent
+    public = {
+        f"packedfun.{p.stem if p.is_file() else p.name}"
+        for p in package.iterdir()
+        if not p.name.startswith("_")
+        and ((p.suffix == ".py" and p.stem != "demo") or (p / "__init__.py").is_file())
+    }
+    missing = sorted(public - documented)
+    assert not missing, f"add these modules to docs/reference/python-api.md: {missing}"
