@@ -1,5 +1,8 @@
 // Module entry points of c_api.h: shared libraries loaded with dlopen and their exported functions.
 #include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstring>
@@ -310,6 +313,13 @@ PFAny TVMFFIFunctionDoc(PFObject* module, const PFByteArray* name, int query_imp
   return doc;
 }
 
+/*! Whether `path` names a file that does not exist (a bare name is searched by the loader, so it
+ *  is never "missing" here): the kind of the error is then FileNotFoundError. */
+bool MissingFile(const std::string& path) {
+  struct stat st;
+  return path.find('/') != std::string::npos && stat(path.c_str(), &st) != 0 && errno == ENOENT;
+}
+
 int LoadFromFile(const PFByteArray* path, PFObject** out) {
   static const char* fn = "PFModuleLoadFromFile";
   std::string p = CopyName(path, fn, "path");
@@ -323,7 +333,8 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
     std::string message = why != nullptr ? why : "unknown loader error";
     // A library built for tvm-ffi links libtvm_ffi.so without an rpath: load it, then retry.
     if (message.find("libtvm_ffi") == std::string::npos) {
-      Throw("OSError", std::string(fn) + ": cannot load '" + p + "': " + message);
+      Throw(MissingFile(p) ? "FileNotFoundError" : "OSError",
+            std::string(fn) + ": cannot load '" + p + "': " + message);
     }
     tvmffi::LoadLibrary(p);
     handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -49,6 +49,7 @@ _BUILTIN_KINDS = (
     OverflowError,
     MemoryError,
     OSError,
+    FileNotFoundError,
     BufferError,
     ZeroDivisionError,
     ImportError,

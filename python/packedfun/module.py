@@ -334,8 +334,10 @@ def load_module(path) -> Module:
 
     Raises
     ------
+    FileNotFoundError
+        When the file does not exist (an OSError; the message carries the loader's message).
     OSError
-        When the file is missing, is not a shared library, or has unresolved dependencies; the
+        When the file is not a shared library, or has unresolved dependencies; the
         message carries the loader's own message and the path. For a library built for Apache
         TVM FFI, when libtvm_ffi cannot be found (neither the ``PACKEDFUN_TVM_FFI_LIBRARY``
         environment variable nor an installed ``apache-tvm-ffi`` package provides it).

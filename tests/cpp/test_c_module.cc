@@ -55,13 +55,14 @@ int64_t CallInt(PFObject* f, int64_t x) {
   return result.v_int64;
 }
 
-/*! Loading `path` fails with an OSError whose message contains the path and `needle`. */
-void ExpectLoadFails(const std::string& path, const std::string& needle) {
+/*! Loading `path` fails with an error of `kind` whose message contains the path and `needle`. */
+void ExpectLoadFails(const std::string& path, const std::string& needle,
+                     const std::string& kind = "OSError") {
   PFByteArray p = Bytes(path);
   PFObject* mod = nullptr;
   EXPECT_NE(PFModuleLoadFromFile(&p, &mod), 0);
   std::string err = TakeError();
-  EXPECT_TRUE(StartsWith(err, "OSError: ")) << err;
+  EXPECT_TRUE(StartsWith(err, kind + ": ")) << err;
   EXPECT_NE(err.find(path), std::string::npos) << err;
   EXPECT_NE(err.find(needle), std::string::npos) << err;
   EXPECT_EQ(mod, nullptr);
@@ -145,8 +146,8 @@ TEST(CModule, PathIsKept) {
   PFObjectDecRef(mod);
 }
 
-TEST(CModule, MissingFileIsOSErrorWithPath) {
-  ExpectLoadFails("/nonexistent/dir/libnothing.so", "No such file");
+TEST(CModule, MissingFileIsFileNotFoundErrorWithPath) {
+  ExpectLoadFails("/nonexistent/dir/libnothing.so", "No such file", "FileNotFoundError");
 }
 
 TEST(CModule, NonLibraryFileIsOSErrorWithLoaderMessage) {

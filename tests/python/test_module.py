@@ -320,7 +320,7 @@ def test_loading_registers_globals(libs):
 # ---- loader errors ------------------------------------------------------------------------------
 def test_missing_file(tmp_path):
     path = str(tmp_path / "no_such_library.so")
-    with pytest.raises(OSError) as info:
+    with pytest.raises(FileNotFoundError) as info:  # an OSError
         packedfun.load_module(path)
     message = str(info.value)
     assert path in message

@@ -1,0 +1,78 @@
+# Builds examples/cpp_host (a C++ program, no Python) against the installed packedfun and runs it.
+"""``find_package(packedfun CONFIG REQUIRED)`` with ``-Dpackedfun_DIR=$(packedfun-config
+--cmakedir)`` builds examples/add_one's library and the host; the host loads the library with
+``packedfun::Module`` and calls ``add_one_cpu`` on tensors it allocates."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO_ROOT / "examples" / "cpp_host"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
+    reason="a C++ program: no Python backend involved, built once by the default-backend pass",
+)
+
+
+def _run(cmd: list, **kwargs) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [str(c) for c in cmd], capture_output=True, text=True, check=False, timeout=900, **kwargs
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"$ {' '.join(map(str, cmd))}\n{(proc.stdout + proc.stderr)[-6000:]}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        if IN_CI:
+            pytest.fail("cmake is required in CI")
+        pytest.skip("cmake not found")
+    cmake_dir = _run([sys.executable, "-m", "packedfun.config", "--cmakedir"]).stdout.strip()
+    build = tmp_path_factory.mktemp("cpp_host_build")
+    configure = [cmake, "-S", EXAMPLE, "-B", build, f"-Dpackedfun_DIR={cmake_dir}"]
+    if shutil.which("ninja"):
+        configure += ["-G", "Ninja"]
+    _run(configure)
+    _run([cmake, "--build", build, "-j", "2"])
+    return build
+
+
+def test_host_loads_add_one_and_calls_it(built):
+    library = built / "libadd_one.so"
+    proc = _run([built / "cpp_host", library], env={"PATH": os.environ.get("PATH", "")})
+    assert proc.stdout.splitlines() == [
+        f"loaded {library}",
+        "doc: add_one_cpu(x, y): y = x + 1 for 1-d float32 CPU tensors",
+        "x: float32 on cpu:0, shape (5)",
+        "add_one_cpu([0, 1, 2, 3, 4]) -> [1, 2, 3, 4, 5]",
+        "add_one_cpu(float64 tensor) raised RuntimeError",
+    ]
+
+
+def test_host_reports_a_missing_library(built, tmp_path):
+    missing = tmp_path / "libnothing.so"
+    proc = subprocess.run(
+        [str(built / "cpp_host"), str(missing)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("FileNotFoundError: PFModuleLoadFromFile: cannot load")
+    assert str(missing) in proc.stderr
+
+
+def test_host_links_no_python(built):
+    ldd = shutil.which("ldd")
+    if ldd is None:
+        pytest.skip("ldd not found")
+    out = _run([ldd, built / "cpp_host"]).stdout
+    assert "libpackedfun.so" in out
+    assert "libpython" not in out
