@@ -11,10 +11,27 @@ namespace packedfun {
 namespace detail {
 namespace {
 
+/*! What readers of the environment need, as plain data: one thread-local lookup with no
+ *  initialization guard, which is all a call that mirrors the environment pays when nothing is
+ *  set. */
+struct EnvState {
+  PFEnvTensorAllocator allocator;
+  const EnvStreamSlot* slots;  // the storage of tls_streams
+  size_t count;
+};
+thread_local EnvState tls_env = {nullptr, nullptr, 0};
+
 /*! The calling thread's stream slots: few devices per thread, so a short vector scanned in order
- *  beats any map. A slot set back to NULL stays (a later set reuses it). */
-thread_local std::vector<EnvStreamSlot> tls_streams;
-thread_local PFEnvTensorAllocator tls_allocator = nullptr;
+ *  beats any map. A slot set back to NULL stays (a later set reuses it). Only PFEnvSetStream
+ *  changes it; readers go through tls_env, which is emptied when the thread's slots are freed. */
+struct StreamSlots {
+  std::vector<EnvStreamSlot> slots;
+  ~StreamSlots() {
+    tls_env.slots = nullptr;
+    tls_env.count = 0;
+  }
+};
+thread_local StreamSlots tls_streams;
 
 /*! Collects the allocator's error (its set_error callback). */
 struct AllocError {
@@ -31,9 +48,10 @@ void SetAllocError(void* ctx, const char* kind, const char* message) {
 }  // namespace
 
 const EnvStreamSlot* EnvSnapshot(size_t* count, PFEnvTensorAllocator* allocator) noexcept {
-  *allocator = tls_allocator;
-  *count = tls_streams.size();
-  return tls_streams.data();
+  const EnvState& env = tls_env;
+  *allocator = env.allocator;
+  *count = env.count;
+  return env.slots;
 }
 
 }  // namespace detail
@@ -51,7 +69,8 @@ PACKEDFUN_API int PFEnvSetStream(int32_t device_type, int32_t device_id, void* s
                                         " must not be negative");
   }
   return Guard([&] {
-    for (EnvStreamSlot& slot : tls_streams) {
+    std::vector<EnvStreamSlot>& slots = tls_streams.slots;
+    for (EnvStreamSlot& slot : slots) {
       if (slot.device_type == device_type && slot.device_id == device_id) {
         if (out_prev != nullptr) *out_prev = slot.stream;
         slot.stream = stream;
@@ -59,13 +78,17 @@ PACKEDFUN_API int PFEnvSetStream(int32_t device_type, int32_t device_id, void* s
       }
     }
     if (out_prev != nullptr) *out_prev = nullptr;
-    tls_streams.push_back(EnvStreamSlot{device_type, device_id, stream});
+    slots.push_back(EnvStreamSlot{device_type, device_id, stream});
+    tls_env.slots = slots.data();
+    tls_env.count = slots.size();
     return 0;
   });
 }
 
 PACKEDFUN_API void* PFEnvGetStream(int32_t device_type, int32_t device_id) {
-  for (const EnvStreamSlot& slot : tls_streams) {
+  const EnvState& env = tls_env;
+  for (size_t i = 0; i < env.count; ++i) {
+    const EnvStreamSlot& slot = env.slots[i];
     if (slot.device_type == device_type && slot.device_id == device_id) return slot.stream;
   }
   return nullptr;
@@ -73,14 +96,14 @@ PACKEDFUN_API void* PFEnvGetStream(int32_t device_type, int32_t device_id) {
 
 PACKEDFUN_API int PFEnvSetTensorAllocator(PFEnvTensorAllocator allocator,
                                           PFEnvTensorAllocator* out_prev) {
-  if (out_prev != nullptr) *out_prev = tls_allocator;
-  tls_allocator = allocator;
+  if (out_prev != nullptr) *out_prev = tls_env.allocator;
+  tls_env.allocator = allocator;
   return 0;
 }
 
 PACKEDFUN_API int PFEnvTensorAlloc(const int64_t* shape, int32_t ndim, DLDataType dtype,
                                    DLDevice device, PFObject** out) {
-  PFEnvTensorAllocator allocator = tls_allocator;
+  PFEnvTensorAllocator allocator = tls_env.allocator;
   if (allocator == nullptr) return PFTensorEmpty(shape, ndim, dtype, device, out);
   if (out == nullptr || ndim < 0 || (ndim > 0 && shape == nullptr)) {
     return RaiseError("ValueError", "PFEnvTensorAlloc: bad shape or NULL out");
