@@ -198,6 +198,14 @@ const PFAny* ReadField(PFObject* obj, const PFFieldInfo* field, Keeper* keep) {
   return keep->Hold(value);
 }
 
+/*! Whether `obj`, met now for the first time, could be met again in this walk. Every stored
+ *  reference is a counted one, so an object whose only reference is the slot the walk came through
+ *  (count 1, plus the walk's own `borrowed_refs` to it) has no second path to it: it can neither be
+ *  shared nor close a cycle, and needs no entry in a visited table (most nodes of a tree). */
+bool MayMeetAgain(PFObject* obj, uint32_t borrowed_refs) {
+  return __atomic_load_n(&obj->ref_count, __ATOMIC_RELAXED) > 1 + borrowed_refs;
+}
+
 // ---- hashing
 // -------------------------------------------------------------------------------------
 
@@ -261,14 +269,6 @@ class Hasher {
       f->sum += Combine(f->key, x);  // order-independent: a sum of per-entry hashes
     }
     ++f->next;
-  }
-
-  /*! Whether `obj`, met now for the first time, could be met again in this walk. Every stored
-   *  reference is a counted one, so an object whose only reference is the slot the walk came
-   *  through (count 1, plus the walk's own borrowed reference to it) has no second path to it: it
-   *  can neither be shared nor close a cycle, and skips the table (most nodes of a tree). */
-  static bool MayMeetAgain(PFObject* obj, uint32_t borrowed_refs) {
-    return __atomic_load_n(&obj->ref_count, __ATOMIC_RELAXED) > 1 + borrowed_refs;
   }
 
   bool Immediate(const PFAny& v, uint64_t* h) {
@@ -384,7 +384,7 @@ class Comparer {
   /*! Whether equal; when not and a path is wanted, `*path` is where the first difference is. */
   bool Run(const PFAny& a, const PFAny& b, std::string* path) {
     if (want_path_) steps_.push_back({-1, "root"});
-    work_.push_back({&a, &b, 0});
+    work_.push_back({&a, &b, 0, kRoot, kRoot});
     while (!work_.empty()) {
       Item item = work_.back();
       work_.pop_back();
@@ -397,10 +397,12 @@ class Comparer {
   }
 
  private:
+  static constexpr uint32_t kRoot = ~0u;  // the roots: always tracked
   struct Item {
     const PFAny* a;
     const PFAny* b;
     int64_t step;
+    uint32_t held_a, held_b;  // references to a / b the walk itself holds (MayMeetAgain)
   };
 
   bool Visit(const Item& item) {
@@ -415,7 +417,11 @@ class Comparer {
     Kind kind = KindOf(oa);
     if (kind == Kind::kIdentity) return false;
     if (kind == Kind::kShape) return ShapeEqual(oa, ob);
-    if (!seen_.insert({oa, ob}).second) return true;  // already compared or being compared
+    // A pair met again is already compared or being compared (co-induction). It can only recur
+    // when both sides can be met again; most pairs of two trees cannot and skip the set.
+    bool track =
+        item.held_a == kRoot || (MayMeetAgain(oa, item.held_a) && MayMeetAgain(ob, item.held_b));
+    if (track && !seen_.insert({oa, ob}).second) return true;
     if (kind == Kind::kSeq) return PushSeq(oa, ob, item.step);
     if (kind == Kind::kMap) return PushMap(oa, ob, item.step);
     return PushFields(oa, ob, item.step);
@@ -432,7 +438,8 @@ class Comparer {
     auto* sb = reinterpret_cast<PFSeqObject*>(ob);
     if (sa->size != sb->size) return false;
     for (int64_t i = sa->size - 1; i >= 0; --i) {  // reversed: index 0 is compared first
-      work_.push_back({&sa->data[i], &sb->data[i], AddStep(step, "[" + std::to_string(i) + "]")});
+      int64_t child = want_path_ ? AddStep(step, "[" + std::to_string(i) + "]") : 0;
+      work_.push_back({&sa->data[i], &sb->data[i], child, 0, 0});
     }
     return true;
   }
@@ -444,7 +451,7 @@ class Comparer {
     for (int64_t i = seq->size - 2; i >= 0; i -= 2) {
       const PFAny* other = MapFind(ob, seq->data[i]);
       int64_t child = want_path_ ? AddStep(step, KeyStep(seq->data[i])) : 0;
-      work_.push_back({&seq->data[i + 1], other, child});
+      work_.push_back({&seq->data[i + 1], other, child, 1, 0});  // a: held by the items array
     }
     return true;
   }
@@ -455,7 +462,8 @@ class Comparer {
       const PFFieldInfo* f = fields[i];
       const PFAny* va = ReadField(oa, f, &keep_);
       const PFAny* vb = ReadField(ob, f, &keep_);
-      work_.push_back({va, vb, AddStep(step, "." + std::string(f->name.data, f->name.size))});
+      int64_t child = want_path_ ? AddStep(step, "." + std::string(f->name.data, f->name.size)) : 0;
+      work_.push_back({va, vb, child, 1, 1});  // both: field reads the walk holds
     }
     return true;
   }

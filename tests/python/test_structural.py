@@ -121,6 +121,7 @@ a, b, c = two_cycle(1), two_cycle(1), two_cycle(2)
 assert structural_hash(a) == structural_hash(b) != structural_hash(c)
 assert structural_equal(a, b) and not structural_equal(a, c)
 assert structural_hash(tagged(0)) == structural_hash(tagged(5))  # cache is not compared
+assert structural_equal(tagged(0), tagged(5))
 print("ok")
 """
 
