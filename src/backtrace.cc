@@ -1,9 +1,6 @@
-// Native backtraces for errors: raw capture with the unwinder, symbolization only when asked.
+// Native backtraces for errors: cheap raw capture (symbolized later, in backtrace_symbolize.cc).
 #include "internal/backtrace.h"
-#include "internal/elf_symbols.h"
 
-#include <cxxabi.h>
-#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <unwind.h>
@@ -205,78 +202,12 @@ __attribute__((noinline)) int Walk(void** pcs, int max_frames, uintptr_t lo, uin
   return st.count;
 }
 
-std::string Demangle(const char* name) {
-  int status = 0;
-  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || out == nullptr) return name;
-  std::string text(out);
-  std::free(out);
-  return text;
-}
-
-const char* BaseName(const char* path) {
-  const char* slash = std::strrchr(path, '/');
-  return slash != nullptr ? slash + 1 : path;
-}
-
-/*! The name of the function containing `addr`: the dynamic symbol table first, then the file's
- *  full symbol table (hidden and static functions). Empty when unknown. */
-std::string FunctionName(uintptr_t addr, const Dl_info& info, const struct link_map* map) {
-  char buf[32];
-  if (info.dli_sname != nullptr) {
-    uintptr_t off = addr + 1 - reinterpret_cast<uintptr_t>(info.dli_saddr);
-    std::snprintf(buf, sizeof(buf), "+0x%llx", static_cast<unsigned long long>(off));
-    return Demangle(info.dli_sname) + buf;
-  }
-  if (map == nullptr) return "";
-  std::string path =
-      map->l_name != nullptr && map->l_name[0] != '\0' ? map->l_name : "/proc/self/exe";
-  std::string name;
-  uintptr_t off = 0;
-  if (!LookupElfSymbol(path, addr - map->l_addr, &name, &off)) return "";
-  std::snprintf(buf, sizeof(buf), "+0x%llx", static_cast<unsigned long long>(off + 1));
-  return Demangle(name.c_str()) + buf;
-}
-
-std::string FormatFrame(int index, void* pc) {
-  // The return address points after the call; look up the byte before it.
-  uintptr_t addr = reinterpret_cast<uintptr_t>(pc) - 1;
-  Dl_info info;
-  std::memset(&info, 0, sizeof(info));
-  struct link_map* map = nullptr;
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "  #%d 0x%016llx in ", index,
-                static_cast<unsigned long long>(addr + 1));
-  std::string line(buf);
-  if (dladdr1(reinterpret_cast<void*>(addr), &info, reinterpret_cast<void**>(&map),
-              RTLD_DL_LINKMAP) == 0) {
-    return line + "??";
-  }
-  std::string name = FunctionName(addr, info, map);
-  line += name.empty() ? "??" : name;
-  if (info.dli_fname != nullptr && info.dli_fname[0] != '\0') {
-    uintptr_t off = addr + 1 - reinterpret_cast<uintptr_t>(info.dli_fbase);
-    std::snprintf(buf, sizeof(buf), "+0x%llx)", static_cast<unsigned long long>(off));
-    line += std::string(" (") + BaseName(info.dli_fname) + buf;
-  }
-  return line;
-}
-
 }  // namespace
 
 int CaptureBacktrace(void** pcs, int max_frames) noexcept {
   if (max_frames <= 0 || !CaptureEnabled()) return 0;
   const CodeRange& range = RuntimeRange();
   return Walk(pcs, max_frames, range.lo, range.hi);
-}
-
-std::string SymbolizeBacktrace(void* const* pcs, int count) {
-  std::string text;
-  for (int i = 0; i < count; ++i) {
-    if (i != 0) text += '\n';
-    text += FormatFrame(i, pcs[i]);
-  }
-  return text;
 }
 
 }  // namespace detail

@@ -413,8 +413,10 @@ PACKEDFUN_API int PFErrorSetRaisedFromCStr(const char* kind, const char* message
 PACKEDFUN_API void PFErrorMoveFromRaised(PFObject** out);
 
 /*! Gets the backtrace text of `error` (borrowed): symbolized on the first request and cached in
- *  the error; `*out` stays valid while the error lives. Frames are "\n"-separated, innermost
- *  first. */
+ *  the error; `*out` stays valid while the error lives. Frames are "\n"-separated, most recent
+ *  call last, as Python prints them. A captured stack lists the frames of the user's code only
+ *  (not the runtime's, packedfun's header machinery, a language binding or an interpreter), each
+ *  as `File "<library path>", offset 0x<address in that file>, in <short function name>`. */
 PACKEDFUN_API int PFErrorGetBacktrace(PFObject* error, PFByteArray* out);
 
 /*! Appends `frames` (borrowed text) to the backtrace of `error`; used by bindings to record the

@@ -73,7 +73,10 @@ class Error : public std::exception {
     kind_size_ = kind.size();
     what_ = kind + ": " + message;
   }
-  void Init(const std::string& kind, const std::string& message, const PFByteArray* backtrace) {
+  // Out of line so that `throw Error(...)` in user code is a call from the user's own line: the
+  // backtrace's innermost user frame then points at it, not at this header.
+  __attribute__((noinline)) void Init(const std::string& kind, const std::string& message,
+                                      const PFByteArray* backtrace) {
     SetText(kind, message);
     PFByteArray k{kind.data(), kind.size()}, m{message.data(), message.size()};
     PFObject* out = nullptr;

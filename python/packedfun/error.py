@@ -112,8 +112,11 @@ class NativeBacktrace(str):
     """A note holding a native error whose ``str()`` is the backtrace, symbolized on demand.
 
     Python's traceback printing calls ``str()`` on every note, so nothing is symbolized unless the
-    exception is printed. It is a ``str`` (with placeholder contents) so that code joining notes
-    as strings, such as ``pytest.raises(match=...)``, keeps working.
+    exception is printed. The text lists the frames of the user's native code only, most recent
+    call last, with source file and line where the library has debug information; it is empty when
+    no such frame exists (e.g. a wrong argument type, found by packedfun's own conversion code).
+    It is a ``str`` (with placeholder contents) so that code joining notes as strings, such as
+    ``pytest.raises(match=...)``, keeps working.
     """
 
     _error: object
@@ -121,14 +124,11 @@ class NativeBacktrace(str):
     def __str__(self) -> str:
         try:
             text = core.error_get_backtrace(self._error)
+            from ._native_frames import format_backtrace
+
+            return format_backtrace(text)
         except Exception as err:  # printing must never fail
             return f"Native backtrace unavailable: {err}"
-        frames = [line for line in text.split("\n") if line.strip()]
-        if not frames:
-            return "Native backtrace: (none)"
-        return "Native backtrace (most recent call first):\n" + "\n".join(
-            "  " + frame for frame in frames
-        )
 
     def __repr__(self) -> str:
         return "<packedfun native backtrace>"

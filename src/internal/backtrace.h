@@ -15,9 +15,19 @@ constexpr int kMaxBacktraceFrames = 32;
  *  (environment variable PACKEDFUN_BACKTRACE=0). Does not allocate. */
 int CaptureBacktrace(void** pcs, int max_frames) noexcept;
 
-/*! Turns raw return addresses into "\n"-separated text, one frame per line, innermost first.
- *  Uses dladdr and the C++ demangler; addresses without a symbol print as library+offset. */
+/*! Turns raw return addresses (innermost first) into "\n"-separated text, one frame of the
+ *  user's code per line, most recent call last:
+ *    File "/path/libmy_ext.so", offset 0x1234, in my_ns::RaiseError
+ *  where the offset is the call site's address inside that file (what its DWARF line table
+ *  counts: packedfun.error turns it into a source file and line when printing). Frames of the
+ *  runtime and of packedfun's header machinery are left out; the first frame of a language
+ *  binding or of a file that does not link the runtime ends the list (see the file comment of
+ *  backtrace_symbolize.cc). */
 std::string SymbolizeBacktrace(void* const* pcs, int count);
+
+/*! A demangled, short function name: no parameter list, return type, clone suffix or anonymous
+ *  namespace, and std::string for std::__cxx11::basic_string<char, ...>. */
+std::string ShortFunctionName(const char* mangled);
 
 }  // namespace detail
 }  // namespace packedfun

@@ -37,6 +37,21 @@ TEST(Error, NativeBacktraceIsCaptured) {
   EXPECT_FALSE(e.backtrace().empty());
 }
 
+__attribute__((noinline)) void ThrowFromANamedFunction(const std::string& why) {
+  PACKEDFUN_THROW(ValueError) << why;
+}
+
+TEST(Error, BacktraceShowsTheThrowerNotTheMachinery) {
+  Error e = Catch([] { ThrowFromANamedFunction("named"); });
+  std::string bt = e.backtrace();
+  // Most recent call last; the thrower by its short name (no parameter list, no std::__cxx11).
+  std::string last = bt.substr(bt.rfind('\n') + 1);
+  EXPECT_NE(last.find(", in ThrowFromANamedFunction"), std::string::npos) << bt;
+  EXPECT_EQ(last.find("basic_string"), std::string::npos) << bt;
+  // packedfun's own frames (Error's constructor, the throw helper) are left out.
+  EXPECT_EQ(bt.find("packedfun::"), std::string::npos) << bt;
+}
+
 TEST(Error, ThrowMacroStreams) {
   Error e =
       Catch([] { PACKEDFUN_THROW(ValueError) << "x=" << 3 << ", y=" << 2.5 << ", " << true; });

@@ -143,9 +143,14 @@ class ErrorBuilder {
   bool separator_pending_ = false;
 };
 
-/*! `ErrorThrower() & builder << ...` throws once the whole message is streamed. */
+/*! `ErrorThrower() & builder << ...` throws once the whole message is streamed. Out of line on
+ *  purpose: the call then sits in the user's function, so the return address that the error's
+ *  backtrace records maps (through debug information) to the line of PACKEDFUN_THROW/CHECK. */
 struct ErrorThrower {
-  [[noreturn]] friend void operator&(ErrorThrower, ErrorBuilder& builder) { builder.Throw(); }
+  [[noreturn]] __attribute__((noinline, cold)) friend void operator&(ErrorThrower,
+                                                                     ErrorBuilder& builder) {
+    builder.Throw();
+  }
 };
 
 /*! The result of a binary check: ok, or the two operands printed as "a vs. b". */
