@@ -345,6 +345,22 @@ class MirroredEnv {
 __attribute__((noinline)) int CallMirrored(Target* t, const PFAny* args, int32_t num_args,
                                            PFAny* result, const EnvStreamSlot* slots, size_t count,
                                            PFEnvTensorAllocator allocator) {
+  bool any_stream = false;
+  for (size_t i = 0; i < count; ++i) any_stream |= slots[i].stream != nullptr;
+  if (!any_stream) {
+    // The common case, a call with torch or NumPy arrays on the CPU: the allocator only, set and
+    // put back around the call without the general machinery.
+    if (allocator == nullptr || g_api.EnvSetTensorAllocator == nullptr) {
+      return CallBody(t, args, num_args, result);
+    }
+    PFEnvTensorAllocator previous = nullptr;
+    if (g_api.EnvSetTensorAllocator(allocator, 0, &previous) != 0) {
+      return RaiseTVMError(TakeError(), t->name);
+    }
+    int rc = CallBody(t, args, num_args, result);
+    g_api.EnvSetTensorAllocator(previous, 0, nullptr);
+    return rc;
+  }
   return Guard([&] {
     MirroredEnv env(slots, count, allocator);
     if (env.failed()) return RaiseTVMError(TakeError(), t->name);
