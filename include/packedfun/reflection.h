@@ -182,18 +182,23 @@ class ObjectDef {
     return AddField(name, member, doc, flags & ~PACKEDFUN_FIELD_READONLY, &detail::FieldSetter<F>);
   }
   /*! An instance method: a member function pointer, or a callable taking the receiver (a
-   *  reference to T) first. */
+   *  reference to T, or ObjectPtr<T>) first. The docstring is a string literal, so that a
+   *  single-name list `{"x"}` always means the parameter names (overload below). */
   template <typename Fn>
-  ObjectDef& def(const char* name, Fn fn, const char* doc = "") {
-    if constexpr (std::is_member_function_pointer<Fn>::value) {
-      return AddMethod(name, detail::MemberMethod<T, Fn>{fn}, doc, 0);
-    } else {
-      return AddMethod(name, std::move(fn), doc, 0);
-    }
+  ObjectDef& def(const char* name, Fn fn) {
+    return AddInstanceMethod(name, std::move(fn), "", nullptr);
+  }
+  template <typename Fn, size_t N>
+  ObjectDef& def(const char* name, Fn fn, const char (&doc)[N]) {
+    return AddInstanceMethod(name, std::move(fn), doc, nullptr);
   }
   /*! A static method; one named "__create__" is the type's constructor. */
   template <typename Fn>
-  ObjectDef& def_static(const char* name, Fn fn, const char* doc = "") {
+  ObjectDef& def_static(const char* name, Fn fn) {
+    return AddMethod(name, std::move(fn), "", PACKEDFUN_METHOD_STATIC);
+  }
+  template <typename Fn, size_t N>
+  ObjectDef& def_static(const char* name, Fn fn, const char (&doc)[N]) {
     return AddMethod(name, std::move(fn), doc, PACKEDFUN_METHOD_STATIC);
   }
 
@@ -208,11 +213,7 @@ class ObjectDef {
   ObjectDef& def(const char* name, Fn fn, const ArgList& args, const char* doc = "") {
     ArgList all{"self"};
     all.insert(all.end(), args.begin(), args.end());
-    if constexpr (std::is_member_function_pointer<Fn>::value) {
-      return AddMethod(name, detail::MemberMethod<T, Fn>{fn}, doc, 0, &all);
-    } else {
-      return AddMethod(name, std::move(fn), doc, 0, &all);
-    }
+    return AddInstanceMethod(name, std::move(fn), doc, &all);
   }
 
   /*! The constructor taking `A...` (a C++ constructor of T) as `__create__`. */
@@ -233,6 +234,15 @@ class ObjectDef {
   int32_t type_index() const noexcept { return type_index_; }
 
  private:
+  template <typename Fn>
+  ObjectDef& AddInstanceMethod(const char* name, Fn fn, const char* doc, const ArgList* args) {
+    if constexpr (std::is_member_function_pointer<Fn>::value) {
+      return AddMethod(name, detail::MemberMethod<T, Fn>{fn}, doc, 0, args);
+    } else {
+      return AddMethod(name, std::move(fn), doc, 0, args);
+    }
+  }
+
   template <typename... A>
   static auto Constructor() {
     return [](A... a) { return make_object<T>(std::move(a)...); };

@@ -45,7 +45,8 @@ PACKEDFUN_STATIC_INIT_BLOCK() {
   pf::reflection::ObjectDef<PairObj>()
       .def(pf::reflection::init<int64_t, int64_t>(), {"a", "b"_a = 7}, "Pair(a, b=7)")
       .def("swapped", &PairObj::Swapped)
-      .def("with_a", [](ObjectPtr<PairObj> self, int64_t a) { return Pair(a, self->b); })
+      .def("with_a", [](ObjectPtr<PairObj> self, int64_t a) { return Pair(a, self->b); }, {"a"})
+      .def_static("diag", [](int64_t x) { return Pair(x, x); }, {"x"})
       .def("plus", [](Pair self, ObjectPtr<PairObj> other) {
         return pf::make_object<PairObj>(self->a + other->a, self->b + other->b);
       });
@@ -123,6 +124,14 @@ TEST(ObjectSignatures, InitDeclaresTheConstructorWithKeywords) {
   ObjectPtr<BoxObj> b = box("cube", 3).cast<ObjectPtr<BoxObj>>();
   EXPECT_EQ(b->label, "cube");
   EXPECT_EQ(b->size, 3);
+}
+
+TEST(ObjectSignatures, OneNameListIsNamesNotADocstring) {
+  std::string with_a = Method(PairObj::RuntimeTypeIndex(), "with_a").GetMetadata().value();
+  EXPECT_NE(with_a.find("[{\"name\": \"self\""), std::string::npos) << with_a;
+  EXPECT_NE(with_a.find("{\"name\": \"a\", \"type\": \"int\"}"), std::string::npos) << with_a;
+  std::string diag = Method(PairObj::RuntimeTypeIndex(), "diag").GetMetadata().value();
+  EXPECT_NE(diag.find("{\"name\": \"x\", \"type\": \"int\"}"), std::string::npos) << diag;
 }
 
 TEST(ObjectSignatures, MethodsTakeAndReturnObjects) {
