@@ -12,8 +12,10 @@ typedef struct {
   Py_ssize_t pos;  /* argument position; negative: a value (convert, return values) */
   PyObject** open; /* containers on the current path */
   int depth, cap;
-  PyObject* path; /* list of segment strs, or NULL before a failure */
-  int own_error;  /* the pending exception's message is a bare "what" to prefix */
+  PyObject* path;     /* list of segment strs, or NULL before a failure */
+  int own_error;      /* the pending exception's message is a bare "what" to prefix */
+  PFAny* spare;       /* a buffer lent by the top-level caller (items then views), or NULL */
+  Py_ssize_t spare_n; /* how many items it holds */
 } Ctx;
 
 /* The items of one container under construction: `n` owned PFAny plus StrView/BytesView backing. */
@@ -22,19 +24,30 @@ typedef struct {
   PFByteArray* views;
   Py_ssize_t n, filled;
   Py_ssize_t first_other; /* items before it are small ints (nothing to release) */
+  int lent;               /* `items` is the caller's spare buffer (not freed here) */
   PFAny small_items[16];
   PFByteArray small_views[16];
 } Items;
 
 static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view);
 
-static int items_init(Items* it, Py_ssize_t n) {
+_Static_assert(sizeof(PFByteArray) <= sizeof(PFAny), "a spare buffer's views fit its item slots");
+
+static int items_init(Items* it, Py_ssize_t n, Ctx* ctx) {
   it->n = n;
   it->filled = 0;
   it->first_other = 0;
+  it->lent = 0;
   if (n <= 16) {
     it->items = it->small_items;
     it->views = it->small_views;
+    return 0;
+  }
+  if (ctx->spare != NULL && n <= ctx->spare_n) { /* the first large container: no malloc */
+    it->items = ctx->spare;
+    it->views = (PFByteArray*)(it->items + n);
+    it->lent = 1;
+    ctx->spare = NULL;
     return 0;
   }
   it->items = (PFAny*)PyMem_Malloc((size_t)n * (sizeof(PFAny) + sizeof(PFByteArray)));
@@ -51,7 +64,7 @@ static void items_free(Items* it) {
   for (Py_ssize_t i = it->first_other; i < it->filled; ++i) {
     if (it->items[i].type_index >= kPFTypeStaticObjectBegin) PFObjectDecRef(it->items[i].v_obj);
   }
-  if (it->items != it->small_items) PyMem_Free(it->items);
+  if (it->items != it->small_items && !it->lent) PyMem_Free(it->items);
 }
 
 static PFPY_NOINLINE int own_error(Ctx* ctx, PyObject* type, const char* what) {
@@ -179,7 +192,7 @@ static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   int is_list = PyList_Check(o);
   Py_ssize_t n = is_list ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
   Items it;
-  int rc = items_init(&it, n);
+  int rc = items_init(&it, n, ctx);
   it.first_other = n;
   for (Py_ssize_t i = 0; rc == 0 && i < n; ++i) {
     /* A run of small ints calls no Python code, so the list cannot change under it. */
@@ -218,7 +231,7 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   if (enter(ctx, o) != 0) return -1;
   Py_ssize_t n = PyDict_GET_SIZE(o), cursor = 0;
   Items it;
-  int rc = items_init(&it, 2 * n);
+  int rc = items_init(&it, 2 * n, ctx);
   PyObject *key, *value;
   for (Py_ssize_t i = 0; rc == 0 && PyDict_Next(o, &cursor, &key, &value); ++i) {
     if (PyDict_GET_SIZE(o) != n || i >= n) {
@@ -345,7 +358,11 @@ static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
 }
 
 int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname, Py_ssize_t pos) {
-  Ctx ctx = {fname, pos, NULL, 0, 0, NULL, 0};
+  /* The top-level container's items live on this stack (up to kSpareItems: most arguments) rather
+   * than in a malloc'ed buffer too large for the allocator's fast path. */
+  enum { kSpareItems = 256 };
+  PFAny spare[2 * kSpareItems]; /* items, then as many views (a PFByteArray is a PFAny's size) */
+  Ctx ctx = {fname, pos, NULL, 0, 0, NULL, 0, spare, kSpareItems};
   int rc = PyDict_Check(o) ? dict_from_py(&ctx, o, kind, out) : seq_from_py(&ctx, o, kind, out);
   if (rc != 0) decorate_error(&ctx);
   PyMem_Free(ctx.open);
