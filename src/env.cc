@@ -1,6 +1,8 @@
-// The calling environment (ABI 1.3): per-thread GPU stream slots and the caller's tensor allocator.
+// The calling environment: per-thread GPU stream slots, the caller's tensor allocator (ABI 1.3),
+// the caller's lock and signal hooks (ABI 1.4).
 #include <packedfun/c_api.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,17 @@ void SetAllocError(void* ctx, const char* kind, const char* message) {
   e->message = message != nullptr ? message : "";
 }
 
+/*! The binding's lock hooks: set once at its import, read on every release/acquire/check, so
+ *  plain atomic pointers (a binding installs them before any code can use them). */
+struct LockHooks {
+  std::atomic<int (*)(void)> held{nullptr};
+  std::atomic<void* (*)(void)> release{nullptr};
+  std::atomic<void (*)(void*)> acquire{nullptr};
+  std::atomic<void (*)(void)> check_signals{nullptr};
+  std::atomic<int (*)(void)> gone{nullptr};
+};
+LockHooks lock_hooks;  // constant-initialised: no static destructor runs at exit
+
 }  // namespace
 
 const EnvStreamSlot* EnvSnapshot(size_t* count, PFEnvTensorAllocator* allocator) noexcept {
@@ -52,6 +65,13 @@ const EnvStreamSlot* EnvSnapshot(size_t* count, PFEnvTensorAllocator* allocator)
   *allocator = env.allocator;
   *count = env.count;
   return env.slots;
+}
+
+bool CallerLockGone() noexcept {
+  auto gone = lock_hooks.gone.load(std::memory_order_acquire);
+  if (gone == nullptr || !gone()) return false;
+  auto held = lock_hooks.held.load(std::memory_order_acquire);
+  return held == nullptr || !held();
 }
 
 }  // namespace detail
@@ -125,6 +145,40 @@ PACKEDFUN_API int PFEnvTensorAlloc(const int64_t* shape, int32_t ndim, DLDataTyp
     return RaiseError(error.kind, error.message);
   }
   return PFTensorFromDLPackVersioned(managed, out);
+}
+
+PACKEDFUN_API int PFEnvSetLockHooks(int (*held)(void), void* (*release)(void),
+                                    void (*acquire)(void* token), void (*check_signals)(void),
+                                    int (*gone)(void)) {
+  lock_hooks.held.store(held, std::memory_order_release);
+  lock_hooks.release.store(release, std::memory_order_release);
+  lock_hooks.acquire.store(acquire, std::memory_order_release);
+  lock_hooks.check_signals.store(check_signals, std::memory_order_release);
+  lock_hooks.gone.store(gone, std::memory_order_release);
+  return 0;
+}
+
+PACKEDFUN_API void* PFEnvReleaseCallerLock(void) {
+  auto held = lock_hooks.held.load(std::memory_order_acquire);
+  auto release = lock_hooks.release.load(std::memory_order_acquire);
+  if (held == nullptr || release == nullptr || !held()) return nullptr;
+  return release();
+}
+
+PACKEDFUN_API void PFEnvAcquireCallerLock(void* token) {
+  auto acquire = lock_hooks.acquire.load(std::memory_order_acquire);
+  if (token != nullptr && acquire != nullptr) acquire(token);
+}
+
+PACKEDFUN_API int PFEnvCheckSignals(void) {
+  auto check = lock_hooks.check_signals.load(std::memory_order_acquire);
+  if (check == nullptr) return 0;
+  // The hook reports by raising: a binding may not be able to return a value from every path
+  // (ctypes loses a callback's result when the exception comes as the callback is entered).
+  PFObject* before = PeekRaised();
+  check();
+  PFObject* after = PeekRaised();
+  return after != nullptr && after != before ? -1 : 0;
 }
 
 }  // extern "C"

@@ -99,6 +99,8 @@ PFObject* NewError(std::string_view kind, std::string_view message, const PFByte
   return Header(impl);
 }
 
+PFObject* PeekRaised() noexcept { return tls_slot.error; }
+
 void SetRaisedSteal(PFObject* error) noexcept {
   PFObject* old = tls_slot.error;
   tls_slot.error = error;

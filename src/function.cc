@@ -33,7 +33,7 @@ MetadataTable& Metadata() {
 void DeleteFunction(PFObject* obj) noexcept {
   ForgetFunctionMetadata(obj);
   auto* impl = As<FunctionImpl>(obj);
-  if (impl->free_self != nullptr) impl->free_self(impl->base.self);
+  if (impl->free_self != nullptr && !CallerLockGone()) impl->free_self(impl->base.self);
   delete impl;
 }
 
@@ -142,6 +142,27 @@ PACKEDFUN_API int PFFunctionGetGlobalMetadata(const PFByteArray* name, PFAny* ou
   int rc = PFFunctionGetMetadata(func, out);
   PFObjectDecRef(func);
   return rc;
+}
+
+PACKEDFUN_API int PFFunctionSetGILPolicy(PFObject* func, int32_t policy) {
+  if (RaiseNotAFunctionFor("PFFunctionSetGILPolicy", func) != 0) return -1;
+  if (policy == kPFGILHold) {
+    __atomic_fetch_or(&func->flags, PACKEDFUN_FUNCTION_FLAG_GIL_HOLD, __ATOMIC_RELEASE);
+  } else if (policy == kPFGILRelease) {
+    __atomic_fetch_and(&func->flags, ~PACKEDFUN_FUNCTION_FLAG_GIL_HOLD, __ATOMIC_RELEASE);
+  } else {
+    return RaiseError("ValueError", "PFFunctionSetGILPolicy: unknown policy " +
+                                        std::to_string(policy) +
+                                        " (expected kPFGILRelease or kPFGILHold)");
+  }
+  return 0;
+}
+
+PACKEDFUN_API int PFFunctionGetGILPolicy(PFObject* func, int32_t* out) {
+  if (RaiseNotAFunctionFor("PFFunctionGetGILPolicy", func) != 0) return -1;
+  uint32_t flags = __atomic_load_n(&func->flags, __ATOMIC_ACQUIRE);
+  *out = (flags & PACKEDFUN_FUNCTION_FLAG_GIL_HOLD) ? kPFGILHold : kPFGILRelease;
+  return 0;
 }
 
 }  // extern "C"

@@ -181,7 +181,7 @@ bool CollectFunctionNames(ModuleImpl* m, bool query_imports, std::vector<ModuleI
   // Symbols under the prefix that describe a function rather than being one (docstring, entry
   // name, metadata) are `<kind>__...`; they are data, but a library may define them otherwise.
   auto described = [](const std::string& n) {
-    for (const char* kind : {"doc__", "main__", "meta__", "metadata__"}) {
+    for (const char* kind : {"doc__", "main__", "meta__", "metadata__", "gil__"}) {
       if (n.compare(0, std::strlen(kind), kind) == 0) return true;
     }
     return false;
@@ -395,6 +395,17 @@ void AttachExportedMetadata(ModuleImpl* module, const PFByteArray& name, PFObjec
   PFByteArray text{json, std::strlen(json)};
   if (PFFunctionSetMetadata(func, &text) != 0) Throw("ValueError", "bad function metadata");
 }
+
+/*! Gives `func` the GIL policy its library declares with PACKEDFUN_DLL_EXPORT_GIL (ABI 1.4):
+ *  `const int32_t __packedfun_gil__<name>`; without the symbol it keeps kPFGILRelease. */
+void AttachExportedGILPolicy(ModuleImpl* module, const PFByteArray& name, PFObject* func) {
+  std::string symbol = "__packedfun_gil__" + std::string(name.data, name.size);
+  void* address = dlsym(module->handle, symbol.c_str());
+  if (address == nullptr) return;
+  if (PFFunctionSetGILPolicy(func, *static_cast<const int32_t*>(address)) != 0) {
+    Throw("ValueError", "bad GIL policy exported as " + symbol);
+  }
+}
 }  // namespace
 
 PACKEDFUN_API int PFModuleGetFunction(PFObject* module, const PFByteArray* name, int query_imports,
@@ -406,6 +417,7 @@ PACKEDFUN_API int PFModuleGetFunction(PFObject* module, const PFByteArray* name,
     if (found.address != nullptr) {
       *out = NewModuleFunction(found.module, found.address);
       AttachExportedMetadata(found.module, *name, *out);
+      AttachExportedGILPolicy(found.module, *name, *out);
       return 0;
     }
     // Not a packedfun export: perhaps a function of a library built for Apache TVM FFI.

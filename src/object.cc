@@ -8,7 +8,7 @@ namespace {
 
 void DeleteOpaque(PFObject* obj) noexcept {
   auto* opaque = As<PFOpaqueObject>(obj);
-  if (opaque->free_handle != nullptr) opaque->free_handle(opaque->handle);
+  if (opaque->free_handle != nullptr && !CallerLockGone()) opaque->free_handle(opaque->handle);
   delete opaque;
 }
 

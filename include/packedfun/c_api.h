@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #define PACKEDFUN_ABI_VERSION_MAJOR 1
-#define PACKEDFUN_ABI_VERSION_MINOR 3
+#define PACKEDFUN_ABI_VERSION_MINOR 4
 
 #if defined(_WIN32)
 #define PACKEDFUN_EXPORT __declspec(dllexport)
@@ -388,6 +388,26 @@ PACKEDFUN_API int PFFunctionGetMetadata(PFObject* func, PFAny* out);
  *  registered or its function carries no metadata. */
 PACKEDFUN_API int PFFunctionGetGlobalMetadata(const PFByteArray* name, PFAny* out);
 
+/* Added in ABI 1.4: the GIL policy (appended; nothing above changed). */
+
+/*! Bit of PFObject.flags of a Function whose author declared it trivial: it neither blocks nor
+ *  calls back, so a binding keeps its lock (the GIL) held across the call. Without the bit the
+ *  binding releases its lock for the call (the default, kPFGILRelease). Read it with one load. */
+#define PACKEDFUN_FUNCTION_FLAG_GIL_HOLD 2u
+
+/*! GIL policies: what a language binding does with its caller's lock while the function runs. */
+#define kPFGILRelease 0 /*!< release it for the call (the default) */
+#define kPFGILHold 1    /*!< keep holding it: trivial functions that never block or call back */
+
+/*! Sets the GIL policy of `func` (borrowed Function) to kPFGILRelease or kPFGILHold; every holder
+ *  of the Function sees it. Fails with TypeError when `func` is not a Function, ValueError for an
+ *  unknown policy. Thread-safe (one atomic update of the flags). */
+PACKEDFUN_API int PFFunctionSetGILPolicy(PFObject* func, int32_t policy);
+
+/*! `*out` receives the GIL policy of `func` (borrowed Function). Fails with TypeError when `func`
+ *  is not a Function. */
+PACKEDFUN_API int PFFunctionGetGILPolicy(PFObject* func, int32_t* out);
+
 /* ------------------------------------------------------------------------------------------------
  * Errors
  * ------------------------------------------------------------------------------------------------
@@ -709,6 +729,35 @@ PACKEDFUN_API int PFEnvSetTensorAllocator(PFEnvTensorAllocator allocator,
  *  or ValueError for a negative dimension. */
 PACKEDFUN_API int PFEnvTensorAlloc(const int64_t* shape, int32_t ndim, DLDataType dtype,
                                    DLDevice device, PFObject** out);
+
+/* Added in ABI 1.4: the caller's lock and signals. A language binding with a global lock (Python's
+ * GIL) installs hooks once per process; native code then releases and re-acquires its caller's
+ * lock for a scope, and lets the caller notice signals (Ctrl-C), without knowing which language
+ * called it. With no hooks installed (a C caller) all three entry points below do nothing. */
+
+/*! Installs the process's lock hooks (NULL pointers: no hooks, the entry points below do nothing).
+ *  `held()` says whether the calling thread holds the lock; `release()` releases it, returning a
+ *  token; `acquire(token)` takes it back; `check_signals()` runs pending signal handlers and, when
+ *  one raised, stores the error in the calling thread's error slot (PFErrorSetRaised); `gone()`
+ * says that the lock can no longer be taken (the language is shutting down: a thread asking for it
+ *  would be ended). From then on the runtime leaks, rather than runs, the deleters of Functions
+ *  and Opaque objects dying on threads that do not hold the lock, since those deleters may belong
+ *  to the language. All five must be callable from any thread, holding the lock or not
+ *  (check_signals takes it itself). Never fails. */
+PACKEDFUN_API int PFEnvSetLockHooks(int (*held)(void), void* (*release)(void),
+                                    void (*acquire)(void* token), void (*check_signals)(void),
+                                    int (*gone)(void));
+
+/*! Releases the calling thread's lock if it holds it. Returns the token to pass to
+ *  PFEnvAcquireCallerLock, or NULL when nothing was released (no hooks, or not held). */
+PACKEDFUN_API void* PFEnvReleaseCallerLock(void);
+
+/*! Re-acquires the lock released by PFEnvReleaseCallerLock (`token` NULL: does nothing). */
+PACKEDFUN_API void PFEnvAcquireCallerLock(void* token);
+
+/*! Lets the caller's language run its pending signal handlers. Returns 0, or non-zero when one
+ *  raised (e.g. KeyboardInterrupt), the error then stored in the calling thread's error slot. */
+PACKEDFUN_API int PFEnvCheckSignals(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

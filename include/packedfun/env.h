@@ -1,4 +1,4 @@
-// The calling environment: the stream a kernel should launch on, set by whoever called it.
+// The calling environment: the caller's stream and allocator, its lock (the GIL) and signals.
 #ifndef PACKEDFUN_ENV_H_
 #define PACKEDFUN_ENV_H_
 
@@ -51,6 +51,32 @@ class EnvAllocatorScope {
  private:
   PFEnvTensorAllocator previous_ = nullptr;
 };
+
+/*!
+ * Releases the caller's lock (Python's GIL) for the life of this scope, whichever language called:
+ * other threads of the caller run meanwhile, and threads this code waits for may call back.
+ * Nothing to do (and nothing done) when the caller holds no lock: a C caller, or a function whose
+ * GIL policy already released it. Touch no object of the caller's language inside the scope.
+ *
+ *   { packedfun::EnvReleaseCallerLock unlocked; pool.wait(); }
+ */
+class EnvReleaseCallerLock {
+ public:
+  EnvReleaseCallerLock() noexcept : token_(PFEnvReleaseCallerLock()) {}
+  ~EnvReleaseCallerLock() { PFEnvAcquireCallerLock(token_); }
+  EnvReleaseCallerLock(const EnvReleaseCallerLock&) = delete;
+  EnvReleaseCallerLock& operator=(const EnvReleaseCallerLock&) = delete;
+
+ private:
+  void* token_;
+};
+
+/*!
+ * Lets the caller notice signals: runs its pending signal handlers, and throws the error one of
+ * them raised (KeyboardInterrupt for Ctrl-C in Python) so a long loop stops and the caller sees
+ * the exception. Call it every few milliseconds of work; a no-op for a C caller.
+ */
+inline void EnvCheckSignals() { detail::CheckCallResult(PFEnvCheckSignals()); }
 
 }  // namespace packedfun
 

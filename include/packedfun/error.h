@@ -4,6 +4,7 @@
 
 #include <packedfun/c_api.h>
 #include <packedfun/detail/error_builder.h>
+#include <packedfun/detail/forced_unwind.h>
 #include <packedfun/object.h>
 
 #include <exception>

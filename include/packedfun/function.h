@@ -41,6 +41,11 @@ Any CallWithArgs(PFObject* func, const Args&... args) {
 }
 }  // namespace detail
 
+/*! What a language binding does with its caller's lock (Python's GIL) while a Function runs:
+ *  kRelease (the default) lets other threads run and native threads call back; kHold keeps it,
+ *  for trivial functions that never block nor call back (the cheapest call). */
+enum class GILPolicy : int32_t { kRelease = kPFGILRelease, kHold = kPFGILHold };
+
 /*!
  * A reference to a Function object (kPFTypeFunction): anything callable through the packed
  * convention, whichever language it was written in.
@@ -85,6 +90,17 @@ class Function : public ObjectRef {
     Function out = FromTyped(std::move(f), std::move(name));
     detail::SetFunctionMetadata(out.get(), json);
     return out;
+  }
+
+  /*! Sets the GIL policy every caller of this Function sees (see GILPolicy). */
+  void SetGILPolicy(GILPolicy policy) const {
+    detail::CheckCallResult(PFFunctionSetGILPolicy(get(), static_cast<int32_t>(policy)));
+  }
+  /*! The GIL policy of this Function. */
+  GILPolicy GetGILPolicy() const {
+    int32_t policy = kPFGILRelease;
+    detail::CheckCallResult(PFFunctionGetGILPolicy(get(), &policy));
+    return static_cast<GILPolicy>(policy);
   }
 
   /*! Attaches a metadata record (see PFFunctionSetMetadata) to this Function. */

@@ -213,6 +213,14 @@ class Module : public ObjectRef {
   PACKEDFUN_EXPORT const char* __packedfun_doc__##ExportName = Doc; \
   }
 
+/*! Declares the GIL policy of an exported function (ABI 1.4), read by the loader:
+ *    PACKEDFUN_DLL_EXPORT_GIL(add_one, kPFGILHold);  // trivial: callers keep their lock
+ *  `int32_t __packedfun_gil__<ExportName>`; without it the policy is kPFGILRelease. */
+#define PACKEDFUN_DLL_EXPORT_GIL(ExportName, Policy)                              \
+  extern "C" {                                                                    \
+  PACKEDFUN_EXPORT extern const int32_t __packedfun_gil__##ExportName = (Policy); \
+  }
+
 /*! Names the module's entry function (what `mod(...)` calls): `const char* __packedfun_main__`. */
 #define PACKEDFUN_DLL_EXPORT_MAIN(ExportName)                    \
   extern "C" {                                                   \

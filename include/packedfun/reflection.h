@@ -5,7 +5,7 @@
 //     refl::ObjectDef<PointObj>("A point.")
 //         .def_ro("x", &PointObj::x, "the x coordinate")
 //         .def_rw("label", &PointObj::label)
-//         .def("norm", &PointObj::Norm, "distance to the origin")
+//         .def("norm", &PointObj::Norm, "distance to the origin").gil(packedfun::GILPolicy::kHold)
 //         .def_static("__create__", [](int64_t x) { return Point(x); }, "make a point");
 //   }
 //
@@ -231,6 +231,13 @@ class ObjectDef {
     return AddMethod("__create__", Constructor<A...>(), doc, PACKEDFUN_METHOD_STATIC, &args);
   }
 
+  /*! Declares the GIL policy of the method defined last: `.def("norm", &P::Norm).gil(
+   *  GILPolicy::kHold)` for a trivial method that never blocks nor calls back. */
+  ObjectDef& gil(GILPolicy policy) {
+    if (last_method_.get() != nullptr) last_method_.SetGILPolicy(policy);
+    return *this;
+  }
+
   int32_t type_index() const noexcept { return type_index_; }
 
  private:
@@ -278,10 +285,12 @@ class ObjectDef {
     info.flags = flags;
     info.reserved = 0;
     detail::CheckCallResult(PFTypeRegisterMethod(type_index_, &info));
+    last_method_ = std::move(f);
     return *this;
   }
 
   int32_t type_index_;
+  Function last_method_;  // what .gil() applies to
 };
 
 }  // namespace reflection

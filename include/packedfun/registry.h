@@ -51,8 +51,9 @@ inline bool RegisterGlobalAtInit(const char* name, const Function& f, bool ours,
 
 /*!
  * The object PACKEDFUN_REGISTER_GLOBAL builds: `.set_body_typed(f)`, `.set_body_packed(f)`,
- * `.set_body(Function)`, then optionally `.describe("doc")`. Trivially destructible: it owns
- * nothing (the registry holds the function), so nothing of it runs at process exit.
+ * `.set_body(Function)`, then optionally `.describe("doc")` and `.gil(policy)`. Trivially
+ * destructible: it owns nothing (the registry holds the function), so nothing of it runs at process
+ * exit.
  */
 class GlobalRegistration {
  public:
@@ -84,6 +85,16 @@ class GlobalRegistration {
     Function fn = Function::FromPacked(std::move(f));
     AttachMetadata(fn, {}, args);
     return Register(fn, true);
+  }
+
+  /*! Declares the GIL policy of the function this registration installed (none if it lost a
+   *  name clash): `.gil(GILPolicy::kHold)` for a trivial function that never blocks nor calls
+   *  back. */
+  GlobalRegistration& gil(GILPolicy policy) noexcept {
+    if (installed_ != nullptr && PFFunctionSetGILPolicy(installed_, static_cast<int32_t>(policy))) {
+      DiscardRaised();
+    }
+    return *this;
   }
 
   /*! Attaches a docstring to the function this registration installed (none if it lost a
@@ -217,6 +228,7 @@ class GlobalDef {
  *   PACKEDFUN_REGISTER_GLOBAL("mylib.echo").set_body_packed([](PackedArgs a, Any* rv) { ... });
  *   PACKEDFUN_REGISTER_GLOBAL("mylib.sub").set_body_typed(Sub).describe("a - b");
  *   PACKEDFUN_REGISTER_GLOBAL("mylib.addk").set_body_typed(Add, {"a", "b"_a = 2});  // keywords
+ *   PACKEDFUN_REGISTER_GLOBAL("mylib.nop").set_body_typed(Nop).gil(GILPolicy::kHold);  // trivial
  */
 #define PACKEDFUN_REGISTER_GLOBAL(Name)                                              \
   [[maybe_unused]] static ::packedfun::detail::GlobalRegistration PACKEDFUN_CONCAT_( \

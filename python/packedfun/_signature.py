@@ -44,16 +44,13 @@ class _Missing:
 #: Marks a parameter without a default in a parameter table.
 MISSING = _Missing()
 
-#: The GIL policy a Function has when it declares none (see the threads documentation).
-DEFAULT_GIL_POLICY = "hold"
+#: The GIL policy a Function has when it declares none (see docs/threads.md).
+DEFAULT_GIL_POLICY = "release"
 
 
 def _gil_policy(func: Any) -> str:
     """The GIL policy of ``func``: the one place the metadata record reads it from."""
-    getter = getattr(core, "function_get_gil_policy", None)
-    if getter is None:
-        return DEFAULT_GIL_POLICY
-    return str(getter(func))
+    return str(getattr(func, "gil_policy", DEFAULT_GIL_POLICY))
 
 
 @functools.lru_cache(maxsize=1024)

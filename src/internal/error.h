@@ -17,6 +17,7 @@
 #define PACKEDFUN_SRC_INTERNAL_ERROR_H_
 
 #include <packedfun/c_api.h>
+#include <packedfun/detail/forced_unwind.h>
 
 #include <exception>
 #include <string>
@@ -61,10 +62,12 @@ int RaiseCurrentException() noexcept;
 
 /*! Runs `body` (returning int) and turns any C++ exception it throws into a raised error. */
 template <class F>
-inline int Guard(F&& body) noexcept {
+inline int Guard(F&& body) {
   try {
     return body();
-  } catch (...) {
+  }
+  PACKEDFUN_RETHROW_FORCED_UNWIND  // a body dropping a reference may run a binding's deleter
+      catch (...) {
     return RaiseCurrentException();
   }
 }
@@ -72,6 +75,14 @@ inline int Guard(F&& body) noexcept {
 /*! A new Error object (new ref). `backtrace` NULL captures the native stack. Throws bad_alloc. */
 PFObject* NewError(std::string_view kind, std::string_view message, const PFByteArray* backtrace,
                    PFObject* cause);
+
+/*! Whether the binding's lock can no longer be taken by this thread (env.cc): the language is
+ *  shutting down and this thread does not hold it. Deleters the language may own are then leaked:
+ *  asking for the lock would end the thread inside native code (an abort in noexcept frames). */
+bool CallerLockGone() noexcept;
+
+/*! The calling thread's pending error (borrowed), or NULL: lets a hook report by raising. */
+PFObject* PeekRaised() noexcept;
 
 /*! Stores `error` in the calling thread's slot, taking over (stealing) the caller's reference. */
 void SetRaisedSteal(PFObject* error) noexcept;

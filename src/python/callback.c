@@ -1,25 +1,17 @@
 /* Python callables as native Functions, and Python objects as native Opaque objects. */
 #include "core.h"
 
-/* Whether Python can still run code (the last native reference may die after finalization, e.g.
- * in the registry's static destructor; the object is then leaked on purpose). */
-static int python_alive(void) {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsInitialized() && !Py_IsFinalizing();
-#else
-  return Py_IsInitialized() && !_Py_IsFinalizing();
-#endif
-}
-
+/* The last native reference may die on any thread, holding the GIL or not, and even after the
+ * interpreter finalized (e.g. in the registry's static destructor): the object is then leaked. */
 void pfpy_opaque_free(void* handle) {
   if (pfpy_gil_held()) {
     Py_DECREF((PyObject*)handle);
     return;
   }
-  if (!python_alive()) return;
-  PyGILState_STATE gil = PyGILState_Ensure();
+  PFPyGil gil;
+  if (!pfpy_gil_enter(&gil)) return;
   Py_DECREF((PyObject*)handle);
-  PyGILState_Release(gil);
+  pfpy_gil_exit(&gil);
 }
 
 int pfpy_opaque_new(PyObject* o, PFObject** out) {
@@ -32,6 +24,12 @@ int pfpy_opaque_new(PyObject* o, PFObject** out) {
   return 0;
 }
 
+/* A Python callable as a Function holds the GIL when called from Python: releasing it only to
+ * take it straight back would cost two switches and nothing else. */
+static void hold_gil_when_called(PFObject* fn) {
+  __atomic_fetch_or(&fn->flags, PACKEDFUN_FUNCTION_FLAG_GIL_HOLD, __ATOMIC_RELEASE);
+}
+
 int pfpy_callable_to_function(PyObject* callable, PFObject** out) {
   Py_INCREF(callable);
   /* The runtime owns the reference from the call on, and releases it itself if creation fails. */
@@ -39,6 +37,7 @@ int pfpy_callable_to_function(PyObject* callable, PFObject** out) {
     pfpy_raise_native(NULL);
     return -1;
   }
+  hold_gil_when_called(*out);
   return 0;
 }
 
@@ -71,6 +70,7 @@ int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out) {
     pfpy_raise_native(NULL);
     return -1;
   }
+  hold_gil_when_called(fn);
   Py_INCREF(callable); /* owned by the wrapper, whether it is recycled or kept */
   ((PFFunctionObject*)fn)->self = callable;
   *out = fn;
@@ -116,9 +116,21 @@ static PyObject* call_python(PyObject* callable, const PFAny* args, int32_t n) {
   return result;
 }
 
+/* A callback that arrives once the interpreter is shutting down (from a native thread, or one
+ * whose caller released the GIL) must not wait for the GIL: it fails instead. */
+static PFPY_NOINLINE int finalizing_error(void) {
+  PFErrorSetRaisedFromCStr("RuntimeError",
+                           "packedfun: a Python callback was called while the "
+                           "interpreter is shutting down");
+  return -1;
+}
+
+/* Any thread may call: one that does not hold the GIL (a native thread, or a caller that released
+ * it) takes it for the call; PyGILState_Ensure gives a thread Python never saw a thread state. */
 int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
   int held = pfpy_gil_held(); /* called from Python code: no need to take the GIL again */
-  PyGILState_STATE gil = held ? PyGILState_UNLOCKED : PyGILState_Ensure();
+  PFPyGil gil;
+  if (!held && PFPY_UNLIKELY(!pfpy_gil_enter(&gil))) return finalizing_error();
   int rc = 0;
   PyObject* r = call_python((PyObject*)self, args, num_args);
   if (PFPY_UNLIKELY(r == NULL)) {
@@ -131,6 +143,6 @@ int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* r
     }
     Py_DECREF(r);
   }
-  if (!held) PyGILState_Release(gil);
+  if (!held) pfpy_gil_exit(&gil);
   return rc;
 }

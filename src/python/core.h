@@ -287,6 +287,29 @@ static inline int pfpy_gil_held(void) {
 #endif
 }
 
+/* ---- the GIL from any thread (gil.c) ----------------------------------------------------------
+ */
+
+/*! Whether Python can still run code (not finalizing, not finalized). */
+int pfpy_python_alive(void);
+
+/*! What pfpy_gil_enter took, for pfpy_gil_exit. */
+typedef struct PFPyGil {
+  PyThreadState* pinned;  /*!< the native thread's kept thread state, or NULL */
+  PyGILState_STATE state; /*!< PyGILState_Ensure's answer when not pinned */
+} PFPyGil;
+
+/*! Takes the GIL on a thread that does not hold it (a native thread, or a caller that released
+ *  it). Returns 0, taking nothing, once the interpreter is finalizing: waiting then would end the
+ *  thread inside native code. */
+int pfpy_gil_enter(PFPyGil* gil);
+
+/*! Gives back what pfpy_gil_enter took. */
+void pfpy_gil_exit(PFPyGil* gil);
+
+/*! Installs the runtime's lock and signal hooks (PFEnvSetLockHooks) backed by the GIL. */
+void pfpy_install_env_hooks(void);
+
 /*! Fetches and clears the current exception as one normalized object with its traceback set. */
 PyObject* pfpy_fetch_exception(void);
 

@@ -110,6 +110,33 @@ static PFPY_NOINLINE PyObject* raise_with_arg_types(PFPyFunction* f, PyObject* c
   return NULL;
 }
 
+/* ---- the GIL policy ----------------------------------------------------------------------------
+ * A Function releases the GIL for its call unless its author declared it trivial (kPFGILHold), so
+ * other Python threads run meanwhile and native threads it starts can call back into Python. The
+ * flag is one load from the header the call reads anyway; the policy may change between calls. */
+
+/* The released call: out of line, so the held path keeps few live registers. The Function is
+ * kept alive across the call, since without the GIL another thread may clear `f`'s handle. */
+static PFPY_NOINLINE int call_released(PFFunctionObject* fo, const PFAny* args, int32_t n,
+                                       PFAny* rv) {
+  PFObjectIncRef(&fo->header);
+  PyThreadState* ts = PyEval_SaveThread();
+  int rc = fo->safe_call(fo->self, args, n, rv);
+  PyEval_RestoreThread(ts);
+  PFObjectDecRef(&fo->header);
+  return rc;
+}
+
+/* Calls `fo` under its GIL policy. */
+static inline __attribute__((always_inline)) int call_native(PFFunctionObject* fo,
+                                                             const PFAny* args, int32_t n,
+                                                             PFAny* rv) {
+  if (__atomic_load_n(&fo->header.flags, __ATOMIC_RELAXED) & PACKEDFUN_FUNCTION_FLAG_GIL_HOLD) {
+    return fo->safe_call(fo->self, args, n, rv);
+  }
+  return call_released(fo, args, n, rv);
+}
+
 /* The common POD results inline, the rest through pfpy_any_steal_to_py. */
 static inline __attribute__((always_inline)) PyObject* result_to_py(PFAny* rv) {
   switch (rv->type_index) {
@@ -139,7 +166,7 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
   PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
   PFPyTensorEnv env; /* array arguments (always temps): their framework's allocator and stream */
   int has_env = pack->num_temps != 0 && pfpy_tensor_env_enter(args, n, pack, &env);
-  int rc = fo->safe_call(fo->self, pack->args, (int32_t)n, &rv);
+  int rc = call_native(fo, pack->args, (int32_t)n, &rv);
   if (has_env) pfpy_tensor_env_exit(&env);
   if (PFPY_LIKELY(pack->num_temps == 0)) {
     if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
@@ -247,7 +274,7 @@ static PFPY_NOINLINE PyObject* call_with_callable(PFPyFunction* f, PyObject* con
   }
   PFAny rv;
   PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
-  int rc = fo->safe_call(fo->self, packed, (int32_t)n, &rv);
+  int rc = call_native(fo, packed, (int32_t)n, &rv);
   if (temp != NULL) pfpy_temp_function_release(temp);
   if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
   return result_to_py(&rv);
@@ -271,7 +298,7 @@ static inline __attribute__((always_inline)) PyObject* positional_call(PFPyFunct
   if (PFPY_UNLIKELY(fo == NULL)) return released_error();
   PFAny rv;
   PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
-  if (PFPY_UNLIKELY(fo->safe_call(fo->self, packed, (int32_t)n, &rv) != 0)) {
+  if (PFPY_UNLIKELY(call_native(fo, packed, (int32_t)n, &rv) != 0)) {
     return pfpy_raise_native(f->name);
   }
   return result_to_py(&rv);
@@ -493,7 +520,46 @@ int pfpy_function_type_ready(void) {
   return rc;
 }
 
+static PyObject* function_get_gil_policy(PyObject* self, void* closure) {
+  (void)closure;
+  PFObject* h = ((PFPyFunction*)self)->base.handle;
+  if (h == NULL) return released_error();
+  int32_t policy = kPFGILRelease;
+  if (PFFunctionGetGILPolicy(h, &policy) != 0) return pfpy_raise_native(NULL);
+  return PyUnicode_FromString(policy == kPFGILHold ? "hold" : "release");
+}
+
+static int function_set_gil_policy(PyObject* self, PyObject* value, void* closure) {
+  (void)closure;
+  PFObject* h = ((PFPyFunction*)self)->base.handle;
+  if (value == NULL || !PyUnicode_Check(value)) {
+    PyErr_SetString(PyExc_TypeError, "gil_policy must be 'release' or 'hold' (a str)");
+    return -1;
+  }
+  int32_t policy = PyUnicode_CompareWithASCIIString(value, "hold") == 0      ? kPFGILHold
+                   : PyUnicode_CompareWithASCIIString(value, "release") == 0 ? kPFGILRelease
+                                                                             : -1;
+  if (policy < 0) {
+    PyErr_Format(PyExc_ValueError, "gil_policy must be 'release' or 'hold', got %R", value);
+    return -1;
+  }
+  if (h == NULL) {
+    released_error();
+    return -1;
+  }
+  if (PFFunctionSetGILPolicy(h, policy) != 0) {
+    pfpy_raise_native(NULL);
+    return -1;
+  }
+  return 0;
+}
+
 static PyGetSetDef function_getset[] = {
+    {"gil_policy", function_get_gil_policy, function_set_gil_policy,
+     "What a call does with the GIL: 'release' (the default: other threads run, native threads "
+     "may call back) or 'hold' (trivial functions). Setting it changes the native Function for "
+     "every holder.",
+     NULL},
     {"__text_signature__", function_get_text_signature, NULL,
      "'(a, b=2)' from the metadata record, or None.", NULL},
     {"__name__", function_get_name, function_set_name, "Name of the function.", NULL},

@@ -69,17 +69,6 @@ static PyMethodDef module_methods[] = {
      "of set_object_factory."},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef core_module = {
-    PyModuleDef_HEAD_INIT,
-    "packedfun._core",
-    "The compiled backend of packedfun: Function and Object types and the C ABI bindings.",
-    -1,
-    module_methods,
-    NULL,
-    NULL,
-    NULL,
-    NULL};
-
 /* Path of the loaded libpackedfun (found through one of its symbols). */
 static PyObject* runtime_path(void) {
   Dl_info info;
@@ -120,12 +109,34 @@ static int add_contents(PyObject* m) {
   return 0;
 }
 
-PyMODINIT_FUNC PyInit__core(void) {
-  PyObject* m = PyModule_Create(&core_module);
-  if (m == NULL) return NULL;
-  if (add_contents(m) < 0) {
-    Py_DECREF(m);
-    return NULL;
-  }
-  return m;
+/* Multi-phase initialisation: the exec slot fills the module object the import system made. The
+ * types are static and the runtime is one per process, so one interpreter only; and the GIL is
+ * declared used: the free-threaded build has not been tested (see docs/threads.md). */
+static int core_exec(PyObject* m) {
+  if (add_contents(m) < 0) return -1;
+  pfpy_install_env_hooks();
+  return 0;
 }
+
+static PyModuleDef_Slot core_slots[] = {
+    {Py_mod_exec, (void*)core_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+    {Py_mod_gil, Py_MOD_GIL_USED},
+#endif
+    {0, NULL}};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    "packedfun._core",
+    "The compiled backend of packedfun: Function and Object types and the C ABI bindings.",
+    0,
+    module_methods,
+    core_slots,
+    NULL,
+    NULL,
+    NULL};
+
+PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_module); }

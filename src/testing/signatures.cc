@@ -29,7 +29,9 @@ uint64_t EchoUint64(uint64_t x) { return x; }
 
 }  // namespace
 
-PACKEDFUN_REGISTER_GLOBAL("testing.add_kw").set_body_typed(AddKw, {"a", "b"_a = 2});
+PACKEDFUN_REGISTER_GLOBAL("testing.add_kw")
+    .set_body_typed(AddKw, {"a", "b"_a = 2})
+    .gil(GILPolicy::kHold);
 PACKEDFUN_REGISTER_GLOBAL("testing.greet")
     .set_body_typed(Greet, {"name", "greeting"_a = "hello", "times"_a = 1, "scale"_a = 0.5,
                             "loud"_a = false})

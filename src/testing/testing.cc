@@ -84,10 +84,12 @@ std::atomic<int64_t> call_count{0};
 
 PACKEDFUN_REGISTER_GLOBAL("testing.nop")
     .set_body_packed([](PackedArgs, Any*) {})
-    .describe("Takes any arguments and returns None.");
+    .describe("Takes any arguments and returns None.")
+    .gil(GILPolicy::kHold);
 PACKEDFUN_REGISTER_GLOBAL("testing.echo")
     .set_body_typed([](AnyView x) { return Any(x); })
-    .describe("Returns its argument.");
+    .describe("Returns its argument.")
+    .gil(GILPolicy::kHold);
 PACKEDFUN_REGISTER_GLOBAL("testing.apply")
     .set_body_packed(Apply)
     .describe("apply(f, *args): calls f with the remaining arguments.");
@@ -101,54 +103,73 @@ PACKEDFUN_REGISTER_GLOBAL("testing.test_raise_error")
     .describe("test_raise_error(kind, message): throws Error(kind, message).");
 PACKEDFUN_REGISTER_GLOBAL("testing.raise_std_exception").set_body_typed(RaiseStdException);
 
-PACKEDFUN_REGISTER_GLOBAL("testing.add_int").set_body_typed([](int64_t a, int64_t b) {
-  return a + b;
-});
-PACKEDFUN_REGISTER_GLOBAL("testing.add3_int").set_body_typed([](int64_t a, int64_t b, int64_t c) {
-  return a + b + c;
-});
-PACKEDFUN_REGISTER_GLOBAL("testing.typed_int_only").set_body_typed([](int64_t x) { return x; });
-PACKEDFUN_REGISTER_GLOBAL("testing.echo_int32").set_body_typed([](int32_t x) { return x; });
-PACKEDFUN_REGISTER_GLOBAL("testing.echo_float").set_body_typed([](double x) { return x; });
-PACKEDFUN_REGISTER_GLOBAL("testing.echo_bool").set_body_typed([](bool x) { return x; });
-PACKEDFUN_REGISTER_GLOBAL("testing.echo_string").set_body_typed([](String s) { return s; });
-PACKEDFUN_REGISTER_GLOBAL("testing.echo_bytes").set_body_typed([](Bytes b) { return b; });
-PACKEDFUN_REGISTER_GLOBAL("testing.optional_int").set_body_typed([](std::optional<int64_t> x) {
-  return x;
-});
+PACKEDFUN_REGISTER_GLOBAL("testing.add_int")
+    .set_body_typed([](int64_t a, int64_t b) { return a + b; })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.add3_int")
+    .set_body_typed([](int64_t a, int64_t b, int64_t c) { return a + b + c; })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.typed_int_only")
+    .set_body_typed([](int64_t x) { return x; })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.echo_int32")
+    .set_body_typed([](int32_t x) { return x; })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.echo_float")
+    .set_body_typed([](double x) { return x; })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.echo_bool")
+    .set_body_typed([](bool x) { return x; })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.echo_string")
+    .set_body_typed([](String s) { return s; })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.echo_bytes")
+    .set_body_typed([](Bytes b) { return b; })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.optional_int")
+    .set_body_typed([](std::optional<int64_t> x) { return x; })
+    .gil(GILPolicy::kHold);
 
-PACKEDFUN_REGISTER_GLOBAL("testing.str_len").set_body_typed([](const String& s) {
-  return static_cast<int64_t>(s.size());
-});
+PACKEDFUN_REGISTER_GLOBAL("testing.str_len")
+    .set_body_typed([](const String& s) { return static_cast<int64_t>(s.size()); })
+    .gil(GILPolicy::kHold);
 PACKEDFUN_REGISTER_GLOBAL("testing.str_concat")
-    .set_body_typed([](const String& a, const String& b) { return String(a.str() + b.str()); });
-PACKEDFUN_REGISTER_GLOBAL("testing.bytes_len").set_body_typed([](const Bytes& b) {
-  return static_cast<int64_t>(b.size());
-});
-PACKEDFUN_REGISTER_GLOBAL("testing.make_string").set_body_typed(MakeString);
-PACKEDFUN_REGISTER_GLOBAL("testing.make_bytes").set_body_typed(MakeBytes);
+    .set_body_typed([](const String& a, const String& b) { return String(a.str() + b.str()); })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.bytes_len")
+    .set_body_typed([](const Bytes& b) { return static_cast<int64_t>(b.size()); })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.make_string").set_body_typed(MakeString).gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.make_bytes").set_body_typed(MakeBytes).gil(GILPolicy::kHold);
 PACKEDFUN_REGISTER_GLOBAL("testing.return_invalid_utf8")
     .set_body_typed([]() { return String("\xff\xfe", 2); })
-    .describe("Returns a (small) str holding the bytes ff fe, which are not UTF-8.");
+    .describe("Returns a (small) str holding the bytes ff fe, which are not UTF-8.")
+    .gil(GILPolicy::kHold);
 PACKEDFUN_REGISTER_GLOBAL("testing.return_invalid_utf8_long")
     .set_body_typed([]() { return String("abcdefgh\xff\xfe", 10); })
-    .describe("Returns a str object holding invalid UTF-8 (longer than the small form).");
+    .describe("Returns a str object holding invalid UTF-8 (longer than the small form).")
+    .gil(GILPolicy::kHold);
 
 PACKEDFUN_REGISTER_GLOBAL("testing.count_calls")
     .set_body_typed([]() { return ++call_count; })
-    .describe("Returns how many times it has been called (1 on the first call).");
-PACKEDFUN_REGISTER_GLOBAL("testing.make_adder").set_body_typed([](int64_t k) {
-  return Function::FromTyped([k](int64_t x) { return x + k; }, "testing.adder");
-});
-PACKEDFUN_REGISTER_GLOBAL("testing.type_index").set_body_typed([](AnyView x) {
-  return static_cast<int64_t>(x.type_index());
-});
-PACKEDFUN_REGISTER_GLOBAL("testing.type_name").set_body_typed([](AnyView x) {
-  return x.type_name();
-});
+    .describe("Returns how many times it has been called (1 on the first call).")
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.make_adder")
+    .set_body_typed([](int64_t k) {
+      return Function::FromTyped([k](int64_t x) { return x + k; }, "testing.adder");
+    })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.type_index")
+    .set_body_typed([](AnyView x) { return static_cast<int64_t>(x.type_index()); })
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.type_name")
+    .set_body_typed([](AnyView x) { return x.type_name(); })
+    .gil(GILPolicy::kHold);
 PACKEDFUN_REGISTER_GLOBAL("testing.use_count")
     .set_body_typed(UseCount)
-    .describe("The reference count of an object argument (0 for values that are not objects).");
+    .describe("The reference count of an object argument (0 for values that are not objects).")
+    .gil(GILPolicy::kHold);
 PACKEDFUN_REGISTER_GLOBAL("testing.store_value").set_body_typed([](AnyView x) {
   std::lock_guard<std::mutex> lock(Stored().mutex);
   Stored().value = x;

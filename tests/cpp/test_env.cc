@@ -1,4 +1,5 @@
-// C++ tests of the calling environment: per-thread stream slots and the caller's tensor allocator.
+// C++ tests of the calling environment: stream slots, the caller's allocator, lock and signal
+// hooks.
 #include <gtest/gtest.h>
 #include <packedfun/packedfun.h>
 
@@ -96,4 +97,69 @@ TEST(Env, TensorsComeFromTheCallersAllocatorBalanced) {
   EXPECT_NE(PFEnvTensorAlloc(nullptr, 1, DLDataType{kDLFloat, 32, 1}, DLDevice{kDLCPU, 0}, nullptr),
             0);
   pf::detail::DiscardRaised();
+}
+
+namespace {
+int g_held = 0, g_released = 0, g_acquired = 0;
+int HeldHook() { return g_held; }
+void* ReleaseHook() {
+  ++g_released;
+  g_held = 0;
+  return &g_released;
+}
+void AcquireHook(void* token) {
+  EXPECT_EQ(token, &g_released);
+  ++g_acquired;
+  g_held = 1;
+}
+void InterruptHook() { PFErrorSetRaisedFromCStr("KeyboardInterrupt", ""); }
+void QuietHook() {}
+}  // namespace
+
+TEST(Env, LockHooksAreNoOpsWithoutABinding) {
+  PFEnvSetLockHooks(nullptr, nullptr, nullptr, nullptr, nullptr);
+  EXPECT_EQ(PFEnvReleaseCallerLock(), nullptr);
+  PFEnvAcquireCallerLock(nullptr);
+  EXPECT_EQ(PFEnvCheckSignals(), 0);
+  {
+    pf::EnvReleaseCallerLock unlocked;
+  }
+  pf::EnvCheckSignals();  // does not throw
+}
+
+TEST(Env, ReleaseCallerLockScopeUsesTheHooks) {
+  PFEnvSetLockHooks(&HeldHook, &ReleaseHook, &AcquireHook, &QuietHook, nullptr);
+  g_held = 1;
+  {
+    pf::EnvReleaseCallerLock unlocked;
+    EXPECT_EQ(g_held, 0);
+    pf::EnvReleaseCallerLock nested;  // not held any more: nothing to release
+    EXPECT_EQ(g_released, 1);
+  }
+  EXPECT_EQ(g_held, 1);
+  EXPECT_EQ(g_acquired, 1);
+  pf::EnvCheckSignals();  // the hook raised nothing
+  PFEnvSetLockHooks(&HeldHook, &ReleaseHook, &AcquireHook, &InterruptHook, nullptr);
+  EXPECT_EQ(std::string(Catch([] { pf::EnvCheckSignals(); }).kind()), "KeyboardInterrupt");
+  PFEnvSetLockHooks(nullptr, nullptr, nullptr, nullptr, nullptr);
+}
+
+namespace {
+int g_deleted = 0;
+int GoneHook() { return 1; }
+int NotHeldHook() { return 0; }
+int CallNothing(void*, const PFAny*, int32_t, PFAny*) { return 0; }
+void CountDelete(void*) { ++g_deleted; }
+}  // namespace
+
+TEST(Env, DeletersAreLeakedOnceTheCallersLockIsGone) {
+  PFObject* f = nullptr;
+  ASSERT_EQ(PFFunctionCreate(nullptr, &CallNothing, &CountDelete, &f), 0);
+  PFEnvSetLockHooks(&NotHeldHook, &ReleaseHook, &AcquireHook, &QuietHook, &GoneHook);
+  PFObjectDecRef(f);  // the language is shutting down: its deleter must not run
+  EXPECT_EQ(g_deleted, 0);
+  PFEnvSetLockHooks(nullptr, nullptr, nullptr, nullptr, nullptr);
+  ASSERT_EQ(PFFunctionCreate(nullptr, &CallNothing, &CountDelete, &f), 0);
+  PFObjectDecRef(f);
+  EXPECT_EQ(g_deleted, 1);
 }

@@ -257,4 +257,29 @@ TEST(Function, CalledThroughTheCAbi) {
   EXPECT_EQ(e.message(), "mylib.add: argument 1: expected int, got str");
 }
 
+TEST(Function, GILPolicyDefaultsToReleaseAndIsShared) {
+  Function f = Function::FromTyped([](int64_t x) { return x; });
+  EXPECT_EQ(f.GetGILPolicy(), packedfun::GILPolicy::kRelease);
+  Function same = f;
+  f.SetGILPolicy(packedfun::GILPolicy::kHold);
+  EXPECT_EQ(same.GetGILPolicy(), packedfun::GILPolicy::kHold);
+  EXPECT_NE(f.get()->flags & PACKEDFUN_FUNCTION_FLAG_GIL_HOLD, 0u);  // one load for a binding
+  f.SetGILPolicy(packedfun::GILPolicy::kRelease);
+  EXPECT_EQ(f.GetGILPolicy(), packedfun::GILPolicy::kRelease);
+  EXPECT_EQ(f(int64_t{7}).cast<int64_t>(), 7);  // C++ callers ignore the policy
+}
+
+TEST(Function, GILPolicyEntryPointsRejectBadInput) {
+  Function f = Function::FromTyped([]() {});
+  EXPECT_NE(PFFunctionSetGILPolicy(f.get(), 7), 0);
+  Error bad = Catch([] { packedfun::detail::ThrowRaised(); });
+  EXPECT_EQ(bad.kind(), "ValueError");
+  packedfun::List<> not_a_function;
+  int32_t out = -1;
+  EXPECT_NE(PFFunctionGetGILPolicy(not_a_function.get(), &out), 0);
+  Error wrong = Catch([] { packedfun::detail::ThrowRaised(); });
+  EXPECT_EQ(wrong.kind(), "TypeError");
+  EXPECT_EQ(out, -1);
+}
+
 }  // namespace

@@ -35,6 +35,7 @@ PACKEDFUN_STATIC_INIT_BLOCK() {
       .def_rw("label", &PointObj::label)
       .def_rw("small", &PointObj::small)
       .def("sum", &PointObj::Sum, "x + y + extra")
+      .gil(pf::GILPolicy::kHold)
       .def("scaled", [](Point p, int64_t k) { return Point(p->x * k, p->y * k); })
       .def_static("__create__", [](int64_t x, double y) { return Point(x, y); }, "Point(x, y)");
 }
@@ -155,6 +156,15 @@ TEST(Reflection, MethodsAreFunctionsTakingSelfFirst) {
 
 TEST(Reflection, DuplicateFieldIsRefused) {
   EXPECT_THROW(pf::reflection::ObjectDef<PointObj>().def_ro("x", &PointObj::x), pf::Error);
+}
+
+TEST(Reflection, MethodDeclaresItsGILPolicy) {
+  auto policy = [](const char* name) {
+    return pf::detail::ObjectUnsafe::FromBorrowed<pf::Function>(Method(name)->method)
+        .GetGILPolicy();
+  };
+  EXPECT_EQ(policy("sum"), pf::GILPolicy::kHold);        // declared with .gil()
+  EXPECT_EQ(policy("scaled"), pf::GILPolicy::kRelease);  // the default
 }
 
 }  // namespace

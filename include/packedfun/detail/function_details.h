@@ -281,8 +281,7 @@ __attribute__((noinline, cold)) inline int SetRaisedFromError(const Error& e) no
 
 /*! The whole typed call: arity check, conversions, the call, the result; errors to the slot. */
 template <typename F>
-int SafeCallTyped(F&& f, const char* name, const PFAny* args, int32_t num_args,
-                  PFAny* result) noexcept {
+int SafeCallTyped(F&& f, const char* name, const PFAny* args, int32_t num_args, PFAny* result) {
   using Sig = FunctionSignature<std::decay_t<F>>;
   try {
     if (num_args != Sig::kNumArgs) ThrowArityError(name, Sig::kNumArgs, num_args);
@@ -290,14 +289,16 @@ int SafeCallTyped(F&& f, const char* name, const PFAny* args, int32_t num_args,
     return 0;
   } catch (const Error& e) {
     return SetRaisedFromError(e);
-  } catch (...) {
+  }
+  PACKEDFUN_RETHROW_FORCED_UNWIND
+  catch (...) {
     return SetRaisedFromCurrentException();
   }
 }
 
 /*! The whole packed call: f(PackedArgs, Any*); errors to the slot. */
 template <typename F>
-int SafeCallPacked(F&& f, const PFAny* args, int32_t num_args, PFAny* result) noexcept {
+int SafeCallPacked(F&& f, const PFAny* args, int32_t num_args, PFAny* result) {
   try {
     Any rv;
     f(PackedArgs(args, num_args), &rv);
@@ -305,19 +306,21 @@ int SafeCallPacked(F&& f, const PFAny* args, int32_t num_args, PFAny* result) no
     return 0;
   } catch (const Error& e) {
     return SetRaisedFromError(e);
-  } catch (...) {
+  }
+  PACKEDFUN_RETHROW_FORCED_UNWIND
+  catch (...) {
     return SetRaisedFromCurrentException();
   }
 }
 
 template <typename F>
-int TypedTrampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) noexcept {
+int TypedTrampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
   TypedRecord<F>* rec = static_cast<TypedRecord<F>*>(self);
   return SafeCallTyped(rec->f, rec->name.c_str(), args, num_args, result);
 }
 
 template <typename F>
-int PackedTrampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) noexcept {
+int PackedTrampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
   return SafeCallPacked(static_cast<PackedRecord<F>*>(self)->f, args, num_args, result);
 }
 

@@ -267,7 +267,11 @@ def _path_of(lib: ctypes.CDLL) -> str:
 
 
 def _open(name: str, extra_mode: int = 0) -> ctypes.CDLL:
-    return ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL | extra_mode)
+    # PyDLL: the runtime's entry points keep the GIL, as under ``_core``. Each is short, and any of
+    # them may drop the last reference to a Python object, whose deleter must not wait for a GIL
+    # this thread gave up (at interpreter exit that wait ends the thread mid-C++: an abort).
+    # Calls of Functions choose per their GIL policy (CALL_RAW / CALL_RELEASED below).
+    return ctypes.PyDLL(name, mode=ctypes.RTLD_GLOBAL | extra_mode)
 
 
 def _load():
@@ -362,6 +366,12 @@ _SIGNATURES = {
     "PFEnvGetStream": (_P, [c_int32, c_int32]),
     "PFEnvSetTensorAllocator": (c_int, [_P, _PP]),
     "PFEnvTensorAlloc": (c_int, [POINTER(c_int64), c_int32, DLDataType, DLDevice, _PP]),
+    "PFFunctionSetGILPolicy": (c_int, [_P, c_int32]),
+    "PFFunctionGetGILPolicy": (c_int, [_P, POINTER(c_int32)]),
+    "PFEnvSetLockHooks": (c_int, [_P, _P, _P, _P, _P]),
+    "PFEnvReleaseCallerLock": (_P, []),
+    "PFEnvAcquireCallerLock": (None, [_P]),
+    "PFEnvCheckSignals": (c_int, []),
 }
 
 
@@ -385,6 +395,11 @@ _declare(LIB)
 #: docs/internals/python-backends.md); callbacks re-enter through ctypes' PyGILState_Ensure.
 CALL_RAW = ctypes.PyDLL(_OPENED_AS, mode=ctypes.RTLD_GLOBAL).PFFunctionCall
 CALL_RAW.restype = c_int
+
+#: The same call through CDLL, which releases the GIL around it: the default GIL policy
+#: (kPFGILRelease); CALL_RAW serves Functions whose flags say PACKEDFUN_FUNCTION_FLAG_GIL_HOLD.
+CALL_RELEASED = ctypes.CDLL(_OPENED_AS, mode=ctypes.RTLD_GLOBAL).PFFunctionCall
+CALL_RELEASED.restype = c_int
 
 
 def byte_array(data: bytes) -> PFByteArray:

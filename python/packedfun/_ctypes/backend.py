@@ -15,7 +15,7 @@ from ctypes import byref, c_int, c_int32, c_void_p
 from . import abi as abi
 from .abi import LIB, PFAny, PFByteArray
 from .containers import Array, Dict, List, Map, Shape
-from .errors import error_get_backtrace, raise_last_error, set_error_factory
+from .errors import error_get_backtrace, install_lock_hooks, raise_last_error, set_error_factory
 from .modules import *  # noqa: F403 (module entry points; see _ctypes.modules.__all__)
 from .modules import __all__ as _module_names
 from .objects import (
@@ -214,3 +214,6 @@ def module_get_function(module, name, query_imports=False):
         LIB.PFModuleGetFunction(handle, byref(view), 1 if query_imports else 0, byref(out)), name
     )
     return make_function(out.value, name) if out.value else None
+
+
+install_lock_hooks()

@@ -8,6 +8,8 @@ kind ``type(exc).__name__`` (or ``exc.kind``), message ``str(exc)``, cause ``Opa
 
 from __future__ import annotations
 
+import ctypes
+import sys
 from ctypes import byref, c_int32, c_void_p
 
 from . import abi as abi
@@ -130,3 +132,51 @@ def raise_into_native(exc: BaseException) -> int:
         _DecRef(err)
     _DecRef(cause)
     return -1
+
+
+# ---- the caller's lock and signals (ABI 1.4) ----------------------------------------------------
+def _check_signals() -> None:
+    """PFEnvCheckSignals' hook: runs pending signal handlers; what they raise goes to the slot."""
+    try:
+        ctypes.pythonapi.PyErr_CheckSignals()
+    except BaseException as exc:  # noqa: B036 - KeyboardInterrupt must reach the native caller
+        raise_into_native(exc)
+
+
+_check_signals_c = ctypes.CFUNCTYPE(None)(_check_signals)
+
+
+def _unraisable_hook(unraisable) -> None:
+    """Entering a Python callback runs pending signal handlers before its first line, so what
+    they raise escapes ``_check_signals`` and ctypes reports it as unraisable: it goes to the
+    native caller instead (PFEnvCheckSignals reports by what is raised, not by a return value)."""
+    if unraisable.object is _check_signals and unraisable.exc_value is not None:
+        raise_into_native(unraisable.exc_value)
+        return
+    _previous_unraisable_hook(unraisable)
+
+
+_previous_unraisable_hook = sys.unraisablehook
+
+
+def install_lock_hooks() -> None:
+    """Installs the runtime's lock hooks: CPython's own entry points, called from C directly."""
+    global _previous_unraisable_hook
+    api = ctypes.pythonapi
+
+    def address(fn) -> int | None:
+        return ctypes.cast(fn, c_void_p).value
+
+    if sys.unraisablehook is not _unraisable_hook:
+        _previous_unraisable_hook = sys.unraisablehook
+        sys.unraisablehook = _unraisable_hook
+    # ctypes' callbacks take the GIL before any Python runs, so only a C entry point can say that
+    # the interpreter is shutting down: Py_IsFinalizing (3.13+), _Py_IsFinalizing before.
+    finalizing = getattr(api, "Py_IsFinalizing", None) or api._Py_IsFinalizing
+    LIB.PFEnvSetLockHooks(
+        address(api.PyGILState_Check),
+        address(api.PyEval_SaveThread),
+        address(api.PyEval_RestoreThread),
+        address(_check_signals_c),
+        address(finalizing),
+    )

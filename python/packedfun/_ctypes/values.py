@@ -24,6 +24,7 @@ from .abi import LIB, PFAny
 _IncRef = LIB.PFObjectIncRef
 _DecRef = LIB.PFObjectDecRef
 _CallRaw = abi.CALL_RAW
+_CallReleased = abi.CALL_RELEASED
 _ViewToOwned = LIB.PFAnyViewToOwned
 
 _INT64_MIN = -(1 << 63)
@@ -208,6 +209,10 @@ def type_key_of(handle: int) -> str:
 
 #: PACKEDFUN_FUNCTION_FLAG_HAS_METADATA of PFObject.flags (ABI 1.3).
 _HAS_METADATA = 1
+#: PACKEDFUN_FUNCTION_FLAG_GIL_HOLD (ABI 1.4): the call keeps the GIL (PyDLL), else CDLL drops it.
+_GIL_HOLD = 2
+#: The GIL policies by their Python names (kPFGILRelease, kPFGILHold).
+GIL_POLICIES = {"release": 0, "hold": 1}
 
 
 class _SignatureDescriptor:
@@ -251,8 +256,10 @@ class Function(Object):
         return to_function(callable_)
 
     def __call__(self, *args, **kwargs):
-        if kwargs or self._pf_flags & _HAS_METADATA:
+        flags = self._pf_flags
+        if kwargs or flags & _HAS_METADATA:
             args = self._pf_bind(args, kwargs)
+        call = _CallRaw if flags & _GIL_HOLD else _CallReleased  # the Function's GIL policy
         result = PFAny()
         if args:
             temps: list = []
@@ -261,10 +268,10 @@ class Function(Object):
             if allocator is not None:  # array arguments: their framework allocates outputs
                 previous = c_void_p()
                 LIB.PFEnvSetTensorAllocator(allocator, byref(previous))
-                failed = _CallRaw(self._pf_cptr, packed, len(args), byref(result))
+                failed = call(self._pf_cptr, packed, len(args), byref(result))
                 LIB.PFEnvSetTensorAllocator(previous, None)
             else:
-                failed = _CallRaw(self._pf_cptr, packed, len(args), byref(result))
+                failed = call(self._pf_cptr, packed, len(args), byref(result))
             if failed:
                 exc = _pack.error_with_arg_types(self._pf_name, args, packed)
                 del temps  # released before raising, as _core does: the traceback keeps frames
@@ -278,7 +285,7 @@ class Function(Object):
                     del temps
                     return _tensor_return.convert_result(take_any(result), framework)
             del temps
-        elif _CallRaw(self._pf_cptr, None, 0, byref(result)):
+        elif call(self._pf_cptr, None, 0, byref(result)):
             raise_last_error(self._pf_name)
         return take_any(result)
 
@@ -289,6 +296,26 @@ class Function(Object):
         from .. import _signature
 
         return _signature.text_signature_of(self)
+
+    @property
+    def gil_policy(self) -> str:
+        """What a call does with the GIL: 'release' (the default) or 'hold' (trivial functions).
+
+        Setting it changes the native Function for every holder."""
+        if not self._pf_handle:
+            raise ValueError("packedfun.Function: the function was released")
+        return "hold" if self._pf_flags & _GIL_HOLD else "release"
+
+    @gil_policy.setter
+    def gil_policy(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise TypeError("gil_policy must be 'release' or 'hold' (a str)")
+        if value not in GIL_POLICIES:
+            raise ValueError(f"gil_policy must be 'release' or 'hold', got {value!r}")
+        if not self._pf_handle:
+            raise ValueError("packedfun.Function: the function was released")
+        if LIB.PFFunctionSetGILPolicy(self._pf_handle, GIL_POLICIES[value]):
+            raise_last_error()
 
     @property
     def _pf_flags(self) -> int:
@@ -475,6 +502,7 @@ def to_function(value) -> Function:
         _handles.pop(key, None)
         raise_last_error()
     func = make_function(out.value or 0)
+    LIB.PFFunctionSetGILPolicy(out.value, 1)  # called from Python it holds the GIL anyway
     func._pf_lent = value
     _handles[key] = _Lent(func)
     return func

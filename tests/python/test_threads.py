@@ -1,0 +1,366 @@
+# Threads, the GIL and shutdown: GIL policies, native threads calling back, signals, races, exit.
+"""Tests of the thread model (docs/threads.md).
+
+Every case that could hang (a deadlock on the GIL) or abort (an unwind at interpreter exit) runs in
+a child process with a timeout, so a regression fails instead of hanging the suite. The children
+inherit ``PACKEDFUN_BACKEND``, so the ctypes run of the suite covers that backend too.
+``PACKEDFUN_SOAK=full`` runs the shutdown soak 200 times instead of 20.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import weakref
+from pathlib import Path
+
+import packedfun
+import packedfun.testing  # noqa: F401 - registers testing.*
+import pytest
+
+PACKAGE_PARENT = str(Path(packedfun.__file__).resolve().parents[1])
+SOAK_RUNS = 200 if os.environ.get("PACKEDFUN_SOAK") == "full" else 20
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH")]))
+    return env
+
+
+def run_child(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Runs ``code`` in a fresh interpreter; a hang becomes a failure after ``timeout`` s."""
+    try:
+        return subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"child hung for {timeout} s; stderr: {exc.stderr!r}")
+
+
+def func(name: str) -> packedfun.Function:
+    return packedfun.get_global_func(name)
+
+
+# ---- the GIL policy ----------------------------------------------------------------------------
+def test_policy_default_is_release_and_trivial_functions_hold():
+    assert func("testing.nop_release").gil_policy == "release"  # declared nothing
+    assert func("testing.apply").gil_policy == "release"
+    assert func("testing.nop").gil_policy == "hold"  # declared .gil(GILPolicy::kHold)
+    assert func("testing.add_int").gil_policy == "hold"
+    # A Python callable as a Function already holds the GIL when Python calls it.
+    assert packedfun.Function(lambda: 1).gil_policy == "hold"
+
+
+def test_policy_is_in_the_metadata_record():
+    assert packedfun.get_global_func_metadata("testing.greet")["gil"] == "release"
+    assert packedfun.get_global_func_metadata("testing.add_kw")["gil"] == "hold"
+
+
+def test_policy_override_is_seen_by_every_holder():
+    f = func("testing.add_int_release")
+    try:
+        f.gil_policy = "hold"
+        assert func("testing.add_int_release").gil_policy == "hold"  # the native Function's flag
+        assert f(2, 3) == 5
+    finally:
+        f.gil_policy = "release"
+    assert f.gil_policy == "release"
+    assert f(2, 3) == 5
+
+
+def test_policy_rejects_bad_values():
+    f = func("testing.nop_release")
+    with pytest.raises(ValueError, match="'release' or 'hold'"):
+        f.gil_policy = "fast"
+    with pytest.raises(TypeError, match="gil_policy"):
+        f.gil_policy = 1
+    assert f.gil_policy == "release"
+
+
+def test_cpp_authors_declare_policies(tmp_path):
+    # Registration (.gil), the export macro (PACKEDFUN_DLL_EXPORT_GIL), and the issue's example:
+    # a std::thread calling a Python callback, joined, under the default policy.
+    code = f"""
+    import packedfun, packedfun.cpp
+    src = r'''#include <thread>
+    int64_t run(packedfun::Function f) {{
+      int64_t r = 0;
+      std::thread t([&] {{ r = f(1).cast<int64_t>(); }});
+      t.join();
+      return r;
+    }}
+    int64_t twice(int64_t x) {{ return 2 * x; }}
+    PACKEDFUN_DLL_EXPORT_GIL(twice, kPFGILHold);
+    PACKEDFUN_REGISTER_GLOBAL("threads_test.triple")
+        .set_body_typed([](int64_t x) {{ return 3 * x; }})
+        .gil(packedfun::GILPolicy::kHold);
+    '''
+    m = packedfun.cpp.load_inline("threads_policies", src, functions=["run", "twice"],
+                                  build_directory={str(tmp_path)!r})
+    print(m.run(lambda x: x + 1), m.run.gil_policy, m.twice(4), m.twice.gil_policy)
+    triple = packedfun.get_global_func("threads_test.triple")
+    print(triple(2), triple.gil_policy)
+    """
+    proc = run_child(code, timeout=300)
+    if "CompilerNotFoundError" in proc.stderr:
+        pytest.skip("no C++ compiler")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["2", "release", "8", "hold", "6", "hold"]
+
+
+# ---- the default policy: native threads call back, Python threads run -------------------------
+def test_native_threads_call_python_callbacks_and_errors_come_back():
+    code = """
+    import packedfun, packedfun.testing
+    run = packedfun.get_global_func("testing.call_from_threads")
+    def cb(i):
+        if i % 1000 == 7:
+            raise ValueError(f"bad {i}")
+        return i
+    total, errors = run(cb, 8, 10000, False)
+    raising = [i for i in range(80000) if i % 1000 == 7]
+    assert total == sum(range(80000)) - sum(raising), total
+    assert sorted(errors) == sorted(f"ValueError: bad {i}" for i in raising), errors[:3]
+    try:
+        run(cb, 8, 10000, True)
+    except ValueError as exc:  # the Python exception itself, through C++ and back
+        assert str(exc).startswith("bad "), exc
+        print("ok")
+    """
+    proc = run_child(code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+def test_python_thread_runs_during_a_long_native_call():
+    code = """
+    import threading, time, packedfun, packedfun.testing
+    def ticks_during(name):
+        stamps, stop = [], threading.Event()
+        def count():
+            while not stop.is_set():
+                stamps.append(time.monotonic())
+        t = threading.Thread(target=count)
+        t.start()
+        time.sleep(0.02)
+        start = time.monotonic()
+        packedfun.get_global_func(name)(500.0)
+        end = time.monotonic()
+        stop.set()
+        t.join()
+        # Iterations well inside the call: none when the call holds the GIL.
+        return sum(start + 0.1 < s < end - 0.1 for s in stamps)
+    print(ticks_during("testing.spin_ms"), ticks_during("testing.spin_ms_hold"))
+    """
+    proc = run_child(code)
+    assert proc.returncode == 0, proc.stderr
+    released, held = map(int, proc.stdout.split())
+    assert released >= 1000, (released, held)
+    assert held == 0, (released, held)
+
+
+def test_cpp_releases_the_callers_lock_for_a_scope():
+    # testing.call_on_thread_unlocked holds the GIL by policy and joins a thread calling back:
+    # without its EnvReleaseCallerLock scope this would deadlock.
+    proc = run_child(
+        """
+        import packedfun, packedfun.testing
+        print(packedfun.get_global_func("testing.call_on_thread_unlocked")(lambda: 42))
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "42"
+
+
+def test_last_reference_dropped_on_a_native_thread():
+    class Token:
+        pass
+
+    drop = func("testing.drop_on_thread")
+    tok = Token()
+    ref = weakref.ref(tok)
+    drop(tok)
+    del tok
+    assert ref() is None
+    tok = Token()
+    ref = weakref.ref(tok)
+    f = packedfun.Function(lambda t=tok: t)  # a Function owning a callable, dropped there too
+    del tok
+    drop(f)
+    del f
+    assert ref() is None
+
+
+def test_callbacks_from_a_native_thread_that_outlives_many_calls():
+    # A native thread keeps its Python thread state between callbacks; exceptions still cross.
+    seen = []
+
+    def cb(i):
+        seen.append(threading.get_ident())
+        return i
+
+    total, errors = func("testing.call_from_threads")(cb, 1, 500, False)
+    assert (total, list(errors)) == (sum(range(500)), [])
+    assert len(set(seen)) == 1 and seen[0] != threading.get_ident()
+
+
+# ---- signals -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name", ["testing.spin_checking_signals", "testing.spin_checking_signals_release"]
+)
+def test_check_signals_stops_a_long_native_loop(name):
+    code = f"""
+    import time, packedfun, packedfun.testing
+    f = packedfun.get_global_func({name!r})
+    print("ready", flush=True)
+    try:
+        f(10.0)
+        print("finished")
+    except KeyboardInterrupt:
+        print("interrupted", time.time(), flush=True)
+    """
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.2)  # well inside the native loop
+        sent = time.time()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    words = out.split()
+    assert words[:1] == ["interrupted"], (out, err)
+    assert float(words[1]) - sent < 5.0  # long before the 10 s loop would have ended
+
+
+# ---- several Python threads at once -------------------------------------------------------------
+def _in_threads(n, target):
+    errors = []
+
+    def run(i):
+        try:
+            target(i)
+        except BaseException as exc:  # noqa: B036 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_shared_list_and_dict_mutated_from_eight_threads():
+    lst = packedfun.List()
+    dct = packedfun.Dict()
+
+    def work(i):
+        for j in range(500):
+            lst.append(i * 1000 + j)
+            dct[f"{i}:{j}"] = j
+            if j % 50 == 0:
+                func("testing.spin_ms")(0.1)  # releases the GIL: interleaves the threads
+
+    _in_threads(8, work)
+    assert sorted(lst) == sorted(i * 1000 + j for i in range(8) for j in range(500))
+    assert len(dct) == 4000 and dct["7:499"] == 499
+
+
+def test_registry_lookups_race_remove_global_func():
+    name = "threads_test.flapping"
+    stop = threading.Event()
+
+    def flap(_):
+        while not stop.is_set():
+            packedfun.register_global_func(name, lambda: 1, override=True)
+            packedfun.remove_global_func(name)
+
+    def look(_):
+        for _ in range(2000):
+            f = packedfun.get_global_func(name, allow_missing=True)
+            if f is not None:
+                assert f() == 1  # a Function found stays callable after its name is removed
+
+    flapper = threading.Thread(target=flap, args=(0,))
+    flapper.start()
+    try:
+        _in_threads(4, look)
+    finally:
+        stop.set()
+        flapper.join()
+    packedfun.remove_global_func(name)
+
+
+def test_one_function_called_from_eight_threads_with_creation_and_drop():
+    add = func("testing.add_int_release")
+    make = func("testing.make_array")
+
+    def work(i):
+        for j in range(2000):
+            assert add(i, j) == i + j
+            arr = make(j % 7)
+            assert len(arr) == j % 7
+            del arr
+
+    _in_threads(8, work)
+
+
+# ---- shutdown ----------------------------------------------------------------------------------
+SHUTDOWN_SCRIPT = """
+import threading, time, packedfun, packedfun.testing
+g = packedfun.get_global_func
+apply = g("testing.apply")
+keep = [packedfun.List([1, "x"]), packedfun.Dict({"k": lambda: 0}), g("testing.make_array")(3)]
+packedfun.register_global_func("threads_test.cb", lambda x: x + 1, override=True)
+def loop():
+    while True:
+        apply(lambda: sum(range(50)))
+def native_calls():
+    g("testing.call_from_threads")(g("threads_test.cb"), 2, 1000000, False)
+for _ in range(2):
+    threading.Thread(target=loop, daemon=True).start()
+threading.Thread(target=native_calls, daemon=True).start()
+g("testing.start_caller_thread")(lambda: keep[0].append(1) if len(keep[0]) < 1000 else None, 50)
+g("testing.start_caller_thread")(lambda: None, 20)
+time.sleep(0.05)
+"""
+
+
+def test_forced_unwind_of_daemon_threads_in_callbacks_is_not_an_abort():
+    # The issue's example: daemon threads inside C++ -> Python callbacks at exit.
+    code = """
+    import threading, time, packedfun, packedfun.testing
+    apply = packedfun.get_global_func("testing.apply")
+    def loop():
+        while True: apply(lambda: sum(range(50)))
+    for _ in range(2): threading.Thread(target=loop, daemon=True).start()
+    time.sleep(0.05)
+    """
+    for _ in range(5):
+        proc = run_child(code, timeout=60)
+        assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+
+
+def test_shutdown_soak():
+    failures = []
+    for i in range(SOAK_RUNS):
+        proc = run_child(SHUTDOWN_SCRIPT, timeout=60)
+        if proc.returncode != 0:
+            failures.append((i, proc.returncode, proc.stderr[-1000:]))
+    assert failures == [], f"{len(failures)}/{SOAK_RUNS} runs failed: {failures[:3]}"
