@@ -186,11 +186,11 @@ class ObjectDef {
    *  single-name list `{"x"}` always means the parameter names (overload below). */
   template <typename Fn>
   ObjectDef& def(const char* name, Fn fn) {
-    return AddInstanceMethod(name, std::move(fn), "", nullptr);
+    return AddMethod(name, AsCallable(std::move(fn)), "", 0);
   }
   template <typename Fn, size_t N>
   ObjectDef& def(const char* name, Fn fn, const char (&doc)[N]) {
-    return AddInstanceMethod(name, std::move(fn), doc, nullptr);
+    return AddMethod(name, AsCallable(std::move(fn)), doc, 0);
   }
   /*! A static method; one named "__create__" is the type's constructor. */
   template <typename Fn>
@@ -206,14 +206,14 @@ class ObjectDef {
    *  `def_static("__create__", Make, {"a", "b"_a = 0})` lets Python write `Pair(a=1)`. */
   template <typename Fn>
   ObjectDef& def_static(const char* name, Fn fn, const ArgList& args, const char* doc = "") {
-    return AddMethod(name, std::move(fn), doc, PACKEDFUN_METHOD_STATIC, &args);
+    return AddMethod(name, std::move(fn), doc, PACKEDFUN_METHOD_STATIC, args);
   }
   /*! As def(name, fn, doc), naming the parameters after the receiver and their defaults. */
   template <typename Fn>
   ObjectDef& def(const char* name, Fn fn, const ArgList& args, const char* doc = "") {
     ArgList all{"self"};
     all.insert(all.end(), args.begin(), args.end());
-    return AddInstanceMethod(name, std::move(fn), doc, &all);
+    return AddMethod(name, AsCallable(std::move(fn)), doc, 0, all);
   }
 
   /*! The constructor taking `A...` (a C++ constructor of T) as `__create__`. */
@@ -228,7 +228,7 @@ class ObjectDef {
   /*! As def(init<A...>()), naming the parameters and their defaults: `{"a", "b"_a = 0}`. */
   template <typename... A>
   ObjectDef& def(init<A...>, const ArgList& args, const char* doc = "") {
-    return AddMethod("__create__", Constructor<A...>(), doc, PACKEDFUN_METHOD_STATIC, &args);
+    return AddMethod("__create__", Constructor<A...>(), doc, PACKEDFUN_METHOD_STATIC, args);
   }
 
   /*! Declares the GIL policy of the method defined last: `.def("norm", &P::Norm).gil(
@@ -241,12 +241,13 @@ class ObjectDef {
   int32_t type_index() const noexcept { return type_index_; }
 
  private:
+  /*! A member function pointer as a callable taking the receiver first; others as they are. */
   template <typename Fn>
-  ObjectDef& AddInstanceMethod(const char* name, Fn fn, const char* doc, const ArgList* args) {
+  static auto AsCallable(Fn fn) {
     if constexpr (std::is_member_function_pointer<Fn>::value) {
-      return AddMethod(name, detail::MemberMethod<T, Fn>{fn}, doc, 0, args);
+      return detail::MemberMethod<T, Fn>{fn};
     } else {
-      return AddMethod(name, std::move(fn), doc, 0, args);
+      return fn;
     }
   }
 
@@ -272,12 +273,20 @@ class ObjectDef {
     return *this;
   }
 
+  // Two overloads rather than an optional ArgList*: a method without names then never
+  // instantiates the metadata code (it would be compiled whenever AddMethod is not inlined).
+  template <typename Fn>
+  ObjectDef& AddMethod(const char* name, Fn fn, const char* doc, int32_t flags) {
+    return RegisterMethod(name, Function::FromTyped(std::move(fn), FullName(name)), doc, flags);
+  }
   template <typename Fn>
   ObjectDef& AddMethod(const char* name, Fn fn, const char* doc, int32_t flags,
-                       const ArgList* args = nullptr) {
-    std::string full_name = std::string(T::_type_key) + "." + name;
-    Function f = args == nullptr ? Function::FromTyped(std::move(fn), full_name)
-                                 : Function::FromTyped(std::move(fn), full_name, *args);
+                       const ArgList& args) {
+    return RegisterMethod(name, Function::FromTyped(std::move(fn), FullName(name), args), doc,
+                          flags);
+  }
+  static std::string FullName(const char* name) { return std::string(T::_type_key) + "." + name; }
+  ObjectDef& RegisterMethod(const char* name, const Function& f, const char* doc, int32_t flags) {
     PFMethodInfo info;
     info.name = PFByteArray{name, std::strlen(name)};
     info.doc = PFByteArray{doc, std::strlen(doc)};

@@ -165,55 +165,53 @@ class GlobalDef {
   /*! A typed function (see Function::FromTyped). */
   template <typename F>
   GlobalDef& def(const char* name, F f) {
-    detail::GlobalRegistration(name).set_body_typed(std::move(f));
+    Registration(name, nullptr).set_body_typed(std::move(f));
     return *this;
   }
   template <typename F, size_t N>
-  GlobalDef& def(const char* name, F f, const char (&doc)[N], const ArgList& args = {}) {
-    return Typed(name, std::move(f), doc, args);
+  GlobalDef& def(const char* name, F f, const char (&doc)[N]) {
+    Registration(name, doc).set_body_typed(std::move(f));
+    return *this;
+  }
+  template <typename F, size_t N>
+  GlobalDef& def(const char* name, F f, const char (&doc)[N], const ArgList& args) {
+    Registration(name, doc).set_body_typed(std::move(f), args);
+    return *this;
   }
   template <typename F>
   GlobalDef& def(const char* name, F f, const ArgList& args) {
-    return Typed(name, std::move(f), nullptr, args);
+    Registration(name, nullptr).set_body_typed(std::move(f), args);
+    return *this;
   }
   /*! A packed function `void(PackedArgs args, Any* rv)` (see Function::FromPacked). */
   template <typename F>
   GlobalDef& def_packed(const char* name, F f) {
-    detail::GlobalRegistration(name).set_body_packed(std::move(f));
+    Registration(name, nullptr).set_body_packed(std::move(f));
     return *this;
   }
   template <typename F, size_t N>
-  GlobalDef& def_packed(const char* name, F f, const char (&doc)[N], const ArgList& args = {}) {
-    return Packed(name, std::move(f), doc, args);
+  GlobalDef& def_packed(const char* name, F f, const char (&doc)[N]) {
+    Registration(name, doc).set_body_packed(std::move(f));
+    return *this;
+  }
+  template <typename F, size_t N>
+  GlobalDef& def_packed(const char* name, F f, const char (&doc)[N], const ArgList& args) {
+    Registration(name, doc).set_body_packed(std::move(f), args);
+    return *this;
   }
   template <typename F>
   GlobalDef& def_packed(const char* name, F f, const ArgList& args) {
-    return Packed(name, std::move(f), nullptr, args);
+    Registration(name, nullptr).set_body_packed(std::move(f), args);
+    return *this;
   }
 
  private:
-  // The docstring goes first: the registration installs it together with the function.
-  template <typename F>
-  GlobalDef& Typed(const char* name, F f, const char* doc, const ArgList& args) {
+  // One overload per form rather than an optional list, so that a def without names never
+  // instantiates the metadata code. The docstring goes first: it is installed with the function.
+  static detail::GlobalRegistration Registration(const char* name, const char* doc) noexcept {
     detail::GlobalRegistration r(name);
     if (doc != nullptr) r.describe(doc);
-    if (args.empty()) {
-      r.set_body_typed(std::move(f));
-    } else {
-      r.set_body_typed(std::move(f), args);
-    }
-    return *this;
-  }
-  template <typename F>
-  GlobalDef& Packed(const char* name, F f, const char* doc, const ArgList& args) {
-    detail::GlobalRegistration r(name);
-    if (doc != nullptr) r.describe(doc);
-    if (args.empty()) {
-      r.set_body_packed(std::move(f));
-    } else {
-      r.set_body_packed(std::move(f), args);
-    }
-    return *this;
+    return r;
   }
 };
 
