@@ -73,11 +73,7 @@ class Function : public ObjectRef {
    *  message starts with `name` (e.g. "mylib.add: argument 1: expected int, got str"). */
   template <typename F>
   static Function FromTyped(F f, std::string name = "<anonymous>") {
-    using Record = detail::TypedRecord<F>;
-    const void* id = detail::BodyId(f);
-    Record* rec = new Record{{id}, std::move(name), std::move(f)};
-    return detail::ObjectUnsafe::FromOwned<Function>(detail::CreateFunctionObject(
-        rec, &detail::TypedTrampoline<F>, &detail::DeleteRecord<Record>));
+    return FromTypedNamed(std::move(f), std::move(name), detail::ParamNames());
   }
 
   /*! As FromTyped(f, name), with the parameters' names and defaults: `{"a", "b"_a = 2}`. The
@@ -86,8 +82,10 @@ class Function : public ObjectRef {
   template <typename F>
   static Function FromTyped(F f, std::string name, const ArgList& args) {
     using Sig = detail::FunctionSignature<std::decay_t<F>>;
-    std::string json = detail::MetadataJson(name, Sig::TypeSchemas(), args);
-    Function out = FromTyped(std::move(f), std::move(name));
+    std::vector<std::string> types = Sig::TypeSchemas();
+    std::string json = detail::MetadataJson(name, types, args);
+    detail::ParamNames params = detail::MakeParamNames(name, types, args);
+    Function out = FromTypedNamed(std::move(f), std::move(name), std::move(params));
     detail::SetFunctionMetadata(out.get(), json);
     return out;
   }
@@ -101,6 +99,17 @@ class Function : public ObjectRef {
     int32_t policy = kPFGILRelease;
     detail::CheckCallResult(PFFunctionGetGILPolicy(get(), &policy));
     return static_cast<GILPolicy>(policy);
+  }
+
+  /*! As FromTyped(f, name), with argument errors naming the parameters as `params` says (no
+   *  metadata record: the registry attaches that itself). */
+  template <typename F>
+  static Function FromTypedNamed(F f, std::string name, detail::ParamNames params) {
+    using Record = detail::TypedRecord<F>;
+    const void* id = detail::BodyId(f);
+    Record* rec = new Record{{id}, std::move(name), std::move(params), std::move(f)};
+    return detail::ObjectUnsafe::FromOwned<Function>(detail::CreateFunctionObject(
+        rec, &detail::TypedTrampoline<F>, &detail::DeleteRecord<Record>));
   }
 
   /*! Attaches a metadata record (see PFFunctionSetMetadata) to this Function. */

@@ -46,6 +46,17 @@ bool TakeArray(PFAny* v, F each) {
   for (int64_t i = 0; i < seq->size; ++i) each(seq->data[i]);
   return true;
 }
+
+/*! The parameter names of an exported typed function for its argument errors; empty (errors
+ *  give positions) when `args` is empty or does not fit (ExportedMetadata reports that). */
+template <typename F>
+ParamNames ExportedParamNames(const F&, const char* name, const ArgList& args) noexcept {
+  try {
+    return MakeParamNames(name, FunctionSignature<std::decay_t<F>>::TypeSchemas(), args);
+  } catch (const std::exception&) {
+    return ParamNames();
+  }
+}
 }  // namespace detail
 
 /*!
@@ -191,7 +202,11 @@ class Module : public ObjectRef {
   extern "C" PACKEDFUN_EXPORT int __packedfun_##ExportName(void* self, const PFAny* args,     \
                                                            int32_t num_args, PFAny* result) { \
     (void)self;                                                                               \
-    return ::packedfun::detail::SafeCallTyped(Callable, #ExportName, args, num_args, result); \
+    static const ::packedfun::detail::ParamNames pf_params =                                  \
+        ::packedfun::detail::ExportedParamNames(Callable, #ExportName, {__VA_ARGS__});        \
+    return ::packedfun::detail::SafeCallTyped(Callable, #ExportName,                          \
+                                              pf_params.names.empty() ? nullptr : &pf_params, \
+                                              args, num_args, result);                        \
   }                                                                                           \
   extern "C" PACKEDFUN_EXPORT const char* __packedfun_meta__##ExportName(void) {              \
     static const std::string json =                                                           \

@@ -75,8 +75,9 @@ class GlobalRegistration {
   template <typename F>
   GlobalRegistration& set_body_typed(F f, const ArgList& args) {
     using Sig = FunctionSignature<std::decay_t<F>>;
-    Function fn = Function::FromTyped(std::move(f), name_);
-    AttachMetadata(fn, Sig::TypeSchemas(), args);
+    std::vector<std::string> types = Sig::TypeSchemas();
+    Function fn = Function::FromTypedNamed(std::move(f), name_, MakeParamNames(name_, types, args));
+    AttachMetadata(fn, types, args);
     return Register(fn, true);
   }
   /*! As set_body_packed(f), naming the (untyped) parameters and their defaults. */

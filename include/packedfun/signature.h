@@ -144,6 +144,27 @@ inline std::string MetadataJson(const std::string& name, const std::vector<std::
   return out + "}";
 }
 
+/*! How a typed Function names its parameters in argument errors. */
+struct ParamNames {
+  std::string label;               // "mylib.add(a: int, b: int) -> int"
+  std::vector<std::string> names;  // one per parameter; empty: errors give positions
+};
+
+/*! The ParamNames of a typed function `name` with type schemas `types` (result first) and
+ *  argument list `args`; empty when `args` is empty or does not fit. */
+inline ParamNames MakeParamNames(const std::string& name, const std::vector<std::string>& types,
+                                 const ArgList& args) {
+  ParamNames out;
+  if (args.empty() || types.size() != args.size() + 1) return out;
+  out.label = name + "(";
+  for (size_t i = 0; i < args.size(); ++i) {
+    out.names.emplace_back(args[i].name);
+    out.label += (i ? ", " : "") + out.names.back() + ": " + types[i + 1];
+  }
+  out.label += ") -> " + types[0];
+  return out;
+}
+
 /*! Attaches `json` to the Function object `func` (borrowed); throws on failure. */
 inline void SetFunctionMetadata(PFObject* func, const std::string& json) {
   PFByteArray text{json.data(), json.size()};

@@ -61,9 +61,6 @@ struct SeqTraitsBase {
     return out;
   }
   static std::optional<SeqT> TryFrom(const PFAny* v) { return TryFromReported<SeqT>(v); }
-  static std::optional<SeqT> ArgTryFrom(const PFAny* v, const char* name, size_t i) {
-    return ArgTryFromReported<SeqT>(v, name, i);
-  }
   static std::string TypeName() {
     std::string inner = TypeTraits<T>::TypeName();
     if constexpr (N == 0) {
@@ -110,9 +107,6 @@ struct MapTraitsBase {
     return out;
   }
   static std::optional<MapT> TryFrom(const PFAny* v) { return TryFromReported<MapT>(v); }
-  static std::optional<MapT> ArgTryFrom(const PFAny* v, const char* name, size_t i) {
-    return ArgTryFromReported<MapT>(v, name, i);
-  }
   static std::string TypeName() {
     return "dict[" + TypeTraits<K>::TypeName() + ", " + TypeTraits<V>::TypeName() + "]";
   }

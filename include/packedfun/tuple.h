@@ -69,9 +69,6 @@ struct TupleTraitsBase {
     return Build(s, std::index_sequence_for<T...>());
   }
   static std::optional<TupleT> TryFrom(const PFAny* v) { return TryFromReported<TupleT>(v); }
-  static std::optional<TupleT> ArgTryFrom(const PFAny* v, const char* name, size_t i) {
-    return ArgTryFromReported<TupleT>(v, name, i);
-  }
   static std::string TypeName() { return "Tuple[" + JoinTypeNames<T...>() + "]"; }
 
  private:

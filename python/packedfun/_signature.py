@@ -29,6 +29,8 @@ __all__ = [
     "text_signature",
     "text_signature_of",
     "describe",
+    "error_label",
+    "name_argument_error",
 ]
 
 
@@ -279,3 +281,51 @@ def describe(func: Any, name: str, doc: str | None, full_name: str | None = None
         return doc or fallback or f"packedfun Function {name}."
     body = doc or record.get("doc") or fallback
     return text_signature(name, record) + ("\n\n" + body if body else "")
+
+
+def error_label(fname: str, record: dict) -> str:
+    """``mylib.add(a: int, b: int) -> int``: how errors about arguments name a function with a
+    metadata record (the C++ typed wrappers word it the same way)."""
+    params = ", ".join(f"{p['name']}: {p.get('type', 'Any')}" for p in record.get("params") or [])
+    return f"{fname}({params}) -> {record.get('return', 'Any')}"
+
+
+def _replace_where(text: str, old: str, new: str) -> str | None:
+    """``text`` with its leading ``old`` (followed by ``:`` or a path ``[``) replaced by ``new``."""
+    if text.startswith(old) and text[len(old) : len(old) + 1] in (":", "["):
+        return new + text[len(old) :]
+    return None
+
+
+def name_argument_error(exc: BaseException, fname: str | None, text: str | None, pos: int) -> None:
+    """Rewords ``exc``, raised while converting argument ``pos`` of a call, to name the parameter.
+
+    The converters of both backends word their errors ``"<fname>: argument <pos>..."``; with a
+    metadata record (``text``) that becomes ``"<fname>(a: int, ...) -> int: argument 'a'..."``
+    (a container element's path, ``[3]['k']``, stays). A ``UnicodeEncodeError`` (a lone
+    surrogate in a str) keeps its type and gets the same words in front of its ``reason``.
+    """
+    old = f"{fname}: argument {pos}" if fname is not None else f"packedfun.Function argument {pos}"
+    new = old
+    if text is not None and fname is not None:
+        try:
+            record = _parse(text)
+            params = record.get("params") or []
+            generated = all(p.get("name") == f"arg{i}" for i, p in enumerate(params))
+            if pos < len(params) and not generated:  # arg0, arg1...: no names were given
+                new = f"{error_label(fname, record)}: argument '{params[pos]['name']}'"
+        except (ValueError, KeyError, TypeError):
+            pass
+    if isinstance(exc, UnicodeEncodeError):
+        reason = str(exc.reason)
+        replaced = _replace_where(reason, old, new)
+        if replaced is None and _replace_where(reason, new, new) is None:
+            replaced = f"{new}: {reason}"
+        if replaced is not None:
+            exc.reason = replaced
+        return
+    if new == old or len(exc.args) != 1 or not isinstance(exc.args[0], str):
+        return
+    replaced = _replace_where(exc.args[0], old, new)
+    if replaced is not None:
+        exc.args = (replaced,)

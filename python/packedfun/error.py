@@ -164,3 +164,13 @@ def _make_exception(
 
 
 core.set_error_factory(_make_exception)
+
+
+def _opaque_type_name(value: object) -> str:
+    """The name native messages give a Python object that travelled as Opaque ("got object")."""
+    return type(value).__name__
+
+
+# Native conversion errors ask this hook (detail::kOpaqueTypeNameHook) for the type of an
+# Opaque value, so "expected int, got object" names the Python type even deep in a container.
+core.set_global_func("packedfun.OpaqueTypeName", _opaque_type_name, True)

@@ -38,11 +38,35 @@ PFPY_NOINLINE void pfpy_arg_error(PyObject* exc_type, PyObject* fname, Py_ssize_
   }
 }
 
-/* Adds "while converting argument N of F" to the exception being raised (3.11+ notes). */
+int pfpy_prefix_unicode_reason(PyObject* exc, PyObject* where) {
+  if (where == NULL || !PyErr_GivenExceptionMatches(exc, PyExc_UnicodeEncodeError)) return 0;
+  PyObject* reason = PyObject_GetAttrString(exc, "reason");
+  PyObject* text = reason != NULL ? PyUnicode_FromFormat("%U: %S", where, reason) : NULL;
+  int ok = text != NULL && PyObject_SetAttrString(exc, "reason", text) == 0;
+  Py_XDECREF(text);
+  Py_XDECREF(reason);
+  PyErr_Clear();
+  return ok;
+}
+
+/* Names the argument in the exception being raised: a UnicodeEncodeError's reason gets "F:
+ * argument N: " in front (its message is made from the reason), others a note "while converting
+ * argument N of F" (3.11+). */
 static PFPY_NOINLINE void add_arg_note(PyObject* fname, Py_ssize_t pos) {
-#if PY_VERSION_HEX >= 0x030B0000
   PyObject* exc = pfpy_fetch_exception();
   if (exc == NULL) return;
+  if (pos >= 0) {
+    PyObject* where = fname != NULL ? PyUnicode_FromFormat("%U: argument %zd", fname, pos)
+                                    : PyUnicode_FromFormat("packedfun.Function argument %zd", pos);
+    int done = pfpy_prefix_unicode_reason(exc, where);
+    Py_XDECREF(where);
+    PyErr_Clear();
+    if (done) {
+      pfpy_restore_exception(exc);
+      return;
+    }
+  }
+#if PY_VERSION_HEX >= 0x030B0000
   PyObject* note = pos < 0 ? PyUnicode_FromString("while converting a return value")
                            : PyUnicode_FromFormat("while converting argument %zd of %S", pos,
                                                   fname ? fname : (PyObject*)Py_None);
@@ -52,11 +76,8 @@ static PFPY_NOINLINE void add_arg_note(PyObject* fname, Py_ssize_t pos) {
     Py_DECREF(note);
     PyErr_Clear();
   }
-  pfpy_restore_exception(exc);
-#else
-  (void)fname;
-  (void)pos;
 #endif
+  pfpy_restore_exception(exc);
 }
 
 static int push_temp(PFPyArgs* pack, PFObject* obj, PFAny* out) {

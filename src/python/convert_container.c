@@ -341,6 +341,18 @@ static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
     }
     PyErr_Clear();
   }
+  if (ctx->pos >= 0) { /* a str element's encode error: its reason names the element */
+    PyObject* where =
+        name != NULL ? PyUnicode_FromFormat("%U: argument %zd%U", name, ctx->pos, path)
+                     : PyUnicode_FromFormat("packedfun.Function argument %zd%U", ctx->pos, path);
+    int done = pfpy_prefix_unicode_reason(exc, where);
+    Py_XDECREF(where);
+    if (done) {
+      Py_DECREF(path);
+      pfpy_restore_exception(exc);
+      return;
+    }
+  }
 #if PY_VERSION_HEX >= 0x030B0000
   if (!PyErr_GivenExceptionMatches(exc, PyExc_RecursionError)) {
     PyObject* note = ctx->pos < 0

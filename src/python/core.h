@@ -51,6 +51,10 @@ PyObject* pfpy_function_call_bound(PFPyFunction* f, PyObject* const* args, Py_ss
 /*! The positional call of `f` (function.c), for the binder once the arguments are complete. */
 PyObject* pfpy_function_call_positional(PFPyFunction* f, PyObject* const* args, Py_ssize_t n);
 
+/*! Puts "<where>: " in front of the reason of `exc` when it is a UnicodeEncodeError; 1 if so. */
+int pfpy_prefix_unicode_reason(PyObject* exc, PyObject* where);
+/*! Rewords the pending error of converting argument `pos` of `f` to name the parameter. */
+void pfpy_function_name_argument_error(PFPyFunction* f, Py_ssize_t pos);
 /*! Drops the cached parameter table of `f` after its metadata changed. */
 void pfpy_function_forget_signature(PFPyFunction* f);
 

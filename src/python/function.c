@@ -46,70 +46,6 @@ static PFPY_NOINLINE PyObject* kwargs_error(PFPyFunction* f) {
   return PyErr_Format(PyExc_TypeError, "packedfun.Function takes no keyword arguments");
 }
 
-/* Whether argument `i` travelled as an Opaque object holding `arg`. */
-static int is_opaque_arg(const PFPyArgs* pack, Py_ssize_t i, PyObject* arg) {
-  const PFAny* a = &pack->args[i];
-  return a->type_index == kPFTypeOpaque && ((PFOpaqueObject*)a->v_obj)->handle == (void*)arg;
-}
-
-/* Appends " (argument i is a Python object of type 'T')" for the Opaque arguments the message
- * names (all of them when it names none): native code cannot know Python type names. */
-static PyObject* opaque_type_suffix(PyObject* msg, PyObject* const* args, Py_ssize_t n,
-                                    const PFPyArgs* pack) {
-  PyObject* parts = PyList_New(0);
-  for (int pass = 0; parts != NULL && pass < 2 && PyList_GET_SIZE(parts) == 0; ++pass) {
-    for (Py_ssize_t i = 0; i < n; ++i) {
-      if (!is_opaque_arg(pack, i, args[i])) continue;
-      PyObject* needle = PyUnicode_FromFormat("argument %zd", i);
-      int named = needle ? PyUnicode_Find(msg, needle, 0, PY_SSIZE_T_MAX, 1) >= 0 : 0;
-      Py_XDECREF(needle);
-      if (!named && pass == 0) continue;
-      PyObject* part = PyUnicode_FromFormat("argument %zd is a Python object of type '%.200s'", i,
-                                            Py_TYPE(args[i])->tp_name);
-      if (part == NULL || PyList_Append(parts, part) < 0) Py_CLEAR(parts);
-      Py_XDECREF(part);
-    }
-  }
-  if (parts == NULL) return NULL;
-  if (PyList_GET_SIZE(parts) == 0) { /* temporaries, but no Opaque arguments (e.g. arrays) */
-    Py_DECREF(parts);
-    Py_INCREF(msg);
-    return msg;
-  }
-  PyObject* sep = PyUnicode_FromString("; ");
-  PyObject* joined = sep ? PyUnicode_Join(sep, parts) : NULL;
-  Py_XDECREF(sep);
-  Py_DECREF(parts);
-  if (joined == NULL) return NULL;
-  PyObject* result = PyUnicode_FromFormat("%U (%U)", msg, joined);
-  Py_DECREF(joined);
-  return result;
-}
-
-/* Raises the pending native error; a native TypeError about Opaque arguments gets their Python
- * type names added to its message. */
-static PFPY_NOINLINE PyObject* raise_with_arg_types(PFPyFunction* f, PyObject* const* args,
-                                                    Py_ssize_t n, const PFPyArgs* pack) {
-  pfpy_raise_native(f->name);
-  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
-  PyObject* exc = pfpy_fetch_exception();
-  PyObject* eargs = exc ? PyObject_GetAttrString(exc, "args") : NULL;
-  PyObject* dict = exc ? ((PyBaseExceptionObject*)exc)->dict : NULL;
-  if (eargs != NULL && dict != NULL && PyDict_GetItemString(dict, "kind") != NULL &&
-      PyTuple_Check(eargs) && PyTuple_GET_SIZE(eargs) == 1 &&
-      PyUnicode_Check(PyTuple_GET_ITEM(eargs, 0))) {
-    PyObject* msg = opaque_type_suffix(PyTuple_GET_ITEM(eargs, 0), args, n, pack);
-    PyObject* new_args = msg ? PyTuple_Pack(1, msg) : NULL;
-    if (new_args == NULL || PyObject_SetAttrString(exc, "args", new_args) < 0) PyErr_Clear();
-    Py_XDECREF(new_args);
-    Py_XDECREF(msg);
-  }
-  PyErr_Clear();
-  Py_XDECREF(eargs);
-  if (exc != NULL) pfpy_restore_exception(exc);
-  return NULL;
-}
-
 /* ---- the GIL policy ----------------------------------------------------------------------------
  * A Function releases the GIL for its call unless its author declared it trivial (kPFGILHold), so
  * other Python threads run meanwhile and native threads it starts can call back into Python. The
@@ -158,6 +94,7 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
   PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (PFPY_UNLIKELY(pfpy_arg_from_py(args[i], pack, i, f->name) != 0)) {
+      pfpy_function_name_argument_error(f, i);
       pfpy_args_release(pack);
       return NULL;
     }
@@ -171,7 +108,7 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
   if (PFPY_LIKELY(pack->num_temps == 0)) {
     if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
   } else {
-    PyObject* failed = rc != 0 ? raise_with_arg_types(f, args, n, pack) : NULL;
+    PyObject* failed = rc != 0 ? pfpy_raise_native(f->name) : NULL;
     /* Calls with array arguments always have temps: their tensor results go back as they came. */
     int fw = rc == 0 ? pfpy_tensor_result_framework(args, n) : 0;
     PyObject* out = fw != 0 ? pfpy_tensor_result_to_py(&rv, fw, pack) : NULL;

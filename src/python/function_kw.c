@@ -1,9 +1,11 @@
 /* Keyword arguments and defaults of packedfun.Function, bound natively from the metadata record. */
 #include "core.h"
 
-/* packedfun._signature's param_table, missing_message and MISSING, imported on first use. */
+/* packedfun._signature's param_table, missing_message, name_argument_error and MISSING,
+ * imported on first use. */
 static PyObject* sig_param_table = NULL;
 static PyObject* sig_missing_message = NULL;
+static PyObject* sig_name_argument_error = NULL;
 static PyObject* sig_missing = NULL;
 
 static PFPY_NOINLINE int import_signature_module(void) {
@@ -12,11 +14,14 @@ static PFPY_NOINLINE int import_signature_module(void) {
   if (mod == NULL) return -1;
   sig_param_table = PyObject_GetAttrString(mod, "param_table");
   sig_missing_message = PyObject_GetAttrString(mod, "missing_message");
+  sig_name_argument_error = PyObject_GetAttrString(mod, "name_argument_error");
   PyObject* missing = PyObject_GetAttrString(mod, "MISSING");
   Py_DECREF(mod);
-  if (sig_param_table == NULL || sig_missing_message == NULL || missing == NULL) {
+  if (sig_param_table == NULL || sig_missing_message == NULL || sig_name_argument_error == NULL ||
+      missing == NULL) {
     Py_CLEAR(sig_param_table);
     Py_CLEAR(sig_missing_message);
+    Py_CLEAR(sig_name_argument_error);
     Py_XDECREF(missing);
     return -1;
   }
@@ -170,4 +175,29 @@ PyObject* pfpy_function_call_bound(PFPyFunction* f, PyObject* const* args, Py_ss
   Py_DECREF(table);
   if (full != stack) PyMem_Free(full);
   return result;
+}
+
+/* Rewords the pending error of converting argument `pos` so that it names the parameter (the
+ * wording lives once, in packedfun._signature.name_argument_error, shared with ctypes). Cold: it
+ * reads the metadata record again rather than keep anything on the call path. */
+PFPY_NOINLINE void pfpy_function_name_argument_error(PFPyFunction* f, Py_ssize_t pos) {
+  PyObject* exc = pfpy_fetch_exception();
+  if (exc == NULL) return;
+  PyObject* text = NULL;
+  if (import_signature_module() == 0 && f->base.handle != NULL) {
+    PFAny meta = {0};
+    if (PFFunctionGetMetadata(f->base.handle, &meta) == 0) {
+      text = pfpy_any_steal_to_py(&meta);
+    } else {
+      pfpy_raise_native(NULL);
+    }
+  }
+  if (text != NULL) {
+    PyObject* name = f->name != NULL ? f->name : Py_None;
+    PyObject* r = PyObject_CallFunction(sig_name_argument_error, "OOOn", exc, name, text, pos);
+    Py_XDECREF(r);
+    Py_DECREF(text);
+  }
+  PyErr_Clear(); /* rewording is best effort: the original error stands */
+  pfpy_restore_exception(exc);
 }

@@ -44,6 +44,25 @@ TEST(Function, TypedFromLambdasAndFunctors) {
   EXPECT_EQ(mut().cast<int>(), 2);
 }
 
+TEST(Function, ArgumentErrorsNameTheParameter) {
+  using namespace packedfun::literals;  // NOLINT(build/namespaces)
+  Function add = Function::FromTyped(Add, "mylib.add", {"a", "b"_a = 2});
+  Error e = Catch([&] { add(1, "x"); });
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_EQ(e.message(), "mylib.add(a: int, b: int) -> int: argument 'b': expected int, got str");
+  Function sum = Function::FromTyped(
+      [](packedfun::Array<int64_t> xs, int32_t k) { return static_cast<int64_t>(xs.size()) + k; },
+      "mylib.sum", {"xs", "k"});
+  Error deep = Catch([&] { sum(packedfun::Array<Any>({Any(1), Any("s")}), 0); });
+  EXPECT_EQ(deep.message(),
+            "mylib.sum(xs: Array[int], k: int) -> int: argument 'xs'[1]: expected int, got str");
+  Error range = Catch([&] { sum(packedfun::Array<Any>(), int64_t{1} << 40); });
+  EXPECT_EQ(range.kind(), "OverflowError");
+  EXPECT_EQ(range.message(),
+            "mylib.sum(xs: Array[int], k: int) -> int: argument 'k': value 1099511627776 does not "
+            "fit in int32");
+}
+
 TEST(Function, ExactArgumentTypeError) {
   Function add = Function::FromTyped(Add, "mylib.add");
   Error e = Catch([&] { add(1, "x"); });

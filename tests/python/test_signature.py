@@ -274,7 +274,7 @@ def test_numbers_as_python_means_them():
             return 7
 
     assert add(Index()) == 9
-    with pytest.raises(OverflowError, match="testing.add_kw: argument 0"):
+    with pytest.raises(OverflowError, match=r"testing.add_kw\(a: int, b: int\) -> int: argument"):
         add(np.uint64(2**64 - 1))
 
 
@@ -294,3 +294,41 @@ def test_signature_of_the_function_class_itself():
     echo = packedfun.get_global_func("testing.echo")
     with pytest.raises(AttributeError, match="read-only"):
         echo.__signature__ = None
+
+
+def test_errors_name_the_parameter(add_kw):
+    label = r"testing\.add_kw\(a: int, b: int\) -> int"
+    with pytest.raises(TypeError, match=rf"^{label}: argument 'b': expected int, got str"):
+        add_kw(1, "x")
+    with pytest.raises(TypeError, match=rf"^{label}: argument 'b': expected int, got str"):
+        add_kw(1, b="x")  # bound by keyword: still the parameter's name
+    with pytest.raises(OverflowError, match=rf"^{label}: argument 'a': int too large for int64"):
+        add_kw(2**70)  # refused by the Python-side converter: the same words
+    # Without names, positions (the typed wrapper has nothing better to say).
+    with pytest.raises(TypeError, match=r"^testing\.add_int: argument 1: expected int, got str"):
+        testing.add_int(1, "x")
+
+
+def test_container_element_errors_name_the_parameter_and_path():
+    head = packedfun.get_global_func("testing.head")
+    label = r"testing\.head\(xs: Array\[int\], n: Optional\[int\]\) -> Array\[int\]"
+    expected = rf"^{label}: argument 'xs'\[999\]: expected int, got object"
+    with pytest.raises(TypeError, match=expected):
+        head([*range(999), object()])  # the Python type of an Opaque value, deep inside
+    with pytest.raises(TypeError, match=rf"^{label}: argument 'xs'\[1\]: expected int, got str"):
+        head(xs=[1, "s"])
+    with pytest.raises(OverflowError, match=rf"^{label}: argument 'xs'\[1\]: int too large"):
+        head([1, 2**70])
+
+
+def test_lone_surrogate_names_function_and_parameter():
+    greet = packedfun.get_global_func("testing.greet")
+    with pytest.raises(UnicodeEncodeError) as info:
+        greet("a", greeting="\ud800")
+    assert info.value.encoding == "utf-8" and info.value.object == "\ud800"
+    assert (
+        "testing.greet(name: str, greeting: str, times: int, scale: float, loud: bool) -> str: "
+        "argument 'greeting': surrogates not allowed"
+    ) in str(info.value)
+    with pytest.raises(UnicodeEncodeError, match=r"testing\.echo: argument 0\[1\]: surrogates"):
+        testing.echo(["ok", "\udc80"])

@@ -25,6 +25,21 @@ struct ElementMismatch {
   std::string got;
 };
 
+/*! The TypeError of a container element that does not convert ("Array[int] element [3]:
+ *  expected int, got str"), keeping its parts so that a typed Function can name the argument
+ *  instead ("mylib.f(xs: Array[int]) -> int: argument 'xs'[3]: expected int, got str"). */
+class ElementError : public Error {
+ public:
+  ElementError(const std::string& container, ElementMismatch m)
+      : Error("TypeError", (m.path.empty() ? container : container + " element " + m.path) +
+                               ": expected " + m.expected + ", got " + m.got),
+        mismatch_(std::move(m)) {}
+  const ElementMismatch& mismatch() const noexcept { return mismatch_; }
+
+ private:
+  ElementMismatch mismatch_;
+};
+
 template <typename T, typename = void>
 struct HasCheckElements : std::false_type {};
 template <typename T>
@@ -97,9 +112,8 @@ template <typename F>
 void ReportElementMismatch(const std::string& container, F&& check) {
   try {
     check();
-  } catch (const ElementMismatch& e) {
-    throw Error("TypeError",
-                container + " element " + e.path + ": expected " + e.expected + ", got " + e.got);
+  } catch (ElementMismatch& e) {
+    throw ElementError(container, std::move(e));
   }
 }
 

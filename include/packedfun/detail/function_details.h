@@ -4,6 +4,7 @@
 
 #include <packedfun/any.h>
 #include <packedfun/c_api.h>
+#include <packedfun/detail/container_details.h>
 #include <packedfun/detail/type_traits.h>
 #include <packedfun/error.h>
 #include <packedfun/signature.h>
@@ -73,6 +74,7 @@ template <typename F>
 struct TypedRecord {
   FunctionRecordHeader header;
   std::string name;
+  ParamNames params;  // empty: errors name arguments by position
   F f;
 };
 
@@ -101,7 +103,8 @@ struct FunctionSignature<R (*)(A...)> {
   /*! The type schemas of the result, then of each parameter (for the metadata record). */
   static std::vector<std::string> TypeSchemas() { return {TypeSchema<R>(), TypeSchema<A>()...}; }
   template <typename Fn>
-  static void Invoke(Fn& f, const char* name, const PFAny* argv, PFAny* result);
+  static void Invoke(Fn& f, const char* name, const ParamNames* params, const PFAny* argv,
+                     PFAny* result);
 };
 template <typename R, typename... A>
 struct FunctionSignature<R (*)(A...) noexcept> : FunctionSignature<R (*)(A...)> {};
@@ -123,53 +126,67 @@ struct FunctionSignature<R (C::*)(A...) const noexcept> : FunctionSignature<R (*
                                std::to_string(got));
 }
 
-/*! "<name>: argument i: expected T, got X" as a TypeError (or an OverflowError for ints). */
-[[noreturn]] __attribute__((noinline, cold)) inline void ThrowArgumentError(
-    const char* name, size_t index, std::string (*expected)(), const char* range_name,
-    const PFAny& value) {
-  ThrowConversionError(std::string(name) + ": argument " + std::to_string(index) + ": ", expected(),
-                       range_name, value);
+/*! How errors name argument i: "mylib.add(a: int, b: int) -> int: argument 'b'" when the
+ *  parameters have names, "mylib.add: argument 1" otherwise. */
+__attribute__((noinline, cold)) inline std::string ArgumentWhere(const char* name,
+                                                                 const ParamNames* params,
+                                                                 size_t index) {
+  if (params != nullptr && index < params->names.size()) {
+    return params->label + ": argument '" + params->names[index] + "'";
+  }
+  return std::string(name) + ": argument " + std::to_string(index);
 }
 
-/*! Whether TypeTraits<T> has `ArgTryFrom(value, name, index)`: a parameter conversion whose
- *  errors about nested elements name the function and argument themselves. */
-template <typename T, typename = void>
-struct HasArgTryFrom : std::false_type {};
-template <typename T>
-struct HasArgTryFrom<T, std::void_t<decltype(TypeTraits<T>::ArgTryFrom(nullptr, "", 0))>>
-    : std::true_type {};
+/*! "<where>: expected T, got X" as a TypeError (or an OverflowError for ints). */
+[[noreturn]] __attribute__((noinline, cold)) inline void ThrowArgumentError(
+    const char* name, const ParamNames* params, size_t index, std::string (*expected)(),
+    const char* range_name, const PFAny& value) {
+  ThrowConversionError(ArgumentWhere(name, params, index) + ": ", expected(), range_name, value);
+}
 
-/*! Rethrows an element error of a container argument ("Array[int] element [3]: ...") as
- *  "<name>: argument i: Array[int] element [3]: ...", keeping its kind (unless already named). */
+/*! Rethrows the error of a container argument's element as "<where>[3]['k']: expected int, got
+ *  str": the element's path follows the argument (a mismatch of the container itself, e.g. its
+ *  length, keeps the container's words: "<where>: list[float; 3]: expected 3 items, ..."). */
+[[noreturn]] __attribute__((noinline, cold)) inline void ThrowElementInArgument(
+    const char* name, const ParamNames* params, size_t index, const ElementError& err) {
+  const ElementMismatch& m = err.mismatch();
+  std::string where = ArgumentWhere(name, params, index);
+  if (m.path.empty()) throw Error("TypeError", where + ": " + err.message());
+  throw Error("TypeError", where + m.path + ": expected " + m.expected + ", got " + m.got);
+}
+
+/*! Rethrows another conversion error of argument i as "<where>: ...", keeping its kind (unless
+ *  already named). */
 [[noreturn]] __attribute__((noinline, cold)) inline void ThrowInArgument(const char* name,
+                                                                         const ParamNames* params,
                                                                          size_t index,
                                                                          const Error& err) {
-  std::string prefix = std::string(name) + ": argument " + std::to_string(index) + ": ";
+  std::string where = ArgumentWhere(name, params, index);
   std::string message = err.message();
-  if (message.compare(0, prefix.size(), prefix) == 0) throw err;
-  throw Error(err.kind(), prefix + message);
+  if (message.compare(0, where.size(), where) == 0) throw err;
+  throw Error(err.kind(), where + ": " + message);
 }
 
 /*! Converts argument i to T or throws the argument error. */
 template <typename T>
-T ConvertArgument(const PFAny* argv, size_t i, const char* name) {
+T ConvertArgument(const PFAny* argv, size_t i, const char* name, const ParamNames* params) {
   static_assert(HasTryFrom<T>::value,
                 "a typed Function parameter must be a type that can be received (int64_t, "
                 "double, bool, String, std::string, Bytes, Function, ObjectRef, Any, AnyView, "
                 "std::optional<...>, ...): `const char*` cannot, use String");
   std::optional<T> v;
-  if constexpr (HasArgTryFrom<T>::value) {
-    v = TypeTraits<T>::ArgTryFrom(argv + i, name, i);
-  } else if constexpr (noexcept(TypeTraits<T>::TryFrom(argv + i))) {
+  if constexpr (noexcept(TypeTraits<T>::TryFrom(argv + i))) {
     v = TypeTraits<T>::TryFrom(argv + i);
   } else {
-    try {  // e.g. Array<Array<double>>: its element checks throw without the argument's name
+    try {  // containers: their element checks throw without the argument's name
       v = TypeTraits<T>::TryFrom(argv + i);
+    } catch (const ElementError& err) {
+      ThrowElementInArgument(name, params, i, err);
     } catch (const Error& err) {
-      ThrowInArgument(name, i, err);
+      ThrowInArgument(name, params, i, err);
     }
   }
-  if (!v) ThrowArgumentError(name, i, &TypeTraits<T>::TypeName, IntRangeName<T>(), argv[i]);
+  if (!v) ThrowArgumentError(name, params, i, &TypeTraits<T>::TypeName, IntRangeName<T>(), argv[i]);
   return std::move(*v);
 }
 
@@ -232,24 +249,28 @@ struct ArgAccess {
 /*! Finds the first argument that fails its check (in order) and throws its error. */
 template <typename... K>
 [[noreturn]] __attribute__((noinline, cold)) void ThrowFirstBadArgument(const char* name,
+                                                                        const ParamNames* params,
                                                                         const PFAny* argv) {
+  (void)params;
   size_t i = 0;
   (void)((ArgAccess<K>::Check(argv + i)
               ? (++i, true)
-              : (ThrowArgumentError(name, i, &TypeTraits<K>::TypeName, IntRangeName<K>(), argv[i]),
+              : (ThrowArgumentError(name, params, i, &TypeTraits<K>::TypeName, IntRangeName<K>(),
+                                    argv[i]),
                  false)) &&
          ...);
   throw Error("TypeError", std::string(name) + ": invalid arguments");  // (not reached)
 }
 
 template <typename R, typename... A, typename Fn, size_t... I>
-void InvokeWithIndices(Fn& f, const char* name, const PFAny* argv, PFAny* result,
-                       std::index_sequence<I...>) {
+void InvokeWithIndices(Fn& f, const char* name, const ParamNames* params, const PFAny* argv,
+                       PFAny* result, std::index_sequence<I...>) {
   (void)argv;
   (void)name;
+  (void)params;
   if constexpr ((ArgAccess<TraitsKey<A>>::kFast && ...)) {
     if (!(ArgAccess<TraitsKey<A>>::Check(argv + I) && ...)) {
-      ThrowFirstBadArgument<TraitsKey<A>...>(name, argv);
+      ThrowFirstBadArgument<TraitsKey<A>...>(name, params, argv);
     }
     // Each parameter is initialized straight from its builder's prvalue (guaranteed elision).
     if constexpr (std::is_void<R>::value) {
@@ -261,15 +282,15 @@ void InvokeWithIndices(Fn& f, const char* name, const PFAny* argv, PFAny* result
       TypeTraits<Key>::ToOwned(f(ArgAccess<TraitsKey<A>>::Get(argv + I)...), result);
     }
   } else {
-    OrderedCall<R>{result, f, ConvertArgument<TraitsKey<A>>(argv, I, name)...};
+    OrderedCall<R>{result, f, ConvertArgument<TraitsKey<A>>(argv, I, name, params)...};
   }
 }
 
 template <typename R, typename... A>
 template <typename Fn>
-void FunctionSignature<R (*)(A...)>::Invoke(Fn& f, const char* name, const PFAny* argv,
-                                            PFAny* result) {
-  InvokeWithIndices<R, A...>(f, name, argv, result, std::index_sequence_for<A...>());
+void FunctionSignature<R (*)(A...)>::Invoke(Fn& f, const char* name, const ParamNames* params,
+                                            const PFAny* argv, PFAny* result) {
+  InvokeWithIndices<R, A...>(f, name, params, argv, result, std::index_sequence_for<A...>());
 }
 
 /*! Stores a caught Error in the slot. Catching Error by type right where the call is made spares
@@ -279,13 +300,15 @@ __attribute__((noinline, cold)) inline int SetRaisedFromError(const Error& e) no
   return -1;
 }
 
-/*! The whole typed call: arity check, conversions, the call, the result; errors to the slot. */
+/*! The whole typed call: arity check, conversions, the call, the result; errors to the slot.
+ *  `params` (NULL: none) names the parameters in argument errors. */
 template <typename F>
-int SafeCallTyped(F&& f, const char* name, const PFAny* args, int32_t num_args, PFAny* result) {
+int SafeCallTyped(F&& f, const char* name, const ParamNames* params, const PFAny* args,
+                  int32_t num_args, PFAny* result) {
   using Sig = FunctionSignature<std::decay_t<F>>;
   try {
     if (num_args != Sig::kNumArgs) ThrowArityError(name, Sig::kNumArgs, num_args);
-    Sig::Invoke(f, name, args, result);
+    Sig::Invoke(f, name, params, args, result);
     return 0;
   } catch (const Error& e) {
     return SetRaisedFromError(e);
@@ -316,7 +339,8 @@ int SafeCallPacked(F&& f, const PFAny* args, int32_t num_args, PFAny* result) {
 template <typename F>
 int TypedTrampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
   TypedRecord<F>* rec = static_cast<TypedRecord<F>*>(self);
-  return SafeCallTyped(rec->f, rec->name.c_str(), args, num_args, result);
+  const ParamNames* params = rec->params.names.empty() ? nullptr : &rec->params;
+  return SafeCallTyped(rec->f, rec->name.c_str(), params, args, num_args, result);
 }
 
 template <typename F>

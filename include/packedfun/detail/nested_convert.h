@@ -38,11 +38,10 @@ T ElementFrom(const PFAny& v, Piece&& piece) {
   return std::move(*r);
 }
 
-/*! "<prefix><type> element <path>: expected X, got Y" (no " element" for an empty path). */
+/*! "<type> element <path>: expected X, got Y" (no " element" for an empty path). */
 [[noreturn]] __attribute__((noinline, cold)) inline void ThrowNestedMismatch(
-    const std::string& prefix, const std::string& type_name, const ElementMismatch& e) {
-  std::string where = e.path.empty() ? type_name : type_name + " element " + e.path;
-  throw Error("TypeError", prefix + where + ": expected " + e.expected + ", got " + e.got);
+    const std::string& type_name, const ElementMismatch& e) {
+  throw ElementError(type_name, e);
 }
 
 /*! The public TryFrom of a nested type: TryFromNested with a mismatch reported as a TypeError. */
@@ -51,19 +50,7 @@ std::optional<T> TryFromReported(const PFAny* v) {
   try {
     return TypeTraits<T>::TryFromNested(v);
   } catch (const ElementMismatch& e) {
-    ThrowNestedMismatch("", TypeTraits<T>::TypeName(), e);
-  }
-}
-
-/*! The typed-Function parameter hook of a nested type: the error names the function and the
- *  argument ("f: argument 0: list[int] element [2]: expected int, got str"). */
-template <typename T>
-std::optional<T> ArgTryFromReported(const PFAny* v, const char* name, size_t index) {
-  try {
-    return TypeTraits<T>::TryFromNested(v);
-  } catch (const ElementMismatch& e) {
-    ThrowNestedMismatch(std::string(name) + ": argument " + std::to_string(index) + ": ",
-                        TypeTraits<T>::TypeName(), e);
+    ThrowNestedMismatch(TypeTraits<T>::TypeName(), e);
   }
 }
 

@@ -525,6 +525,10 @@ def pack_container(packer, value, create=None) -> Object:
 
 def _note_element_error(exc: Exception, fname, path) -> None:
     """Adds ``_core``'s note naming the element to an error its own message does not name."""
+    if isinstance(exc, UnicodeEncodeError) and exc.reason.startswith(
+        _pack._arg_message(fname, path, "")
+    ):
+        return  # a str's encode error: its reason names the path already
     if not hasattr(exc, "add_note"):  # Python < 3.11
         return
     if isinstance(exc, OverflowError) and str(exc).startswith(_pack._arg_message(fname, path, "")):

@@ -15,7 +15,6 @@ import sys
 from ctypes import addressof, c_void_p
 
 from . import abi as abi
-from . import errors as _errors
 from . import tensor as _tensor
 from .abi import PFByteArray
 from .values import (
@@ -29,11 +28,8 @@ from .values import (
     _pack_float,
     _pack_int,
     _pack_ptr,
-    _unpack_ptr,
     make_opaque,
-    opaque_payload,
     to_function,
-    tp_name,
     wrap,
 )
 
@@ -50,27 +46,52 @@ def pack_args(func, args: tuple, temps: list) -> bytes:
             return packer(args)
         except struct.error:  # an int outside int64: the general path raises the right error
             pass
+    try:
+        return _pack_general(func, args, temps)
+    except Exception as exc:
+        pos = exc.__dict__.pop("_pf_arg_pos", -1) if hasattr(exc, "__dict__") else -1
+        if pos >= 0:
+            _name_argument(exc, func, pos)
+        raise
+
+
+def _pack_general(func, args: tuple, temps: list) -> bytes:
     parts: list = []
     append = parts.append
-    for pos, value in enumerate(args):
-        kind = type(value)
-        if kind is int and _INT64_MIN <= value <= _INT64_MAX:
-            append(_pack_int(abi.kPFTypeInt, 0, value))
-        elif kind is float:
-            append(_pack_float(abi.kPFTypeFloat, 0, value))
-        elif kind is str:
-            try:
-                data = value.encode("utf-8")
-            except UnicodeEncodeError:
-                data = _Packer(func, pos, temps).encode(value)  # raises with the note added
-            append(_pack_ptr(abi.kPFTypeStrView, 0, view_address(data, temps)))
-        elif value is None:
-            append(_NONE)
-        elif kind is Function:
-            append(_pack_ptr(abi.kPFTypeFunction, 0, value._pf_handle))
-        else:
-            append(_Packer(func, pos, temps).pack(value))
+    pos = 0
+    try:
+        for pos, value in enumerate(args):
+            kind = type(value)
+            if kind is int and _INT64_MIN <= value <= _INT64_MAX:
+                append(_pack_int(abi.kPFTypeInt, 0, value))
+            elif kind is float:
+                append(_pack_float(abi.kPFTypeFloat, 0, value))
+            elif kind is str:
+                try:
+                    data = value.encode("utf-8")
+                except UnicodeEncodeError:
+                    data = _Packer(func, pos, temps).encode(value)  # raises, naming the argument
+                append(_pack_ptr(abi.kPFTypeStrView, 0, view_address(data, temps)))
+            elif value is None:
+                append(_NONE)
+            elif kind is Function:
+                append(_pack_ptr(abi.kPFTypeFunction, 0, value._pf_handle))
+            else:
+                append(_Packer(func, pos, temps).pack(value))
+    except Exception as exc:
+        if hasattr(exc, "__dict__"):
+            exc.__dict__["_pf_arg_pos"] = pos  # which argument failed, for pack_args
+        raise
     return b"".join(parts)
+
+
+def _name_argument(exc: Exception, func, pos: int) -> None:
+    """Rewords the error of the argument that failed to convert to name its parameter (the
+    shared wording of :func:`packedfun._signature.name_argument_error`)."""
+    from .. import _signature
+
+    text = _signature.core.function_get_metadata(func) if func._pf_handle else None
+    _signature.name_argument_error(exc, func._pf_name, text, pos)
 
 
 # Argument lists made only of int/float/bool/None/Function (the common case) are packed by one
@@ -152,6 +173,11 @@ def _arg_message(fname, pos, what: str) -> str:
 
 
 def _add_note(exc: BaseException, fname, pos) -> None:
+    """Names the argument in ``exc``: a UnicodeEncodeError's reason gets ``"F: argument N: "`` in
+    front (its message is made from it), other errors a note (Python 3.11+), as in ``_core``."""
+    if isinstance(exc, UnicodeEncodeError) and pos is not None and not isinstance(pos, ValuePath):
+        exc.reason = _arg_message(fname, pos, exc.reason)
+        return
     if hasattr(exc, "add_note"):  # Python 3.11+
         if pos is None:
             exc.add_note("while converting a return value")
@@ -250,33 +276,6 @@ def new_packer(temps: list, fname=None, pos=None) -> _Packer:
 def pack_value(value, temps: list, pos=None) -> bytes:
     """One Python value as PFAny bytes (a view; temporaries go to ``temps``)."""
     return _Packer(None, pos, temps).pack(value)
-
-
-def error_with_arg_types(fname, args: tuple, packed: bytes) -> BaseException:
-    """The pending native error as an exception; a native TypeError about arguments that
-    travelled as Opaque objects gets their Python type names added (native code cannot know
-    them). Call it while the call's temporaries are still alive."""
-    exc = _errors.take_raised(fname)
-    if isinstance(exc, TypeError):
-        _name_opaque_args(exc, args, packed)
-    return exc
-
-
-def _name_opaque_args(exc: TypeError, args: tuple, packed: bytes) -> None:
-    message = exc.args[0] if len(exc.args) == 1 else None
-    if "kind" not in getattr(exc, "__dict__", {}) or not isinstance(message, str):
-        return
-    opaque = []
-    for i, arg in enumerate(args):
-        tindex, _, handle = _unpack_ptr(packed, 16 * i)
-        if tindex == abi.kPFTypeOpaque and opaque_payload(handle) == (True, arg):
-            opaque.append(i)
-    named = [i for i in opaque if f"argument {i}" in message] or opaque
-    if named:
-        parts = "; ".join(
-            f"argument {i} is a Python object of type '{tp_name(type(args[i]))}'" for i in named
-        )
-        exc.args = (f"{message} ({parts})",)
 
 
 from . import containers as _containers  # noqa: E402  (imports this module)

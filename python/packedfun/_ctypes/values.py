@@ -273,7 +273,7 @@ class Function(Object):
             else:
                 failed = call(self._pf_cptr, packed, len(args), byref(result))
             if failed:
-                exc = _pack.error_with_arg_types(self._pf_name, args, packed)
+                exc = _errors.take_raised(self._pf_name)
                 del temps  # released before raising, as _core does: the traceback keeps frames
                 try:
                     raise exc
