@@ -375,17 +375,15 @@ def _library_functions(path: str) -> list[tuple[str, dict | None]]:
 
 def _python_members(module_name: str) -> tuple[dict[int, str], list[tuple[str, Any]]]:
     """The target module's registered classes (type index -> name) and plain functions."""
-    from .object import _registered
-
     mod = importlib.import_module(module_name)
     classes: dict[int, str] = {}
     functions = []
     for name in sorted(getattr(mod, "__all__", [])):
         value = getattr(mod, name, None)
         if isinstance(value, type):
-            for index, cls in _registered.items():
-                if cls is value:
-                    classes[index] = name
+            index = value.__dict__.get("__pf_type_index__")  # set by register_object
+            if isinstance(index, int) and index >= _DYNAMIC_INDEX:
+                classes[index] = name
         elif inspect.isfunction(value):
             functions.append((name, value))
     return classes, functions

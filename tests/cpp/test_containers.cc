@@ -78,7 +78,7 @@ TEST(Containers, TypedFunctionReceivesCheckedArray) {
       "test.sum");
   EXPECT_EQ(sum(pf::Array<int64_t>{1, 2, 3}).cast<int64_t>(), 6);
   EXPECT_EQ(ErrorOf([&] { sum(pf::Array<pf::Any>{pf::Any(1), pf::Any(2.5)}); }),
-            "TypeError: test.sum: argument 0: Array[int] element [1]: expected int, got float");
+            "TypeError: test.sum: argument 0[1]: expected int, got float");
   EXPECT_EQ(ErrorOf([&] { sum(5); }),
             "TypeError: test.sum: argument 0: expected Array[int], got int");
 }

@@ -118,8 +118,10 @@ TEST(ObjectSignatures, InitDeclaresTheConstructorWithKeywords) {
   EXPECT_NE(meta.find("\"name\": \"b\", \"type\": \"int\", \"default\": 7"), std::string::npos)
       << meta;
   EXPECT_NE(meta.find("\"return\": \"test_object_signatures.Pair\""), std::string::npos) << meta;
-  EXPECT_EQ(Catch([&] { create("x", 1); }).message(),
-            "test_object_signatures.Pair.__create__: argument 0: expected int, got str");
+  EXPECT_EQ(
+      Catch([&] { create("x", 1); }).message(),
+      "test_object_signatures.Pair.__create__(a: int, b: int) -> test_object_signatures.Pair: "
+      "argument 'a': expected int, got str");
   Function box = Method(BoxObj::RuntimeTypeIndex(), "__create__");
   ObjectPtr<BoxObj> b = box("cube", 3).cast<ObjectPtr<BoxObj>>();
   EXPECT_EQ(b->label, "cube");

@@ -44,8 +44,7 @@ TEST(Stl, VectorArgumentsAndResults) {
   EXPECT_EQ(sum(pf::List<int64_t>{4, 5}).cast<int64_t>(), 9);
   EXPECT_EQ(sum(Ints({})).cast<int64_t>(), 0);
   pf::Array<pf::Any> mixed{pf::Any(1), pf::Any(pf::String("x"))};
-  EXPECT_EQ(ErrorOf([&] { sum(mixed); }),
-            "TypeError: sum: argument 0: list[int] element [1]: expected int, got str");
+  EXPECT_EQ(ErrorOf([&] { sum(mixed); }), "TypeError: sum: argument 0[1]: expected int, got str");
   EXPECT_EQ(ErrorOf([&] { sum(int64_t(3)); }),
             "TypeError: sum: argument 0: expected list[int], got int");
   pf::Function twice = pf::Function::FromTyped([](std::vector<std::string> v) {
@@ -95,13 +94,11 @@ TEST(Stl, MapsBothWays) {
   EXPECT_EQ(total(m).cast<double>(), 3.5);
   EXPECT_EQ(total(pf::Dict<pf::String, double>{{"c", 1.0}}).cast<double>(), 1.0);
   pf::Map<pf::Any, pf::Any> bad_value{{pf::Any(pf::String("k")), pf::Any(pf::String("v"))}};
-  EXPECT_EQ(
-      ErrorOf([&] { total(bad_value); }),
-      "TypeError: total: argument 0: dict[str, float] element ['k']: expected float, got str");
+  EXPECT_EQ(ErrorOf([&] { total(bad_value); }),
+            "TypeError: total: argument 0['k']: expected float, got str");
   pf::Map<pf::Any, pf::Any> bad_key{{pf::Any(7), pf::Any(1.0)}};
-  EXPECT_EQ(
-      ErrorOf([&] { total(bad_key); }),
-      "TypeError: total: argument 0: dict[str, float] element [7] key: expected str, got int");
+  EXPECT_EQ(ErrorOf([&] { total(bad_key); }),
+            "TypeError: total: argument 0[7] key: expected str, got int");
   std::unordered_map<std::string, int64_t> um{{"x", 1}, {"y", 2}};
   pf::Any out = pf::Any(um);
   EXPECT_EQ(out.type_index(), kPFTypeMap);
@@ -121,7 +118,7 @@ TEST(Stl, TuplesAndPairs) {
   auto out = swap(in).cast<std::tuple<std::string, int64_t>>();
   EXPECT_EQ(out, std::make_tuple(std::string("one"), int64_t(1)));
   EXPECT_EQ(ErrorOf([&] { swap(Ints({1, 2})); }),
-            "TypeError: swap: argument 0: Tuple[int, str] element [1]: expected str, got int");
+            "TypeError: swap: argument 0[1]: expected str, got int");
   EXPECT_EQ(ErrorOf([&] { swap(Ints({1})); }),
             "TypeError: swap: argument 0: Tuple[int, str]: expected 2 items, got 1 items");
   auto p = pf::Any(std::make_pair(std::string("k"), 2.5)).cast<std::pair<std::string, double>>();
