@@ -79,6 +79,19 @@ def test_cpp_tour_calls_python_by_name(cpp_tour_library):
         packedfun.remove_global_func("demo.square")
 
 
+def test_calling_tour_runs(capsys):
+    code = _block("Calling like Python", "python")
+    exec(compile(code, str(README), "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "4 3",
+        "(a: 'int', b: 'int' = 2) -> 'int'",
+        "{'name': 'b', 'type': 'int', 'default': 2}",
+        "testing.add_kw(a: int, b: int) -> int: argument 'b': expected int, got str",
+        "def add_kw(a: int, b: int = 2) -> int: ...",
+    ]
+
+
 def test_objects_containers_tensors_tour_runs(capsys):
     pytest.importorskip("numpy")
     code = _block("Objects, containers and tensors", "python")
