@@ -303,6 +303,10 @@ typedef struct PFPyGil {
   PyGILState_STATE state; /*!< PyGILState_Ensure's answer when not pinned */
 } PFPyGil;
 
+/*! The thread state a native call on this thread released the GIL from (NULL when none): a
+ *  callback made on the same thread takes the GIL straight back with it. */
+extern _Thread_local PyThreadState* pfpy_released_tstate;
+
 /*! Takes the GIL on a thread that does not hold it (a native thread, or a caller that released
  *  it). Returns 0, taking nothing, once the interpreter is finalizing: waiting then would end the
  *  thread inside native code. */

@@ -57,7 +57,10 @@ static PFPY_NOINLINE int call_released(PFFunctionObject* fo, const PFAny* args, 
                                        PFAny* rv) {
   PFObjectIncRef(&fo->header);
   PyThreadState* ts = PyEval_SaveThread();
+  PyThreadState* outer = pfpy_released_tstate; /* a callback on this thread takes `ts` back */
+  pfpy_released_tstate = ts;
   int rc = fo->safe_call(fo->self, args, n, rv);
+  pfpy_released_tstate = outer;
   PyEval_RestoreThread(ts);
   PFObjectDecRef(&fo->header);
   return rc;

@@ -32,9 +32,13 @@ static void release_kept(void* ts) {
 
 static void make_kept_key(void) { kept_key_ok = pthread_key_create(&kept_key, release_kept) == 0; }
 
+_Thread_local PyThreadState* pfpy_released_tstate = NULL;
+
 int pfpy_gil_enter(PFPyGil* gil) {
   if (PFPY_UNLIKELY(!pfpy_python_alive())) return 0;
-  gil->pinned = kept_tstate;
+  /* A callback during a released call on this very thread (the common case: C++ calling a Python
+   * callable it received): no thread-specific-storage lookups. */
+  gil->pinned = pfpy_released_tstate != NULL ? pfpy_released_tstate : kept_tstate;
   if (gil->pinned != NULL) {
     PyEval_RestoreThread(gil->pinned);
     return 1;

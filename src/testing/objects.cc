@@ -45,9 +45,11 @@ PACKEDFUN_STATIC_INIT_BLOCK() {
       .def_ro("a", &TestIntPairObj::a, "the first integer")
       .def_ro("b", &TestIntPairObj::b, "the second integer")
       .def("sum", &TestIntPairObj::Sum, "a + b")
+      .gil(GILPolicy::kHold)
       .def_static(
           "__create__", [](int64_t a, int64_t b) { return TestIntPair(a, b); }, {"a", "b"_a = 0},
-          "TestIntPair(a, b=0)");
+          "TestIntPair(a, b=0)")
+      .gil(GILPolicy::kHold);
 }
 
 // ---- a hierarchy: Base -> Derived -> MoreDerived ----------------------------------------------
@@ -92,8 +94,10 @@ PACKEDFUN_STATIC_INIT_BLOCK() {
   reflection::ObjectDef<BaseObj>("Root of the testing hierarchy.")
       .def_ro("value", &BaseObj::value, "an integer")
       .def("type_key", &TypeKeyOfBase, "the object's most derived type key")
+      .gil(GILPolicy::kHold)
       .def_static(
-          "__create__", [](int64_t v) { return Base(make_object<BaseObj>(v)); }, "Base(value)");
+          "__create__", [](int64_t v) { return Base(make_object<BaseObj>(v)); }, "Base(value)")
+      .gil(GILPolicy::kHold);
   reflection::ObjectDef<DerivedObj>("Derives testing.Base.")
       .def_ro("label", &DerivedObj::label, "a string")
       .def_static(

@@ -92,10 +92,15 @@ PACKEDFUN_REGISTER_GLOBAL("testing.echo")
     .gil(GILPolicy::kHold);
 PACKEDFUN_REGISTER_GLOBAL("testing.apply")
     .set_body_packed(Apply)
-    .describe("apply(f, *args): calls f with the remaining arguments.");
+    .describe("apply(f, *args): calls f with the remaining arguments.")
+    .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.apply_release")
+    .set_body_packed(Apply)
+    .describe("testing.apply under the default GIL policy (released for the call).");
 PACKEDFUN_REGISTER_GLOBAL("testing.call_global")
     .set_body_packed(CallGlobal)
-    .describe("call_global(name, *args): looks up a global function by name and calls it.");
+    .describe("call_global(name, *args): looks up a global function by name and calls it.")
+    .gil(GILPolicy::kHold);
 PACKEDFUN_REGISTER_GLOBAL("testing.test_raise_error")
     .set_body_typed([](const String& kind, const String& message) {
       throw Error(kind.str(), message.str());

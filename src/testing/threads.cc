@@ -51,6 +51,12 @@ int64_t SpinMs(double ms) {
   return n;
 }
 
+/*! Waits `ms` milliseconds without using the CPU (native I/O or a lock would wait the same). */
+double SleepMs(double ms) {
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+  return ms;
+}
+
 /*! Loops for up to `seconds`, checking signals every millisecond (EnvCheckSignals throws what a
  *  handler raised). Returns the seconds it ran when no signal stopped it. */
 double SpinCheckingSignals(double seconds) {
@@ -133,6 +139,9 @@ PACKEDFUN_REGISTER_GLOBAL("testing.call_from_threads")
 PACKEDFUN_REGISTER_GLOBAL("testing.spin_ms")
     .set_body_typed(SpinMs)
     .describe("spin_ms(ms): busy native work for ms milliseconds.");
+PACKEDFUN_REGISTER_GLOBAL("testing.sleep_ms")
+    .set_body_typed(SleepMs)
+    .describe("sleep_ms(ms): a native wait of ms milliseconds that uses no CPU.");
 PACKEDFUN_REGISTER_GLOBAL("testing.spin_ms_hold")
     .set_body_typed(SpinMs)
     .gil(GILPolicy::kHold)

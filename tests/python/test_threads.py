@@ -31,11 +31,11 @@ def _env() -> dict:
     return env
 
 
-def run_child(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
+def run_child(code: str, timeout: float = 60, args=()) -> subprocess.CompletedProcess:
     """Runs ``code`` in a fresh interpreter; a hang becomes a failure after ``timeout`` s."""
     try:
         return subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)],
+            [sys.executable, "-c", textwrap.dedent(code), *args],
             capture_output=True,
             text=True,
             env=_env(),
@@ -53,7 +53,8 @@ def func(name: str) -> packedfun.Function:
 # ---- the GIL policy ----------------------------------------------------------------------------
 def test_policy_default_is_release_and_trivial_functions_hold():
     assert func("testing.nop_release").gil_policy == "release"  # declared nothing
-    assert func("testing.apply").gil_policy == "release"
+    assert func("testing.apply_release").gil_policy == "release"
+    assert func("testing.apply").gil_policy == "hold"  # calls back on the calling thread only
     assert func("testing.nop").gil_policy == "hold"  # declared .gil(GILPolicy::kHold)
     assert func("testing.add_int").gil_policy == "hold"
     # A Python callable as a Function already holds the GIL when Python calls it.
@@ -325,12 +326,13 @@ def test_one_function_called_from_eight_threads_with_creation_and_drop():
 SHUTDOWN_SCRIPT = """
 import threading, time, packedfun, packedfun.testing
 g = packedfun.get_global_func
-apply = g("testing.apply")
+apply, apply_release = g("testing.apply"), g("testing.apply_release")
 keep = [packedfun.List([1, "x"]), packedfun.Dict({"k": lambda: 0}), g("testing.make_array")(3)]
 packedfun.register_global_func("threads_test.cb", lambda x: x + 1, override=True)
 def loop():
     while True:
         apply(lambda: sum(range(50)))
+        apply_release(lambda: sum(range(50)))
 def native_calls():
     g("testing.call_from_threads")(g("threads_test.cb"), 2, 1000000, False)
 for _ in range(2):
@@ -344,17 +346,19 @@ time.sleep(0.05)
 
 def test_forced_unwind_of_daemon_threads_in_callbacks_is_not_an_abort():
     # The issue's example: daemon threads inside C++ -> Python callbacks at exit.
+    # testing.apply keeps the GIL (CPython ends the thread at its eval loop's GIL drop, inside the
+    # callback); testing.apply_release releases it (the thread ends waiting to take it back).
     code = """
-    import threading, time, packedfun, packedfun.testing
-    apply = packedfun.get_global_func("testing.apply")
+    import sys, threading, time, packedfun, packedfun.testing
+    apply = packedfun.get_global_func(sys.argv[1])
     def loop():
         while True: apply(lambda: sum(range(50)))
     for _ in range(2): threading.Thread(target=loop, daemon=True).start()
     time.sleep(0.05)
     """
-    for _ in range(5):
-        proc = run_child(code, timeout=60)
-        assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    for name in ["testing.apply", "testing.apply_release"] * 3:
+        proc = run_child(code, timeout=60, args=[name])
+        assert proc.returncode == 0, (name, proc.returncode, proc.stderr[-2000:])
 
 
 def test_shutdown_soak():
