@@ -296,6 +296,19 @@ void MapClear(PFObject* map) noexcept { As<MapImpl>(map)->Clear(); }
 
 int64_t MapCount(PFObject* map) noexcept { return As<MapImpl>(map)->live; }
 
+int MapVisitObjects(PFObject* map, int (*visit)(PFObject* obj, void* ctx), void* ctx) noexcept {
+  for (const Entry& e : As<MapImpl>(map)->entries) {
+    if (!e.live) continue;
+    if (IsObjectIndex(e.key.type_index)) {
+      if (int rc = visit(e.key.v_obj, ctx)) return rc;
+    }
+    if (IsObjectIndex(e.value.type_index)) {
+      if (int rc = visit(e.value.v_obj, ctx)) return rc;
+    }
+  }
+  return 0;
+}
+
 PFObject* MapItemsArray(PFObject* map) {
   MapImpl* m = As<MapImpl>(map);
   PFSeqObject* arr = NewSeq(kPFTypeArray, m->live * 2);

@@ -78,6 +78,31 @@ uint64_t CheckedNumel(const int64_t* shape, int32_t ndim, const char* fn) {
   return numel;
 }
 
+/*! Whether `type` is one of the device types dlpack.h defines (the gaps 5 and 6 are none). */
+bool IsDLPackDeviceType(int32_t type) {
+  switch (type) {
+    case kDLCPU:
+    case kDLCUDA:
+    case kDLCUDAHost:
+    case kDLOpenCL:
+    case kDLVulkan:
+    case kDLMetal:
+    case kDLVPI:
+    case kDLROCM:
+    case kDLROCMHost:
+    case kDLExtDev:
+    case kDLCUDAManaged:
+    case kDLOneAPI:
+    case kDLWebGPU:
+    case kDLHexagon:
+    case kDLMAIA:
+    case kDLTrn:
+      return true;
+    default:
+      return false;
+  }
+}
+
 /*! Checks ndim, shape and dtype (not data); returns the number of elements. Throws ValueError. */
 uint64_t ValidateLayout(const DLTensor& src, const char* fn) {
   if (src.ndim < 0) {
@@ -89,8 +114,10 @@ uint64_t ValidateLayout(const DLTensor& src, const char* fn) {
   if (src.dtype.bits == 0 || src.dtype.lanes == 0) {
     Throw("ValueError", std::string(fn) + ": invalid dtype with zero bits or lanes");
   }
-  if (static_cast<int32_t>(src.device.device_type) < 1 || src.device.device_id < 0) {
-    // DLPack's device types start at kDLCPU = 1 and ordinals are non-negative.
+  if (!IsDLPackDeviceType(static_cast<int32_t>(src.device.device_type)) ||
+      src.device.device_id < 0) {
+    // Only the device types DLPack defines (no value of the enum is skipped silently: a tensor
+    // must be describable as a packedfun.device), and ordinals are non-negative.
     Throw("ValueError", std::string(fn) + ": invalid device (" +
                             std::to_string(static_cast<int32_t>(src.device.device_type)) + ", " +
                             std::to_string(src.device.device_id) + ")");

@@ -226,6 +226,21 @@ PACKEDFUN_API void PFObjectDecRef(PFObject* obj);
 PACKEDFUN_API int PFOpaqueObjectCreate(void* handle, void (*free_handle)(void* handle),
                                        PFObject** out);
 
+/*! Called by PFObjectVisitChildren with each child (borrowed) and the caller's `ctx`; a non-zero
+ *  return stops the visit. */
+typedef int (*PFObjectVisitor)(PFObject* child, void* ctx);
+
+/*! Calls `visit(child, ctx)` for each object that `obj` (borrowed) holds a reference to itself:
+ *  Array/List elements, Map/Dict keys and values, an Error's cause, and the fields of a reflected
+ *  object whose declared type is an object type or Any (read through their getters, which must
+ *  hand out the stored object itself). Functions, Opaque objects, tensors, modules and strings
+ *  report none: their payload is foreign. Each child is borrowed for the duration of its visit
+ *  (its ref_count is what the holders own, the visit adds nothing). Returns the first non-zero
+ *  result of `visit`, else 0; never raises. `visit` must not mutate `obj` nor run code that can.
+ *  Meant for the garbage collector of a language binding: a wrapper that solely owns `obj`
+ *  (ref_count 1) also solely owns, through it, each child whose ref_count is 1. (ABI 1.4) */
+PACKEDFUN_API int PFObjectVisitChildren(PFObject* obj, PFObjectVisitor visit, void* ctx);
+
 /* ------------------------------------------------------------------------------------------------
  * Any helpers
  * ------------------------------------------------------------------------------------------------

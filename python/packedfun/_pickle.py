@@ -55,6 +55,27 @@ def _tensor_data(tensor: Any, meta: tuple) -> _TensorData:
     return _TensorData(tensor, view.toreadonly() if meta[4] else view)
 
 
+def _check_layout(shape: tuple, strides: tuple, offset: int, item: int, nbytes: int) -> None:
+    """ValueError unless every element of the layout lies inside the `nbytes` data bytes (NumPy
+    does not check this for every buffer: a tensor that reads past its data must never be made)."""
+    if len(shape) != len(strides) or any(d < 0 for d in shape) or offset < 0:
+        raise ValueError(
+            f"cannot rebuild a Tensor: shape {shape}, strides {strides} and offset {offset} "
+            "do not describe a layout"
+        )
+    if 0 in shape:
+        return
+    low = high = offset
+    for d, s in zip(shape, strides):
+        step = s * item * (d - 1)
+        low, high = (low + step, high) if step < 0 else (low, high + step)
+    if low < 0 or high + item > nbytes:
+        raise ValueError(
+            f"cannot rebuild a Tensor: shape {shape}, strides {strides} and offset {offset} "
+            f"reach bytes [{low}, {high + item}) outside its {nbytes} data bytes"
+        )
+
+
 def _make_tensor(meta: tuple, data: Any) -> Any:
     import numpy as np
 
@@ -71,6 +92,7 @@ def _make_tensor(meta: tuple, data: Any) -> Any:
     if view.readonly and not readonly:
         view = memoryview(bytearray(view))
     item = np_dtype.itemsize
+    _check_layout(shape, strides, offset, item, view.nbytes)
     array = np.ndarray(
         shape, np_dtype, buffer=view, offset=offset, strides=[s * item for s in strides]
     )

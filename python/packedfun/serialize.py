@@ -126,6 +126,18 @@ def to_json(value: Any, indent: int | None = None) -> str:
     return json.dumps(doc, indent=indent, allow_nan=False)
 
 
+def _malformed(what: str, v: Any) -> ValueError:
+    text = repr(v)
+    return ValueError(f"from_json: malformed {what}: {text[:200]}")
+
+
+def _payload(tag: str, payload: Any, kind: type | tuple) -> Any:
+    """`payload` checked to be of `kind` (bool is no int here)."""
+    if not isinstance(payload, kind) or (isinstance(payload, bool) and kind is int):
+        raise _malformed(f"{tag!r} value", payload)
+    return payload
+
+
 def _decode_value(v: Any) -> Any:
     from .tensor import device, dtype
 
@@ -137,21 +149,41 @@ def _decode_value(v: Any) -> Any:
         raise ValueError(f"from_json: malformed value {v!r}")
     ((tag, payload),) = v.items()
     if tag == "ref":
-        return (int(payload),)
+        return (_payload(tag, payload, int),)
     if tag == "bytes":
-        return base64.b64decode(payload, validate=True)
+        return base64.b64decode(_payload(tag, payload, str), validate=True)
     if tag == "float":
-        return float(payload)
+        return float(_payload(tag, payload, str))
     if tag == "dtype":
-        return dtype(payload)
+        return dtype(_payload(tag, payload, str))
     if tag == "device":
-        return device(*payload)
+        pair = _payload(tag, payload, list)
+        if len(pair) != 2 or not all(type(x) is int for x in pair):
+            raise _malformed("'device' value", payload)
+        return device(*pair)
     if tag == "function":
-        func = core.get_global_func(payload)
+        func = core.get_global_func(_payload(tag, payload, str))
         if func is None:
             raise ValueError(f"from_json: no global function {payload!r} is registered")
         return func
     raise ValueError(f"from_json: unknown value tag {tag!r}")
+
+
+def _node_field(node: dict, key: str, kind: type) -> Any:
+    """`node[key]`, which must exist and be of `kind`: ValueError naming the node otherwise."""
+    if key not in node:
+        raise ValueError(f"from_json: a {node['type']!r} node has no {key!r}")
+    value = node[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _malformed(f"{key!r} of a {node['type']!r} node", value)
+    return value
+
+
+def _int_list(node: dict, key: str) -> list:
+    items = _node_field(node, key, list)
+    if not all(type(x) is int for x in items):
+        raise _malformed(f"{key!r} of a {node['type']!r} node", items)
+    return items
 
 
 def _decode_node(node: Any) -> tuple:
@@ -159,18 +191,19 @@ def _decode_node(node: Any) -> tuple:
         raise ValueError(f"from_json: malformed node {node!r}")
     kind = node["type"]
     if kind in _BUILTIN_KIND:
-        return (_BUILTIN_KIND[kind], [_decode_value(v) for v in node["items"]])
+        return (_BUILTIN_KIND[kind], [_decode_value(v) for v in _node_field(node, "items", list)])
     if kind == "Shape":
-        return ("S", [int(d) for d in node["dims"]])
+        return ("S", _int_list(node, "dims"))
     if kind == "Tensor":
         meta = (
-            str(node["dtype"]),
-            tuple(node["shape"]),
-            tuple(node["strides"]),
-            int(node["offset"]),
-            bool(node["readonly"]),
+            _node_field(node, "dtype", str),
+            tuple(_int_list(node, "shape")),
+            tuple(_int_list(node, "strides")),
+            _node_field(node, "offset", int),
+            _node_field(node, "readonly", bool),
         )
-        return ("T", meta, base64.b64decode(node["data"], validate=True))
+        data = base64.b64decode(_node_field(node, "data", str), validate=True)
+        return ("T", meta, data)
     index = _graph._object_index(kind)
     _, names, _, _, _ = _graph.object_plan(index)
     fields = node.get("fields")
@@ -194,16 +227,23 @@ def from_json(text: str | bytes) -> Any:
     Raises
     ------
     ValueError
-        For malformed text, an unknown format version, an unknown function name.
+        For malformed text (truncated, a node or value of the wrong shape, a tensor whose layout
+        does not fit its data), an unknown format version, an unknown function name.
     TypeError
         For an object type that is not registered in this process or cannot be rebuilt.
     """
     from ._pickle import _make_tensor
 
-    doc = json.loads(text)
+    try:
+        doc = json.loads(text)
+    except RecursionError:  # nesting deeper than the interpreter's recursion limit
+        raise ValueError("from_json: the JSON text is nested too deeply") from None
     if not isinstance(doc, dict) or doc.get("packedfun_json") != _FORMAT:
         raise ValueError("from_json: not a packedfun JSON document of format 1")
-    nodes = [_decode_node(n) for n in doc.get("nodes", [])]
+    nodes = doc.get("nodes", [])
+    if not isinstance(nodes, list):
+        raise _malformed("'nodes' (a list expected)", nodes)
+    nodes = [_decode_node(n) for n in nodes]
     root = _decode_value(doc.get("root"))
     for node in nodes:
         refs = node[2] if node[0] == "O" else node[1] if node[0] in _BUILTIN else []

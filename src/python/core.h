@@ -71,6 +71,14 @@ PyObject* pfpy_function_new(PFObject* obj, PyObject* name);
  *  the Python object they hold, others through the object factory or as plain Object. */
 PyObject* pfpy_object_wrap(PFObject* obj);
 
+/*! Visits, for the GC, the Python objects that native object `obj` (borrowed, may be NULL) keeps
+ *  alive when the calling wrapper is its only owner (object.c): none when it is shared. */
+int pfpy_visit_owned(PFObject* obj, visitproc visit, void* arg);
+
+/*! Drops `self`'s native object if `self` is its only owner (tp_clear: breaks a cycle through it).
+ */
+void pfpy_clear_owned(PFPyObject* self);
+
 /*! Forgets the object-factory cache (object.c). */
 void pfpy_object_factory_reset(void);
 

@@ -292,30 +292,17 @@ static PyObject* function_new(PyTypeObject* type, PyObject* args, PyObject* kwds
   return pfpy_function_new(obj, NULL);
 }
 
-/* The Python callable of `f` when this wrapper holds the only reference to the native Function
- * (so it alone keeps the callable alive and the GC may follow and break cycles through it). */
-static PyObject* solely_owned_callable(PFPyFunction* f) {
-  PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
-  if (fo == NULL || fo->safe_call != &pfpy_callback_call) return NULL;
-  return __atomic_load_n(&fo->header.ref_count, __ATOMIC_ACQUIRE) == 1 ? (PyObject*)fo->self : NULL;
-}
-
 static int function_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(((PFPyFunction*)self)->dict);
   Py_VISIT(((PFPyFunction*)self)->table);
-  Py_VISIT(solely_owned_callable((PFPyFunction*)self));
-  return 0;
+  return pfpy_visit_owned(((PFPyFunction*)self)->base.handle, visit, arg);
 }
 
 static int function_clear(PyObject* self) {
   PFPyFunction* f = (PFPyFunction*)self;
   Py_CLEAR(f->dict);
   Py_CLEAR(f->table);
-  if (solely_owned_callable(f) != NULL) { /* breaks a cycle through the callable */
-    PFObject* h = f->base.handle;
-    f->base.handle = NULL;
-    PFObjectDecRef(h);
-  }
+  pfpy_clear_owned(&f->base); /* breaks a cycle through the callable */
   return 0;
 }
 

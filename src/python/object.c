@@ -65,6 +65,69 @@ PyObject* pfpy_object_wrap(PFObject* obj) {
   return (PyObject*)self;
 }
 
+/* ---- garbage collection -------------------------------------------------------------------------
+ * A wrapper is the only owner of its native object when that object's reference count is 1; then
+ * the Python objects the native object keeps alive are kept alive through this wrapper alone, and
+ * the GC may follow them (and break a cycle by dropping the native object). The walk goes on
+ * through children that are themselves solely owned (count 1: held only by their parent) and stops
+ * at any shared one, whose other holders the GC cannot see: a visit is sound only when it stands
+ * for a reference that exists once, through this path, so each Python object is visited once per
+ * reference its solely owned holder has (a Function's callable, an Opaque's object). Depth is
+ * capped: past it nothing is visited, which can only keep garbage, never free what is live. */
+#define GC_MAX_DEPTH 64
+
+typedef struct {
+  visitproc visit;
+  void* arg;
+  int depth;
+} GCWalk;
+
+static int gc_walk(PFObject* obj, GCWalk* w);
+
+static int gc_child(PFObject* child, void* ctx) {
+  if (__atomic_load_n(&child->ref_count, __ATOMIC_ACQUIRE) != 1) return 0; /* shared: stop */
+  return gc_walk(child, (GCWalk*)ctx);
+}
+
+/* `obj` is solely owned along the path walked so far. */
+static int gc_walk(PFObject* obj, GCWalk* w) {
+  if (obj->type_index == kPFTypeFunction) {
+    PFFunctionObject* f = (PFFunctionObject*)obj;
+    if (f->safe_call != &pfpy_callback_call || f->self == NULL) return 0;
+    return w->visit((PyObject*)f->self, w->arg);
+  }
+  if (pfpy_is_own_opaque(obj)) return w->visit((PyObject*)((PFOpaqueObject*)obj)->handle, w->arg);
+  if (obj->type_index == kPFTypeString || obj->type_index == kPFTypeBytes) return 0;
+  if (w->depth >= GC_MAX_DEPTH) return 0;
+  ++w->depth;
+  int rc = PFObjectVisitChildren(obj, &gc_child, w);
+  --w->depth;
+  return rc;
+}
+
+int pfpy_visit_owned(PFObject* obj, visitproc visit, void* arg) {
+  if (obj == NULL || __atomic_load_n(&obj->ref_count, __ATOMIC_ACQUIRE) != 1) return 0;
+  GCWalk w = {visit, arg, 0};
+  return gc_walk(obj, &w);
+}
+
+void pfpy_clear_owned(PFPyObject* self) {
+  PFObject* h = self->handle;
+  if (h == NULL || __atomic_load_n(&h->ref_count, __ATOMIC_ACQUIRE) != 1) return;
+  self->handle = NULL; /* before the release, which may run Python code that sees this wrapper */
+  PFObjectDecRef(h);
+}
+
+static int object_traverse(PyObject* self, visitproc visit, void* arg) {
+  /* The class is not visited: static here, and subtype_traverse visits heap subclasses' own. */
+  return pfpy_visit_owned(((PFPyObject*)self)->handle, visit, arg);
+}
+
+static int object_clear(PyObject* self) {
+  pfpy_clear_owned((PFPyObject*)self);
+  return 0;
+}
+
 /* ---- the type ----------------------------------------------------------------------------------
  */
 
@@ -76,6 +139,7 @@ static PyObject* object_new(PyTypeObject* type, PyObject* args, PyObject* kwds) 
 
 static void object_dealloc(PyObject* self) {
   PFPyObject* o = (PFPyObject*)self;
+  PyObject_GC_UnTrack(self);
   if (o->weakrefs != NULL) PyObject_ClearWeakRefs(self);
   PFObject* h = o->handle;
   o->handle = NULL;
@@ -202,10 +266,12 @@ PyTypeObject PFPyObject_Type = {
     .tp_dealloc = object_dealloc,
     .tp_repr = object_repr,
     .tp_hash = object_hash,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_doc =
         "Base class of every packedfun object wrapper: owns one reference to a native "
         "object.",
+    .tp_traverse = object_traverse,
+    .tp_clear = object_clear,
     .tp_richcompare = object_richcompare,
     .tp_weaklistoffset = offsetof(PFPyObject, weakrefs),
     .tp_methods = object_methods,

@@ -34,6 +34,7 @@ static PyObject* raise_native(const char* where) {
  * raised is set aside meanwhile. */
 static void tensor_dealloc(PyObject* self) {
   PFPyObject* o = (PFPyObject*)self;
+  PyObject_GC_UnTrack(self); /* GC-tracked like every Object (it visits nothing itself) */
   PyObject* exc = PyErr_Occurred() ? pfpy_fetch_exception() : NULL;
   if (o->weakrefs != NULL) PyObject_ClearWeakRefs(self);
   PFObject* h = o->handle;

@@ -127,6 +127,48 @@ TEST(CAny, ViewToOwnedCopiesPodAndStrings) {
   PFAnyRelease(&out);
 }
 
+int CollectChild(PFObject* child, void* ctx) {
+  static_cast<std::vector<PFObject*>*>(ctx)->push_back(child);
+  return 0;
+}
+
+int StopAtFirst(PFObject*, void*) { return 7; }
+
+TEST(CObject, VisitChildrenListsContainerObjectsBorrowed) {
+  int freed = 0;
+  PFObject* a = MakeOpaque(&freed);
+  PFObject* b = MakeOpaque(&freed);
+  PFAny items[3];
+  items[0].type_index = kPFTypeOpaque;
+  items[0].zero_padding = 0;
+  items[0].v_obj = a;
+  items[1].type_index = kPFTypeInt;
+  items[1].zero_padding = 0;
+  items[1].v_int64 = 5;
+  items[2] = items[0];
+  items[2].v_obj = b;
+  PFAny list, map;
+  ASSERT_EQ(PFListCreate(items, 3, &list), 0);
+  ASSERT_EQ(PFMapCreate(items + 1, 1, &map), 0);  // {5: b}
+  std::vector<PFObject*> seen;
+  EXPECT_EQ(PFObjectVisitChildren(list.v_obj, &CollectChild, &seen), 0);
+  EXPECT_EQ(seen, (std::vector<PFObject*>{a, b}));  // the int is no object
+  EXPECT_EQ(a->ref_count, 2u);                      // the visit added no reference
+  seen.clear();
+  EXPECT_EQ(PFObjectVisitChildren(map.v_obj, &CollectChild, &seen), 0);
+  EXPECT_EQ(seen, (std::vector<PFObject*>{b}));
+  EXPECT_EQ(PFObjectVisitChildren(list.v_obj, &StopAtFirst, nullptr), 7);
+  seen.clear();
+  EXPECT_EQ(PFObjectVisitChildren(a, &CollectChild, &seen), 0);  // an Opaque's handle is foreign
+  EXPECT_TRUE(seen.empty());
+  EXPECT_EQ(PFObjectVisitChildren(nullptr, &CollectChild, &seen), 0);
+  PFAnyRelease(&list);
+  PFAnyRelease(&map);
+  PFObjectDecRef(a);
+  PFObjectDecRef(b);
+  EXPECT_EQ(freed, 2);
+}
+
 TEST(CVersion, MatchesHeader) {
   EXPECT_EQ(PFGetABIVersion(),
             (uint32_t{PACKEDFUN_ABI_VERSION_MAJOR} << 16) | PACKEDFUN_ABI_VERSION_MINOR);

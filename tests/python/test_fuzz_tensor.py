@@ -181,11 +181,6 @@ def test_hostile_dlpack_structs_import_or_raise(
     assert 0 <= tensor.ndim <= 64 and len(tensor.shape) == tensor.ndim
     assert all(n >= 0 for n in tensor.shape)
     str(tensor.dtype)  # describing it must not crash either
-    try:
-        repr(tensor), tensor.device
-    except ValueError as exc:
-        # Known gap: the importer accepts device type codes (e.g. 19) that the Python Device
-        # refuses to name; a clear ValueError, not a crash. Left for the reliability issue.
-        assert "device_type" in str(exc), exc
+    repr(tensor), tensor.device  # only DLPack's device types are imported: all have a name
     del tensor
     assert _deleted == [ctypes.addressof(managed)]

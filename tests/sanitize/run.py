@@ -37,7 +37,7 @@ SUBSET = [
     "test_object.py", "test_container.py", "test_container_fastpaths.py", "test_registry.py",
     "test_tensor.py", "test_tensor_fastpaths.py", "test_tensor_lifetime.py", "test_module.py",
     "test_reliability_defects.py", "test_fuzz_convert.py", "test_fuzz_containers.py",
-    "test_fuzz_tensor.py", "test_soak.py",
+    "test_fuzz_tensor.py", "test_gc_cycles.py", "test_soak.py",
 ]  # fmt: skip
 # Never under the sanitizer: they re-run other suites (the C++ tests have their own ASan build,
 # the ctypes child is run here directly), lint, package or time things.

@@ -13,6 +13,7 @@ import os
 from ctypes import byref, c_int, c_int32, c_void_p
 
 from . import abi as abi
+from . import cycles as _cycles
 from .abi import LIB, PFAny, PFByteArray
 from .containers import Array, Dict, List, Map, Shape
 from .errors import error_get_backtrace, install_lock_hooks, raise_last_error, set_error_factory
@@ -41,6 +42,8 @@ from .values import (
     tp_name,
     wrap,
 )
+
+_cycles.install()  # cycles through native containers collect at full collections
 
 __all__ = [
     "ABI_VERSION",

@@ -82,16 +82,18 @@ def opaque_payload(handle: int):
     op = abi.PFOpaqueObject.from_address(handle)
     if op.free_handle != FREE_HANDLE_ADDR:
         return False, None
-    return True, _handles.get(op.handle)
+    entry = _handles.get(op.handle)
+    return True, entry.get() if type(entry) is _Lent else entry
 
 
 # ---- object wrappers -----------------------------------------------------------------------------
 class Object:
     """Base class of every FFI object wrapper; holds one reference to the native object."""
 
-    __slots__ = ("_pf_handle", "_pf_tindex", "__weakref__")
+    __slots__ = ("_pf_handle", "_pf_tindex", "_pf_gc_lent", "__weakref__")
     _pf_handle: int  # address of the owned PFObject, 0 when empty
     _pf_tindex: int  # its type index (kPFTypeNone when empty)
+    _pf_gc_lent: dict | None  # {key: object} lent by _handles during a full collection (cycles)
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
@@ -107,6 +109,8 @@ class Object:
                 _DecRef(handle)
             except Exception:  # interpreter shutdown
                 pass
+        if getattr(self, "_pf_gc_lent", None) is not None:
+            give_back(self)
 
     @property
     def handle(self) -> int:
@@ -408,20 +412,39 @@ def wrapped_callable(handle: int):
 
 
 class _Lent:
-    """The ``_handles`` entry of a callable held by the Function wrapper that ``to_function``
-    made (``wrapper._pf_lent``) instead of by ``_handles``, so that Python's GC sees cycles
-    through the callable (it refers to the wrapper, e.g. via a closure) and frees them. The
-    wrapper's ``__del__`` moves the callable back into ``_handles`` if native code still holds
-    the Function then (also when the GC finalizes a cycle: the callable is resurrected)."""
+    """The ``_handles`` entry of a Python object held by a wrapper instead of by ``_handles``, so
+    that Python's GC sees cycles through it and frees them. Two lenders: the Function wrapper
+    that ``to_function`` made holds its callable (``wrapper._pf_lent``, ``key`` None) for its
+    whole life, and during a full collection a wrapper that solely owns its native object holds
+    the objects reachable through it (``wrapper._pf_gc_lent[key]``, see ``cycles.py``). A
+    wrapper's ``__del__`` moves what it holds back into ``_handles`` if native code still holds
+    the owner then (also when the GC finalizes a cycle: the object is resurrected)."""
 
-    __slots__ = ("ref",)
+    __slots__ = ("ref", "key")
 
-    def __init__(self, wrapper) -> None:
+    def __init__(self, wrapper, key=None) -> None:
         self.ref = weakref.ref(wrapper)
+        self.key = key
 
     def get(self):
         wrapper = self.ref()
-        return None if wrapper is None else wrapper._pf_lent
+        if wrapper is None:
+            return None
+        if self.key is None:
+            return wrapper._pf_lent
+        lent = getattr(wrapper, "_pf_gc_lent", None)
+        return None if lent is None else lent.get(self.key)
+
+
+def give_back(wrapper) -> None:
+    """Moves the objects ``wrapper`` holds for a collection back into ``_handles``, for those
+    whose native holder is still alive (its ``_Lent`` entry is still there: free_handle drops
+    the entry of a holder that died)."""
+    lent, wrapper._pf_gc_lent = wrapper._pf_gc_lent, None
+    for key, value in lent.items():
+        entry = _handles.get(key)
+        if type(entry) is _Lent and entry.key == key:
+            _handles[key] = value
 
 
 Function.__module__ = Object.__module__ = "packedfun"
