@@ -296,7 +296,7 @@ void MapClear(PFObject* map) noexcept { As<MapImpl>(map)->Clear(); }
 
 int64_t MapCount(PFObject* map) noexcept { return As<MapImpl>(map)->live; }
 
-int MapVisitObjects(PFObject* map, int (*visit)(PFObject* obj, void* ctx), void* ctx) noexcept {
+int MapVisitObjects(PFObject* map, int (*visit)(PFObject* obj, void* ctx), void* ctx) {
   for (const Entry& e : As<MapImpl>(map)->entries) {
     if (!e.live) continue;
     if (IsObjectIndex(e.key.type_index)) {

@@ -25,8 +25,9 @@ bool MayHoldObject(int32_t static_type_index) noexcept {
 /*! Visits the object-typed fields of a reflected object, its parents' fields included. A getter
  *  hands out a new reference: the object it returns is the field's own one when something else
  *  (the field) still holds it after that reference is dropped; an object the getter made afresh
- *  (count 1) is no child and is released unvisited. A failing getter is skipped. */
-int VisitFields(PFObject* obj, PFObjectVisitor visit, void* ctx) noexcept {
+ *  (count 1) is no child and is released unvisited. A failing getter is skipped. Not noexcept,
+ *  like every frame under a visitor that may run Python (a forced unwind must pass). */
+int VisitFields(PFObject* obj, PFObjectVisitor visit, void* ctx) {
   const PFTypeInfo* info = nullptr;
   if (PFTypeGetInfo(obj->type_index, &info) != 0) {
     PFObject* err = nullptr;

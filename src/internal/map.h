@@ -31,9 +31,11 @@ void MapClear(PFObject* map) noexcept;
 int64_t MapCount(PFObject* map) noexcept;
 
 /*! Calls `visit(obj, ctx)` for each key and value of `map` that is an object (borrowed), in
- *  insertion order; stops at and returns the first non-zero result. `visit` must not mutate `map`.
+ *  insertion order; stops at and returns the first non-zero result. Not noexcept: a visitor
+ *  that runs Python may see its thread ended by a forced unwind at interpreter exit. `visit` must
+ * not mutate `map`.
  */
-int MapVisitObjects(PFObject* map, int (*visit)(PFObject* obj, void* ctx), void* ctx) noexcept;
+int MapVisitObjects(PFObject* map, int (*visit)(PFObject* obj, void* ctx), void* ctx);
 
 /*! A new Array [k0, v0, k1, v1, ...] in insertion order. Throws bad_alloc. */
 PFObject* MapItemsArray(PFObject* map);

@@ -51,17 +51,34 @@ static PFPY_NOINLINE PyObject* kwargs_error(PFPyFunction* f) {
  * other Python threads run meanwhile and native threads it starts can call back into Python. The
  * flag is one load from the header the call reads anyway; the policy may change between calls. */
 
+/* Adds (+1) or drops (-1) a reference to each object argument. */
+static void pin_args(const PFAny* args, int32_t n, int add) {
+  for (int32_t i = 0; i < n; ++i) {
+    if (args[i].type_index < kPFTypeStaticObjectBegin) continue;
+    if (add) {
+      PFObjectIncRef(args[i].v_obj);
+    } else {
+      PFObjectDecRef(args[i].v_obj);
+    }
+  }
+}
+
 /* The released call: out of line, so the held path keeps few live registers. The Function is
- * kept alive across the call, since without the GIL another thread may clear `f`'s handle. */
+ * kept alive across the call, since without the GIL another thread may clear `f`'s handle. Each
+ * object argument gains a reference too: native code may mutate it while another thread's cycle
+ * collection runs, and the collector walks only solely owned native objects (object.c), so an
+ * argument counted twice is never read under the callee's feet. */
 static PFPY_NOINLINE int call_released(PFFunctionObject* fo, const PFAny* args, int32_t n,
                                        PFAny* rv) {
   PFObjectIncRef(&fo->header);
+  pin_args(args, n, 1);
   PyThreadState* ts = PyEval_SaveThread();
   PyThreadState* outer = pfpy_released_tstate; /* a callback on this thread takes `ts` back */
   pfpy_released_tstate = ts;
   int rc = fo->safe_call(fo->self, args, n, rv);
   pfpy_released_tstate = outer;
   PyEval_RestoreThread(ts);
+  pin_args(args, n, 0);
   PFObjectDecRef(&fo->header);
   return rc;
 }

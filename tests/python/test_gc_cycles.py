@@ -222,3 +222,38 @@ def test_collection_never_frees_live_values():
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.startswith("ok")
+
+
+def test_collection_races_native_mutation_of_an_argument():
+    """One thread grows a List through native calls (which release the GIL) while another
+    collects in a loop: the collector never walks a container a running call may be mutating
+    (arguments are pinned for released calls). In a child process: a race would crash it."""
+    code = textwrap.dedent(
+        """
+        import gc, threading
+        import packedfun as pf
+        from packedfun import testing
+
+        lst = pf.List()
+        lst.append(lambda: lst)  # a cycle, so the collector has reason to walk the List
+        done = threading.Event()
+
+        def grow():
+            for i in range(6000):
+                testing.list_append(lst, (lambda i=i: i) if i % 3 else i)
+            done.set()
+
+        t = threading.Thread(target=grow)
+        t.start()
+        while not done.is_set():
+            gc.collect()
+        t.join()
+        assert len(lst) == 6001 and lst[3000]() == 2999 and lst[3001] == 3000
+        print("ok")
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=os.environ
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith("ok")

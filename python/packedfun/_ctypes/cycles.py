@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import sys
 import weakref
 from ctypes import CFUNCTYPE, c_int, c_int32, c_uint64, c_void_p
 from typing import Any
@@ -112,7 +113,8 @@ def _give_back_all() -> None:
 
 
 def _on_collect(phase: str, info: dict) -> None:
-    if info.get("generation") != 2 or _visit_children is None:
+    # Not while the interpreter exits: daemon threads may be ended inside the walk then.
+    if info.get("generation") != 2 or _visit_children is None or sys.is_finalizing():
         return
     try:
         if phase == "start":

@@ -269,6 +269,7 @@ class Function(Object):
             temps: list = []
             packed = _pack.pack_args(self, args, temps)
             allocator = _tensor_return.call_allocator(args) if temps else None
+            pinned = _pin(args) if call is _CallReleased else ()
             if allocator is not None:  # array arguments: their framework allocates outputs
                 previous = c_void_p()
                 LIB.PFEnvSetTensorAllocator(allocator, byref(previous))
@@ -276,6 +277,8 @@ class Function(Object):
                 LIB.PFEnvSetTensorAllocator(previous, None)
             else:
                 failed = call(self._pf_cptr, packed, len(args), byref(result))
+            for handle in pinned:
+                _DecRef(handle)
             if failed:
                 exc = _errors.take_raised(self._pf_name)
                 del temps  # released before raising, as _core does: the traceback keeps frames
@@ -392,6 +395,16 @@ class Function(Object):
     def registry_name(self):
         """The global name this Function was looked up by, or None."""
         return self._pf_name
+
+
+def _pin(args: tuple) -> tuple:
+    """The handles of the wrapper arguments, each given a reference for a call that releases the
+    GIL: native code may mutate an argument while another thread's full collection walks solely
+    owned native objects (``cycles.py``), and an argument counted twice is never walked."""
+    handles = tuple(a._pf_handle for a in args if isinstance(a, Object) and a._pf_handle)
+    for handle in handles:
+        _IncRef(handle)
+    return handles
 
 
 def _kwargs_error(name) -> TypeError:
