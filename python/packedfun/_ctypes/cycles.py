@@ -14,7 +14,8 @@ the interpreter's own full passes), the table *lends* them to the wrappers:
   native code still holds (such an object is resurrected, as CPython allows finalizers to do);
 * at the end, every lender still alive gives everything back.
 
-Younger collections lend nothing: the cycles wait for the next full collection.
+Younger collections, collections run on other threads than the main one and collections during
+interpreter exit lend nothing: the cycles wait for the next full collection on the main thread.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import sys
+import threading
 import weakref
 from ctypes import CFUNCTYPE, c_int, c_int32, c_uint64, c_void_p
 from typing import Any
@@ -43,6 +45,7 @@ if _visit_children is not None:
     _visit_children.restype = c_int
     _visit_children.argtypes = [c_void_p, _Visitor, c_void_p]
 
+_MAIN_THREAD = threading.main_thread().ident
 _found: list = []  # keys of the walk in progress
 _lenders: list = []  # weak references to the wrappers that lent in the collection in progress
 
@@ -113,8 +116,15 @@ def _give_back_all() -> None:
 
 
 def _on_collect(phase: str, info: dict) -> None:
-    # Not while the interpreter exits: daemon threads may be ended inside the walk then.
-    if info.get("generation") != 2 or _visit_children is None or sys.is_finalizing():
+    # Only on the main thread and not while the interpreter exits: another thread may be ended
+    # (daemon threads at exit) while inside the walk, with native frames on its stack. Skipping a
+    # collection's lending only keeps its cycles for a later full collection.
+    if (
+        info.get("generation") != 2
+        or _visit_children is None
+        or sys.is_finalizing()
+        or threading.get_ident() != _MAIN_THREAD
+    ):
         return
     try:
         if phase == "start":
