@@ -73,7 +73,18 @@ class Function : public ObjectRef {
    *  message starts with `name` (e.g. "mylib.add: argument 1: expected int, got str"). */
   template <typename F>
   static Function FromTyped(F f, std::string name = "<anonymous>") {
-    return FromTypedNamed(std::move(f), std::move(name), detail::ParamNames());
+    // A named enum result needs the metadata record: its return type is what lets Python hand
+    // back the IntEnum member (see reflection::EnumDef).
+    using R = typename detail::FunctionSignature<std::decay_t<F>>::Result;
+    if constexpr (std::is_enum<R>::value) {
+      std::string json = detail::MetadataJson(
+          name, detail::FunctionSignature<std::decay_t<F>>::TypeSchemas(), ArgList{});
+      Function out = FromTypedNamed(std::move(f), std::move(name), detail::ParamNames());
+      detail::SetFunctionMetadata(out.get(), json);
+      return out;
+    } else {
+      return FromTypedNamed(std::move(f), std::move(name), detail::ParamNames());
+    }
   }
 
   /*! As FromTyped(f, name), with the parameters' names and defaults: `{"a", "b"_a = 2}`. The

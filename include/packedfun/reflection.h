@@ -16,7 +16,9 @@
 #define PACKEDFUN_REFLECTION_H_
 
 #include <packedfun/any.h>
+#include <packedfun/array.h>
 #include <packedfun/c_api.h>
+#include <packedfun/enum.h>
 #include <packedfun/error.h>
 #include <packedfun/function.h>
 #include <packedfun/object.h>
@@ -29,6 +31,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace packedfun {
 namespace detail {
@@ -300,6 +303,46 @@ class ObjectDef {
 
   int32_t type_index_;
   Function last_method_;  // what .gil() applies to
+};
+
+/*!
+ * Exposes enum E to Python as an `enum.IntEnum` subclass with the names given here:
+ *
+ *   PACKEDFUN_ENUM_NAME(mylib::Color, "mylib.Color");
+ *   PACKEDFUN_STATIC_INIT_BLOCK() {
+ *     packedfun::reflection::EnumDef<mylib::Color>()
+ *         .value("red", mylib::Color::kRed)
+ *         .value("green", mylib::Color::kGreen);
+ *   }
+ *
+ * The key defaults to the PACKEDFUN_ENUM_NAME of E; a typed function whose result is E has that
+ * key as its metadata return type, which is what makes Python return the IntEnum member. The
+ * definition lives in the runtime as the global function "__enum__.<key>" returning the flat
+ * Array [name0, value0, name1, value1, ...]; `packedfun.enum_class(key)` builds the class from it
+ * on either backend. Each `.value` re-registers that record (override), so the last call wins.
+ */
+template <typename E>
+class EnumDef {
+  static_assert(std::is_enum<E>::value, "EnumDef<E>: E must be an enum");
+
+ public:
+  explicit EnumDef(std::string key = EnumName<E>::Get()) : key_(std::move(key)) {}
+
+  /*! Adds member `name` with value `v`. */
+  EnumDef& value(const char* name, E v) {
+    items_.push_back(Any(String(name)));
+    items_.push_back(Any(static_cast<int64_t>(v)));
+    Array<Any> members(items_);
+    Function f = Function::FromTyped([members]() { return members; }, "__enum__." + key_);
+    std::string reg = "__enum__." + key_;
+    PFByteArray n{reg.data(), reg.size()};
+    detail::CheckCallResult(PFFunctionSetGlobal(&n, f.get(), 1, nullptr));
+    return *this;
+  }
+
+ private:
+  std::string key_;
+  std::vector<Any> items_;
 };
 
 }  // namespace reflection

@@ -15,6 +15,7 @@ The essentials::
 from __future__ import annotations
 
 from ._backend import BACKEND, core
+from ._enum import enum_class
 from ._pickle import install as _install_pickle
 from .container import Array, Dict, List, Map, Shape
 from .error import Error, InternalError, register_error
@@ -91,6 +92,7 @@ __all__ = [
     "convert",
     "device",
     "dtype",
+    "enum_class",
     "from_dlpack",
     "use_stream",
     "current_stream",

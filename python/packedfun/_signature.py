@@ -153,6 +153,7 @@ def metadata_of(func: Any) -> dict | None:
     The record's keys: ``name``, ``params`` (a list of ``{"name", "type"[, "default"]}``),
     ``return``, ``doc`` (when known) and ``gil`` (the GIL policy).
     """
+    func = getattr(func, "__wrapped__", func)  # an enum-result wrapper (see _enum)
     text = core.function_get_metadata(func)
     if text is None:
         return None

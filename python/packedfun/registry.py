@@ -8,6 +8,7 @@ import sys
 
 from . import _signature
 from ._backend import core
+from ._enum import EnumResultFunction, wrap_enum_result
 
 __all__ = [
     "get_global_func",
@@ -44,7 +45,7 @@ def get_global_func(name: str, allow_missing: bool = False):
         func = core.get_global_func(name)
     if func is None and not allow_missing:
         raise ValueError(f"Cannot find global function {name!r}")
-    return func
+    return wrap_enum_result(func)
 
 
 def _load_testing_for(name: object) -> bool:
@@ -94,8 +95,8 @@ def register_global_func(func_name, f=None, override: bool = False):
         if not callable(fn):
             raise TypeError(f"register_global_func({func_name!r}): {fn!r} is not callable")
         doc = None
-        func = fn
-        if not isinstance(fn, core.Function):
+        func = fn.__wrapped__ if isinstance(fn, EnumResultFunction) else fn
+        if not isinstance(func, core.Function):
             doc = getattr(fn, "__doc__", None)
             func = core.to_function(fn)
             record = _signature.metadata_from_callable(func_name, fn)
@@ -149,7 +150,7 @@ def init_ffi_api(prefix: str, module_name: str) -> None:
         func.__qualname__ = fname
         func.__module__ = module_name
         func.__doc__ = _signature.describe(func, fname, core.get_global_func_doc(name), name)
-        setattr(module, fname, func)
+        setattr(module, fname, wrap_enum_result(func))
 
 
 def get_global_func_metadata(name: str) -> dict | None:

@@ -1,0 +1,124 @@
+# Enums defined in C++ (reflection::EnumDef) as Python IntEnum classes, and results mapped to them.
+"""C++ enums exposed as :class:`enum.IntEnum` subclasses.
+
+A C++ ``reflection::EnumDef<E>("mylib.Color")`` stores the flat list ``[name, value, ...]`` in the
+runtime as the global function ``"__enum__.mylib.Color"``; :func:`enum_class` turns it into an
+IntEnum class, built once per key. Functions whose metadata names such a key as their return type
+are wrapped at lookup time (:func:`wrap_enum_result`) so that their results come back as members;
+every other Function is returned untouched and its calls cost nothing more.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import Any
+
+from ._backend import core
+
+__all__ = ["enum_class"]
+
+_PREFIX = "__enum__."
+_CLASSES: dict[str, type[enum.IntEnum]] = {}
+
+
+def _members_func(key: str) -> Any:
+    from .registry import _load_testing_for  # late: registry imports this module
+
+    func = core.get_global_func(_PREFIX + key)
+    if func is None and _load_testing_for(key):
+        func = core.get_global_func(_PREFIX + key)
+    return func
+
+
+def _reduce_ex(member: Any, protocol: int) -> tuple:
+    # Members pickle by their key and value: the class is rebuilt from the runtime on load.
+    return (_member, (member.__class__._packedfun_key_, int(member)))
+
+
+def _member(key: str, value: int) -> enum.IntEnum:
+    return enum_class(key)(value)
+
+
+def enum_class(key: str) -> type[enum.IntEnum]:
+    """The IntEnum class of the C++ enum registered under ``key`` (e.g. ``"mylib.Color"``).
+
+    Parameters
+    ----------
+    key : str
+        The key given to ``reflection::EnumDef`` (by default the enum's PACKEDFUN_ENUM_NAME).
+
+    Returns
+    -------
+    type[enum.IntEnum]
+        The same class on every call; its members pickle by key and value.
+
+    Raises
+    ------
+    TypeError
+        When ``key`` is not a str.
+    ValueError
+        When no enum is registered under ``key``.
+    """
+    found = _CLASSES.get(key)
+    if found is not None:
+        return found
+    if not isinstance(key, str):
+        raise TypeError(f"enum_class: key must be a str, got {type(key).__name__}")
+    func = _members_func(key)
+    if func is None:
+        raise ValueError(f"enum_class: no enum registered under {key!r} (reflection::EnumDef)")
+    flat = list(func())
+    members = [(str(flat[i]), int(flat[i + 1])) for i in range(0, len(flat), 2)]
+    module, _, name = key.rpartition(".")
+    cls: Any = enum.IntEnum(name, members, module=module or None, qualname=key)  # type: ignore[misc]
+    setattr(cls, "_packedfun_key_", key)  # noqa: B010  (mypy: a class built at run time)
+    setattr(cls, "__reduce_ex__", _reduce_ex)  # noqa: B010
+    return _CLASSES.setdefault(key, cls)
+
+
+class EnumResultFunction:
+    """A Function whose result is a C++ enum: calls it and returns the IntEnum member.
+
+    A value without a name in the enum comes back as the plain int. Attributes other than the
+    ones set here (metadata, GIL policy, ...) are the wrapped Function's.
+    """
+
+    def __init__(self, func: Any, cls: type[enum.IntEnum]) -> None:
+        self.__wrapped__ = func
+        self._map = cls._value2member_map_
+        self.__name__ = getattr(func, "__name__", "function")
+        self.__qualname__ = getattr(func, "__qualname__", self.__name__)
+        self.__module__ = getattr(func, "__module__", None) or "packedfun"
+        self.__doc__ = getattr(func, "__doc__", None)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = self.__wrapped__(*args, **kwargs)
+        return self._map.get(result, result) if type(result) is int else result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__wrapped__, name)
+
+    def __reduce__(self) -> tuple:
+        return (wrap_enum_result, (self.__wrapped__,))
+
+    def __repr__(self) -> str:
+        return f"<enum-result {self.__wrapped__!r}>"
+
+
+_NOT_ENUM = frozenset(("int", "bool", "float", "str", "bytes", "None", "Any", "void"))
+
+
+def wrap_enum_result(func: Any) -> Any:
+    """``func`` itself, or an :class:`EnumResultFunction` when its metadata returns an enum."""
+    if func is None or isinstance(func, EnumResultFunction):
+        return func
+    text = core.function_get_metadata(func)
+    if text is None or '"return": "' not in text:
+        return func
+    ret = json.loads(text).get("return")
+    if not isinstance(ret, str) or ret in _NOT_ENUM or "[" in ret:
+        return func
+    if ret not in _CLASSES and _members_func(ret) is None:
+        return func
+    return EnumResultFunction(func, enum_class(ret))
