@@ -166,43 +166,50 @@ class GlobalDef {
   /*! A typed function (see Function::FromTyped). */
   template <typename F>
   GlobalDef& def(const char* name, F f) {
-    Registration(name, nullptr).set_body_typed(std::move(f));
+    last_ = Registration(name, nullptr).set_body_typed(std::move(f));
     return *this;
   }
   template <typename F, size_t N>
   GlobalDef& def(const char* name, F f, const char (&doc)[N]) {
-    Registration(name, doc).set_body_typed(std::move(f));
+    last_ = Registration(name, doc).set_body_typed(std::move(f));
     return *this;
   }
   template <typename F, size_t N>
   GlobalDef& def(const char* name, F f, const char (&doc)[N], const ArgList& args) {
-    Registration(name, doc).set_body_typed(std::move(f), args);
+    last_ = Registration(name, doc).set_body_typed(std::move(f), args);
     return *this;
   }
   template <typename F>
   GlobalDef& def(const char* name, F f, const ArgList& args) {
-    Registration(name, nullptr).set_body_typed(std::move(f), args);
+    last_ = Registration(name, nullptr).set_body_typed(std::move(f), args);
     return *this;
   }
   /*! A packed function `void(PackedArgs args, Any* rv)` (see Function::FromPacked). */
   template <typename F>
   GlobalDef& def_packed(const char* name, F f) {
-    Registration(name, nullptr).set_body_packed(std::move(f));
+    last_ = Registration(name, nullptr).set_body_packed(std::move(f));
     return *this;
   }
   template <typename F, size_t N>
   GlobalDef& def_packed(const char* name, F f, const char (&doc)[N]) {
-    Registration(name, doc).set_body_packed(std::move(f));
+    last_ = Registration(name, doc).set_body_packed(std::move(f));
     return *this;
   }
   template <typename F, size_t N>
   GlobalDef& def_packed(const char* name, F f, const char (&doc)[N], const ArgList& args) {
-    Registration(name, doc).set_body_packed(std::move(f), args);
+    last_ = Registration(name, doc).set_body_packed(std::move(f), args);
     return *this;
   }
   template <typename F>
   GlobalDef& def_packed(const char* name, F f, const ArgList& args) {
-    Registration(name, nullptr).set_body_packed(std::move(f), args);
+    last_ = Registration(name, nullptr).set_body_packed(std::move(f), args);
+    return *this;
+  }
+
+  /*! Declares the GIL policy of the function defined last (see GlobalRegistration::gil):
+   *  `.def("mylib.nop", Nop).gil(GILPolicy::kHold)`. */
+  GlobalDef& gil(GILPolicy policy) noexcept {
+    last_.gil(policy);
     return *this;
   }
 
@@ -214,6 +221,8 @@ class GlobalDef {
     if (doc != nullptr) r.describe(doc);
     return r;
   }
+
+  detail::GlobalRegistration last_{""};  // what .gil() applies to
 };
 
 }  // namespace packedfun

@@ -152,6 +152,9 @@ PACKEDFUN_STATIC_INIT_BLOCK() {
       .def("test_conveniences.neg", [](int64_t x) { return -x; })
       .def("test_conveniences.sub", [](int64_t a, int64_t b) { return a - b; }, {"a"})  // bad
       .def("test_conveniences.one_name", [](int64_t x) { return x; }, {"x"})
+      .def(
+          "test_conveniences.hold", [](int64_t x) { return x; }, "trivial")
+      .gil(pf::GILPolicy::kHold)
       .def_packed(
           "test_conveniences.count", [](pf::PackedArgs args, Any* rv) { *rv = args.size(); },
           "argument count");
@@ -181,6 +184,13 @@ TEST(GlobalDef, RegistersEachWithDocAndMetadata) {
   Function sub = Function::GetGlobalRequired("test_conveniences.sub");
   EXPECT_EQ(sub(5, 3).cast<int64_t>(), 2);
   EXPECT_FALSE(sub.GetMetadata().has_value());
+  // .gil() applies to the function defined last only.
+  int32_t policy = -1;
+  Function hold = Function::GetGlobalRequired("test_conveniences.hold");
+  ASSERT_EQ(PFFunctionGetGILPolicy(hold.get(), &policy), 0);
+  EXPECT_EQ(policy, kPFGILHold);
+  ASSERT_EQ(PFFunctionGetGILPolicy(add.get(), &policy), 0);
+  EXPECT_EQ(policy, kPFGILRelease);
   Function count = Function::GetGlobalRequired("test_conveniences.count");
   EXPECT_EQ(count(1, "a", 2.5).cast<int64_t>(), 3);
   EXPECT_EQ(Doc("test_conveniences.count"), "argument count");
