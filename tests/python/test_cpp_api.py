@@ -18,7 +18,7 @@ def test_init_constructor_takes_keywords_and_defaults(pair_cls):
     q = pair_cls(b=4, a=1)
     assert (q.a, q.b) == (1, 4)
     assert type(p).__name__ == "CppApiPair"
-    with pytest.raises(TypeError, match="argument 0: expected int, got str"):
+    with pytest.raises(TypeError, match="expected int, got str"):
         pair_cls("x")
 
 
