@@ -4,6 +4,7 @@
 #define PACKEDFUN_STL_H_
 
 #include <packedfun/c_api.h>
+#include <packedfun/detail/bytes_any.h>
 #include <packedfun/detail/nested_convert.h>
 #include <packedfun/detail/type_traits.h>
 #include <packedfun/tuple.h>
@@ -41,7 +42,17 @@ struct SeqTraitsBase {
     if constexpr (N == 0 && (std::is_arithmetic<T>::value || std::is_enum<T>::value)) {
       out.resize(static_cast<size_t>(s->size));  // ints, floats, enums: no per-element growth
       T* dst = out.data();
-      for (int64_t i = 0; i < s->size; ++i) {
+      // A run of plain ints (floats) first: one test each, locals only (stores to `dst` could
+      // otherwise alias `s`).
+      int64_t i = 0;
+      const int64_t n = s->size;
+      const PFAny* src = s->data;
+      if constexpr (std::is_same<T, int64_t>::value) {
+        for (; i < n && src[i].type_index == kPFTypeInt; ++i) dst[i] = src[i].v_int64;
+      } else if constexpr (std::is_same<T, double>::value) {
+        for (; i < n && src[i].type_index == kPFTypeFloat; ++i) dst[i] = src[i].v_float64;
+      }
+      for (; i < s->size; ++i) {
         std::optional<T> r = TypeTraits<T>::TryFrom(&s->data[i]);  // inline: no path on success
         dst[i] = r ? *r : ElementFrom<T>(s->data[i], [i] { return IndexPiece(i); });
       }
@@ -100,8 +111,23 @@ struct MapTraitsBase {
     }
     for (int64_t i = 0; i + 1 < s->size; i += 2) {
       const PFAny& key = s->data[i];
+      const PFAny& value = s->data[i + 1];
+      auto value_from = [&] {
+        if constexpr (std::is_arithmetic<V>::value) {  // inline: no path on success
+          if (std::optional<V> r = TypeTraits<V>::TryFrom(&value)) return *r;
+        }
+        return ElementFrom<V>(value, [&] { return KeyPathPiece(key); });
+      };
+      if constexpr (std::is_same<K, std::string>::value) {
+        if (AnyIsStr(key)) {  // build the key in place: no temporary string, no moves
+          PFByteArray bytes = AnyBytes(key);
+          out.emplace(std::piecewise_construct, std::forward_as_tuple(bytes.data, bytes.size),
+                      std::forward_as_tuple(value_from()));
+          continue;
+        }
+      }
       K k = ElementFrom<K>(key, [&] { return KeyPathPiece(key) + " key"; });
-      V val = ElementFrom<V>(s->data[i + 1], [&] { return KeyPathPiece(key); });
+      V val = value_from();
       out.emplace(std::move(k), std::move(val));
     }
     return out;

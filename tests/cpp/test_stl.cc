@@ -309,3 +309,17 @@ TEST(Stl, ReflectedFieldsOfStdTypes) {
   EXPECT_EQ(SetField(obj.get(), "color", pf::Any(pf::String("red"))),
             "TypeError: expected test.Color, got str");
 }
+
+TEST(Stl, NumericRunsThenOtherKinds) {
+  // The plain-int (plain-float) fast run stops at the first other kind; the rest still converts.
+  pf::Array<pf::Any> ints{pf::Any(1), pf::Any(2), pf::Any(true), pf::Any(4)};
+  EXPECT_EQ(pf::Any(ints).cast<std::vector<int64_t>>(), (std::vector<int64_t>{1, 2, 1, 4}));
+  pf::Array<pf::Any> floats{pf::Any(1.5), pf::Any(2), pf::Any(3.5)};
+  EXPECT_EQ(pf::Any(floats).cast<std::vector<double>>(), (std::vector<double>{1.5, 2.0, 3.5}));
+  pf::Map<pf::Any, pf::Any> m{{pf::Any(pf::String("a")), pf::Any(1)},
+                              {pf::Any(pf::String("a long key, not small")), pf::Any(2.5)}};
+  auto um = pf::Any(m).cast<std::unordered_map<std::string, double>>();
+  EXPECT_EQ(um.size(), 2u);
+  EXPECT_EQ(um["a"], 1.0);
+  EXPECT_EQ(um["a long key, not small"], 2.5);
+}
