@@ -129,10 +129,15 @@ def run_backend(backend: str, files: list, extra: list, env: dict) -> tuple[int,
     cmd = [sys.executable, "-m", "pytest", *tests, *ignores, "-q", "-p", "no:cacheprovider", *extra]
     print(f"== backend {backend}: {len(files)} test files", flush=True)
     start = time.monotonic()
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
-    output = proc.stdout + proc.stderr
+    limit = float(os.environ.get("PACKEDFUN_SANITIZE_TIMEOUT", "2400"))
+    try:  # a hang (seen once: a process pool in test_cpp_cache.py) must fail, not wait forever
+        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=limit)
+        code, output = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
+        code, output = 124, out + f"\n== backend {backend}: timed out after {limit:.0f} s"
     print(output[-6000:], flush=True)
-    return proc.returncode, output, time.monotonic() - start
+    return code, output, time.monotonic() - start
 
 
 def main(argv: list) -> int:
