@@ -89,8 +89,9 @@ def _name_argument(exc: Exception, func, pos: int) -> None:
     """Rewords the error of the argument that failed to convert to name its parameter (the
     shared wording of :func:`packedfun._signature.name_argument_error`)."""
     from .. import _signature
+    from .backend import function_get_metadata  # this backend's, also beside a loaded _core
 
-    text = _signature.core.function_get_metadata(func) if func._pf_handle else None
+    text = function_get_metadata(func) if func._pf_handle else None
     _signature.name_argument_error(exc, func._pf_name, text, pos)
 
 
