@@ -309,6 +309,21 @@ int MapVisitObjects(PFObject* map, int (*visit)(PFObject* obj, void* ctx), void*
   return 0;
 }
 
+bool MapEntryAt(PFObject* map, int64_t* cursor, const PFAny** key, const PFAny** value) noexcept {
+  MapImpl* m = As<MapImpl>(map);
+  size_t n = m->entries.size();
+  for (size_t i = static_cast<size_t>(*cursor); i < n; ++i) {
+    const Entry& e = m->entries[i];
+    if (!e.live) continue;
+    *cursor = static_cast<int64_t>(i + 1);
+    *key = &e.key;
+    *value = &e.value;
+    return true;
+  }
+  *cursor = static_cast<int64_t>(n);
+  return false;
+}
+
 PFObject* MapItemsArray(PFObject* map) {
   MapImpl* m = As<MapImpl>(map);
   PFSeqObject* arr = NewSeq(kPFTypeArray, m->live * 2);
@@ -366,6 +381,22 @@ PACKEDFUN_API int PFMapItems(PFObject* map, PFAny* out) {
   return Guard([&] {
     CheckMap(map);
     *out = ObjectAny(MapItemsArray(map));
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFMapIterNext(PFObject* map, int64_t* cursor, PFAny* key, PFAny* value,
+                                int* found) {
+  return Guard([&] {
+    CheckMap(map);
+    if (*cursor < 0) return RaiseError("ValueError", "PFMapIterNext: negative cursor");
+    const PFAny* k = nullptr;
+    const PFAny* v = nullptr;
+    *found = MapEntryAt(map, cursor, &k, &v) ? 1 : 0;
+    if (*found) {
+      if (key != nullptr) *key = *k;
+      if (value != nullptr) *value = *v;
+    }
     return 0;
   });
 }

@@ -544,6 +544,17 @@ PACKEDFUN_API int PFDictDelItem(PFObject* dict, const PFAny* key);
 /*! Removes every entry of `dict`, releasing keys and values. */
 PACKEDFUN_API int PFDictClear(PFObject* dict);
 
+/* Added in ABI 1.4: iteration over a Map or Dict without copying it. */
+
+/*! Steps an iteration over `map` (a Map or Dict, borrowed). `*cursor` starts at 0 and is only
+ *  ever written by this function. Each call finds the next entry in iteration order, stores its
+ *  key and value into `*key` and `*value` as borrowed views (valid until the map is next changed
+ *  or released; either pointer may be NULL), moves `*cursor` past it and sets `*found` to 1; past
+ *  the last entry `*found` is 0. A Dict changed during an iteration never yields a dangling view,
+ *  but may skip or repeat entries: callers that must notice compare PFMapSize between steps. */
+PACKEDFUN_API int PFMapIterNext(PFObject* map, int64_t* cursor, PFAny* key, PFAny* value,
+                                int* found);
+
 /* ------------------------------------------------------------------------------------------------
  * Tensors (DLPack)
  * ------------------------------------------------------------------------------------------------

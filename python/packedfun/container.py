@@ -80,13 +80,13 @@ class Shape(core.Shape, Sequence):  # type: ignore[misc]
 
 
 class _NativeValues(ValuesView):
-    """Values in iteration order straight from the native map: no lookup per key (a NaN key,
-    found by no lookup, still has its value listed, as in a dict)."""
+    """Values in iteration order straight from the native map's entries: no copy and no lookup
+    per key (a NaN key, found by no lookup, still has its value listed, as in a dict)."""
 
     __slots__ = ()
 
     def __iter__(self):
-        return iter(super(_MapViews, self._mapping).values())  # type: ignore[attr-defined]
+        return self._mapping._pf_iter_values()  # type: ignore[attr-defined]
 
 
 class _NativeItems(ItemsView):
@@ -95,7 +95,7 @@ class _NativeItems(ItemsView):
     __slots__ = ()
 
     def __iter__(self):
-        return iter(super(_MapViews, self._mapping).items())  # type: ignore[attr-defined]
+        return self._mapping._pf_iter_items()  # type: ignore[attr-defined]
 
 
 class _MapViews:

@@ -36,6 +36,9 @@ int64_t MapCount(PFObject* map) noexcept;
  * not mutate `map`.
  */
 int MapVisitObjects(PFObject* map, int (*visit)(PFObject* obj, void* ctx), void* ctx);
+/*! The next live entry at or after `*cursor` (an index into insertion order): its key and value
+ *  (borrowed views into the map) and `*cursor` moved past it; false at the end. */
+bool MapEntryAt(PFObject* map, int64_t* cursor, const PFAny** key, const PFAny** value) noexcept;
 
 /*! A new Array [k0, v0, k1, v1, ...] in insertion order. Throws bad_alloc. */
 PFObject* MapItemsArray(PFObject* map);

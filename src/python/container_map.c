@@ -104,11 +104,99 @@ static PyObject* map_items(PyObject* self, PyObject* unused) {
   return map_listing(self, 2);
 }
 
-static PyObject* map_iter(PyObject* self) {
-  PyObject* keys = map_listing(self, 0);
-  PyObject* it = keys ? PyObject_GetIter(keys) : NULL;
-  Py_XDECREF(keys);
-  return it;
+/* ---- iteration straight over the native entries
+ * ---------------------------------------------------------------- */
+
+/* An iterator over a Map or Dict's keys (which 0), values (1) or (key, value) tuples (2). It walks
+ * the entries in place (PFMapIterNext), so iterating costs O(1) per entry and nothing up front. */
+typedef struct {
+  PyObject_HEAD PyObject* map; /* owned; NULL once exhausted */
+  int64_t cursor;
+  int64_t size; /* at the start: a Dict that changes size meanwhile raises, as a dict does */
+  int which;
+} PFPyMapIter;
+
+static void map_iter_dealloc(PyObject* self) {
+  Py_XDECREF(((PFPyMapIter*)self)->map);
+  PyObject_Free(self);
+}
+
+static PFPY_NOINLINE PyObject* map_iter_changed(PFPyMapIter* it) {
+  it->size = -1; /* keeps raising, as a dict iterator does */
+  return PyErr_Format(PyExc_RuntimeError, "%s changed size during iteration",
+                      Py_TYPE(it->map)->tp_name);
+}
+
+static PyObject* map_iter_pair(const PFAny* key, const PFAny* value) {
+  PyObject* k = pfpy_any_view_to_py(key);
+  PyObject* v = k ? pfpy_any_view_to_py(value) : NULL;
+  PyObject* t = v ? PyTuple_New(2) : NULL;
+  if (t == NULL) {
+    Py_XDECREF(k);
+    Py_XDECREF(v);
+    return NULL;
+  }
+  PyTuple_SET_ITEM(t, 0, k);
+  PyTuple_SET_ITEM(t, 1, v);
+  return t;
+}
+
+static PyObject* map_iter_next(PyObject* self) {
+  PFPyMapIter* it = (PFPyMapIter*)self;
+  if (it->map == NULL) return NULL;
+  PFObject* h = map_handle(it->map);
+  if (h == NULL) return NULL;
+  if (h->type_index == kPFTypeDict) { /* a Map never changes */
+    int64_t n = 0;
+    if (PFMapSize(h, &n) != 0) return pfpy_raise_native(NULL);
+    if (n != it->size) return map_iter_changed(it);
+  }
+  PFAny key, value;
+  int found = 0;
+  if (PFMapIterNext(h, &it->cursor, &key, &value, &found) != 0) return pfpy_raise_native(NULL);
+  if (!found) {
+    Py_CLEAR(it->map);
+    return NULL;
+  }
+  if (it->which == 2) return map_iter_pair(&key, &value);
+  return pfpy_any_view_to_py(it->which == 0 ? &key : &value);
+}
+
+static PyTypeObject PFPyMapIter_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.MapIterator",
+    .tp_basicsize = sizeof(PFPyMapIter),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An iterator over a Map or Dict's entries, in iteration order.",
+    .tp_dealloc = map_iter_dealloc,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = map_iter_next,
+};
+
+static PyObject* map_iter_new(PyObject* self, int which) {
+  PFObject* h = map_handle(self);
+  if (h == NULL) return NULL;
+  int64_t n = 0;
+  if (PFMapSize(h, &n) != 0) return pfpy_raise_native(NULL);
+  PFPyMapIter* it = PyObject_New(PFPyMapIter, &PFPyMapIter_Type);
+  if (it == NULL) return NULL;
+  Py_INCREF(self);
+  it->map = self;
+  it->cursor = 0;
+  it->size = n;
+  it->which = which;
+  return (PyObject*)it;
+}
+
+static PyObject* map_iter(PyObject* self) { return map_iter_new(self, 0); }
+
+static PyObject* map_iter_values(PyObject* self, PyObject* unused) {
+  (void)unused;
+  return map_iter_new(self, 1);
+}
+
+static PyObject* map_iter_items(PyObject* self, PyObject* unused) {
+  (void)unused;
+  return map_iter_new(self, 2);
 }
 
 /* A Python dict holding the entries (a snapshot). */
@@ -228,12 +316,16 @@ static PyMappingMethods map_as_mapping = {.mp_length = map_len, .mp_subscript = 
 static PyMappingMethods dict_as_mapping = {
     .mp_length = map_len, .mp_subscript = map_subscript, .mp_ass_subscript = dict_ass_subscript};
 
-#define MAP_METHODS                                                                     \
-  {"get", (PyCFunction)(void (*)(void))map_get, METH_FASTCALL,                          \
-   "get(key, default=None): the value of `key`, or `default`."},                        \
-      {"keys", map_keys, METH_NOARGS, "A list of the keys, in iteration order."},       \
-      {"values", map_values, METH_NOARGS, "A list of the values, in iteration order."}, \
-      {"items", map_items, METH_NOARGS, "A list of (key, value) pairs, in iteration order."}
+#define MAP_METHODS                                                                           \
+  {"get", (PyCFunction)(void (*)(void))map_get, METH_FASTCALL,                                \
+   "get(key, default=None): the value of `key`, or `default`."},                              \
+      {"keys", map_keys, METH_NOARGS, "A list of the keys, in iteration order."},             \
+      {"values", map_values, METH_NOARGS, "A list of the values, in iteration order."},       \
+      {"items", map_items, METH_NOARGS, "A list of (key, value) pairs, in iteration order."}, \
+      {"_pf_iter_values", map_iter_values, METH_NOARGS,                                       \
+       "An iterator over the values, in iteration order (no copy)."},                         \
+      {"_pf_iter_items", map_iter_items, METH_NOARGS,                                         \
+       "An iterator over the (key, value) pairs, in iteration order (no copy)."}
 
 static PyMethodDef map_methods[] = {MAP_METHODS, {NULL, NULL, 0, NULL}};
 static PyMethodDef dict_methods[] = {MAP_METHODS,
@@ -275,6 +367,7 @@ PyTypeObject PFPyDict_Type = {
 };
 
 int pfpy_map_types_add(PyObject* m) {
+  if (PyType_Ready(&PFPyMapIter_Type) < 0) return -1;
   PyTypeObject* types[] = {&PFPyMap_Type, &PFPyDict_Type};
   const char* names[] = {"Map", "Dict"};
   for (int i = 0; i < 2; ++i) {

@@ -121,6 +121,34 @@ TEST(CMap, LaterDuplicatesWinAndOrderIsInsertionOrder) {
   PFAnyRelease(&map);
 }
 
+TEST(CMap, IterNextWalksEntriesInOrderWithoutCopying) {
+  PFAny kv[6] = {RawStr("b"), Int(1), RawStr("a"), Int(2), RawStr("c"), Int(3)};
+  PFAny dict;
+  ASSERT_EQ(PFDictCreate(kv, 3, &dict), 0);
+  ASSERT_EQ(PFDictDelItem(dict.v_obj, &kv[2]), 0);  // "a": a removed entry is skipped
+  int64_t cursor = 0;
+  int found = 0;
+  PFAny key = {}, value = {};
+  const char* keys[2] = {"b", "c"};
+  int64_t values[2] = {1, 3};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(PFMapIterNext(dict.v_obj, &cursor, &key, &value, &found), 0);
+    ASSERT_EQ(found, 1);
+    EXPECT_STREQ(key.v_bytes, keys[i]);
+    EXPECT_EQ(value.v_int64, values[i]);
+  }
+  ASSERT_EQ(PFMapIterNext(dict.v_obj, &cursor, nullptr, nullptr, &found), 0);
+  EXPECT_EQ(found, 0);
+  ASSERT_EQ(PFMapIterNext(dict.v_obj, &cursor, nullptr, nullptr, &found), 0);
+  EXPECT_EQ(found, 0);  // stays at the end
+  cursor = -1;
+  EXPECT_NE(PFMapIterNext(dict.v_obj, &cursor, nullptr, nullptr, &found), 0);
+  PFObject* err = nullptr;
+  PFErrorMoveFromRaised(&err);
+  PFObjectDecRef(err);
+  PFAnyRelease(&dict);
+}
+
 TEST(CMap, ObjectsAreKeyedByIdentityAndOwned) {
   PFObject* a = nullptr;
   PFObject* b = nullptr;

@@ -44,3 +44,53 @@ def test_field_descriptor_checks_the_type_after_a_cached_read():
     with pytest.raises(TypeError):
         descr.__get__(pf.convert([1]))
     assert descr.__get__(pair) == 3
+
+
+def test_map_iteration_walks_the_entries_in_place():
+    source = {f"k{i}": [i] if i % 3 == 0 else i for i in range(50)}
+    m = pf.convert(source)
+    assert list(m) == list(source)
+    assert [list(v) if i % 3 == 0 else v for i, v in enumerate(m.values())] == list(source.values())
+    assert {k: (list(v) if isinstance(v, pf.Array) else v) for k, v in m.items()} == source
+    assert list(pf.convert({}).items()) == [] and list(iter(pf.convert({}))) == []
+    it = iter(m.items())
+    for _ in range(50):
+        next(it)
+    with pytest.raises(StopIteration):
+        next(it)
+    with pytest.raises(StopIteration):  # stays exhausted
+        next(it)
+
+
+def test_dict_iteration_skips_removed_entries_and_sees_value_changes():
+    d = pf.Dict({f"k{i}": i for i in range(10)})
+    for i in (0, 4, 9):
+        del d[f"k{i}"]
+    d["k5"] = 55
+    d["new"] = -1
+    expected = [(f"k{i}", 55 if i == 5 else i) for i in (1, 2, 3, 5, 6, 7, 8)] + [("new", -1)]
+    assert list(d.items()) == expected
+    assert list(d) == [k for k, _ in expected]
+    assert list(d.values()) == [v for _, v in expected]
+    it = iter(d.items())
+    assert next(it) == ("k1", 1)
+    d["k2"] = 22  # same size: the walk goes on and sees the new value
+    assert next(it) == ("k2", 22)
+
+
+@pytest.mark.parametrize("change", ["add", "delete", "clear"])
+def test_dict_changing_size_during_iteration_raises_as_a_dict_does(change):
+    d = pf.Dict({"a": 1, "b": 2, "c": 3})
+    for view in (d, d.values(), d.items()):
+        it = iter(view)
+        next(it)
+        if change == "add":
+            d[f"x{len(d)}"] = 0
+        elif change == "delete":
+            del d[next(iter(d))]
+        else:
+            d.clear()
+        with pytest.raises(RuntimeError, match="changed size during iteration"):
+            next(it)
+        if change == "clear":
+            d.update({"a": 1, "b": 2})

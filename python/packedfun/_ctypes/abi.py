@@ -339,6 +339,7 @@ _SIGNATURES = {
     "PFMapSize": (c_int, [_P, POINTER(c_int64)]),
     "PFMapGetItem": (c_int, [_P, _P, _P, POINTER(c_int)]),
     "PFMapItems": (c_int, [_P, _P]),
+    "PFMapIterNext": (c_int, [_P, _P, _P, _P, _P]),
     "PFDictCreate": (c_int, [_P, c_int64, _P]),
     "PFDictSetItem": (c_int, [_P, _P, _P]),
     "PFDictDelItem": (c_int, [_P, _P]),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 import sys
-from ctypes import byref, c_int, c_int64, c_void_p, string_at
+from ctypes import addressof, byref, c_int, c_int64, c_void_p, string_at
 
 from . import abi as abi
 from .abi import LIB, PFAny
@@ -351,8 +351,34 @@ class _Mapping(Object):
         """A list of (key, value) pairs, in iteration order."""
         return self._pf_items()
 
+    def _pf_iter(self, which: int):
+        """Keys (0), values (1) or (key, value) pairs (2) straight from the entries (PFMapIterNext),
+        raising RuntimeError when a Dict changes size meanwhile, as a dict does."""
+        handle = _handle(self, tp_name(type(self)))
+        size, cursor, found = len(self), c_int64(0), c_int(0)
+        key, value = PFAny(), PFAny()
+        args = (handle, byref(cursor), byref(key), byref(value), byref(found))
+        while True:
+            if len(self) != size:
+                raise RuntimeError(f"{tp_name(type(self))} changed size during iteration")
+            _check(LIB.PFMapIterNext(*args))
+            if not found.value:
+                return
+            if which == 2:
+                yield borrow_any(addressof(key)), borrow_any(addressof(value))
+            else:
+                yield borrow_any(addressof(value if which else key))
+
+    def _pf_iter_values(self):
+        """An iterator over the values, in iteration order (no copy)."""
+        return self._pf_iter(1)
+
+    def _pf_iter_items(self):
+        """An iterator over the (key, value) pairs, in iteration order (no copy)."""
+        return self._pf_iter(2)
+
     def __iter__(self):  # not through keys(): packedfun.container's subclasses make it a view
-        return iter([k for k, _ in self._pf_items()])
+        return self._pf_iter(0)
 
     def _pf_dict(self) -> dict:
         return dict(self._pf_items())
