@@ -146,4 +146,5 @@ def test_soak_module_load_call_drop(tmp_path):
     per_cycle = seconds / MODULE_CYCLES * 1e6
     print(f"\nsoak module cycles: n={MODULE_CYCLES} {per_cycle:.0f} us/cycle, fds {fds} -> "
           f"{_fds()}, mappings {maps} -> {_mappings()}, live {live} -> {_live()}")  # fmt: skip
-    assert _fds() <= fds and _mappings() <= maps + 2 and _live() == live
+    # ASan maps shadow and allocator regions as it goes: a little more slack there.
+    assert _fds() <= fds and _mappings() <= maps + (16 if SANITIZED else 2) and _live() == live
