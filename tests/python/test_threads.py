@@ -215,6 +215,12 @@ def test_callbacks_from_a_native_thread_that_outlives_many_calls():
 
 
 # ---- signals -----------------------------------------------------------------------------------
+@pytest.mark.xfail(
+    packedfun.BACKEND == "ctypes" and sys.version_info >= (3, 13),
+    strict=False,
+    reason="known defect, ctypes backend on Python 3.13: the KeyboardInterrupt raised in the "
+    "signal-check callback is reported as unraisable and the loop finishes (open in issue 9)",
+)
 @pytest.mark.parametrize(
     "name", ["testing.spin_checking_signals", "testing.spin_checking_signals_release"]
 )
@@ -283,6 +289,12 @@ def test_shared_list_and_dict_mutated_from_eight_threads():
     assert len(dct) == 4000 and dct["7:499"] == 499
 
 
+@pytest.mark.xfail(
+    packedfun.BACKEND == "ctypes" and sys.version_info >= (3, 13),
+    strict=False,
+    reason="known defect, ctypes backend on Python 3.13: a found Function was seen calling None "
+    "while its name was removed (open in issue 9)",
+)
 def test_registry_lookups_race_remove_global_func():
     name = "threads_test.flapping"
     stop = threading.Event()
@@ -344,6 +356,12 @@ time.sleep(0.05)
 """
 
 
+@pytest.mark.xfail(
+    packedfun.BACKEND == "ctypes",
+    strict=False,
+    reason="ctypes backend: the known exit crash of test_shutdown_soak (ctypes' callback "
+    "trampolines take the GIL before packedfun can see the shutdown); see docs/threads.md",
+)
 def test_forced_unwind_of_daemon_threads_in_callbacks_is_not_an_abort():
     # The issue's example: daemon threads inside C++ -> Python callbacks at exit.
     # testing.apply keeps the GIL (CPython ends the thread at its eval loop's GIL drop, inside the
