@@ -6,7 +6,17 @@ from __future__ import annotations
 
 import ctypes
 
-__all__ = ["address", "capsule", "capsule_named_zero", "deleted", "versioned"]
+__all__ = [
+    "DLTensor",
+    "Managed",
+    "ManagedVersioned",
+    "address",
+    "capsule",
+    "capsule_named_zero",
+    "deleted",
+    "on_delete",
+    "versioned",
+]
 
 
 class DLTensor(ctypes.Structure):
@@ -27,6 +37,12 @@ class DLTensor(ctypes.Structure):
 DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
+class Managed(ctypes.Structure):
+    """The legacy (unversioned) DLManagedTensor, exported in a capsule named ``dltensor``."""
+
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", DELETER)]
+
+
 class ManagedVersioned(ctypes.Structure):
     _fields_ = [
         ("major", ctypes.c_uint32),
@@ -39,7 +55,7 @@ class ManagedVersioned(ctypes.Structure):
 
 
 deleted: list = []
-_on_delete = DELETER(lambda ptr: deleted.append(ptr))
+on_delete = DELETER(lambda ptr: deleted.append(ptr))  # records each deleter call
 _capsule_new = ctypes.pythonapi.PyCapsule_New
 _capsule_new.restype = ctypes.py_object
 _capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
@@ -58,7 +74,7 @@ def versioned(major, minor, flags, ndim, shape, code, bits, lanes, device_type):
     stride_arr = (ctypes.c_int64 * 8)(*[1] * 8)
     m = ManagedVersioned()
     m.major, m.minor, m.flags = major, minor, flags
-    m.deleter = _on_delete
+    m.deleter = on_delete
     t = m.dl_tensor
     t.data = ctypes.addressof(buffer)
     t.device_type, t.device_id, t.ndim = device_type, 0, min(ndim, 8)

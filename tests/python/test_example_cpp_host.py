@@ -6,14 +6,12 @@
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cmake_project import REPO_ROOT, build_external, run
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "examples" / "cpp_host"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
@@ -21,35 +19,14 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _run(cmd: list, **kwargs) -> subprocess.CompletedProcess:
-    proc = subprocess.run(
-        [str(c) for c in cmd], capture_output=True, text=True, check=False, timeout=900, **kwargs
-    )
-    if proc.returncode != 0:
-        pytest.fail(f"$ {' '.join(map(str, cmd))}\n{(proc.stdout + proc.stderr)[-6000:]}")
-    return proc
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    cmake = shutil.which("cmake")
-    if cmake is None:
-        if IN_CI:
-            pytest.fail("cmake is required in CI")
-        pytest.skip("cmake not found")
-    cmake_dir = _run([sys.executable, "-m", "packedfun.config", "--cmakedir"]).stdout.strip()
-    build = tmp_path_factory.mktemp("cpp_host_build")
-    configure = [cmake, "-S", EXAMPLE, "-B", build, f"-Dpackedfun_DIR={cmake_dir}"]
-    if shutil.which("ninja"):
-        configure += ["-G", "Ninja"]
-    _run(configure)
-    _run([cmake, "--build", build, "-j", "2"])
-    return build
+    return build_external(EXAMPLE, tmp_path_factory.mktemp("cpp_host_build"))
 
 
 def test_host_loads_add_one_and_calls_it(built):
     library = built / "libadd_one.so"
-    proc = _run([built / "cpp_host", library], env={"PATH": os.environ.get("PATH", "")})
+    proc = run([built / "cpp_host", library], env={"PATH": os.environ.get("PATH", "")})
     assert proc.stdout.splitlines() == [
         f"loaded {library}",
         "doc: add_one_cpu(x, y): y = x + 1 for 1-d float32 CPU tensors",
@@ -73,6 +50,6 @@ def test_host_links_no_python(built):
     ldd = shutil.which("ldd")
     if ldd is None:
         pytest.skip("ldd not found")
-    out = _run([ldd, built / "cpp_host"]).stdout
+    out = run([ldd, built / "cpp_host"]).stdout
     assert "libpackedfun.so" in out
     assert "libpython" not in out

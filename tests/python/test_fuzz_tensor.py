@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 
+import dlpack_structs as ds
 import fuzzing
 import numpy as np
 import packedfun as pf
@@ -110,33 +111,6 @@ def test_device_arguments_raise_documented_errors(kind, index):
 
 
 # ---- hostile DLPack structs ---------------------------------------------------------------------
-class _DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device_type", ctypes.c_int32),
-        ("device_id", ctypes.c_int32),
-        ("ndim", ctypes.c_int32),
-        ("code", ctypes.c_uint8),
-        ("bits", ctypes.c_uint8),
-        ("lanes", ctypes.c_uint16),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-
-class _Managed(ctypes.Structure):
-    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
-
-
-_deleted: list = []
-_on_delete = _DELETER(lambda ptr: _deleted.append(ptr))
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 _i64 = st.one_of(st.integers(-3, 8), st.integers(-(2**63), 2**63 - 1))
 
@@ -162,7 +136,7 @@ def test_hostile_dlpack_structs_import_or_raise(
     buffer = (ctypes.c_uint8 * 4096)()
     shape_arr = (ctypes.c_int64 * 64)(*shape)
     stride_arr = (ctypes.c_int64 * 64)(*strides) if strides is not None else None
-    managed = _Managed()
+    managed = ds.Managed()
     t = managed.dl_tensor
     t.data = None if null_data else ctypes.addressof(buffer)
     t.device_type, t.device_id, t.ndim = device_type, device_id, ndim
@@ -170,17 +144,17 @@ def test_hostile_dlpack_structs_import_or_raise(
     t.shape = ctypes.cast(shape_arr, ctypes.POINTER(ctypes.c_int64))
     t.strides = ctypes.cast(stride_arr, ctypes.POINTER(ctypes.c_int64)) if stride_arr else None
     t.byte_offset = offset
-    managed.deleter = _on_delete
-    capsule = _capsule_new(ctypes.addressof(managed), b"dltensor", None)
-    _deleted.clear()
+    managed.deleter = ds.on_delete
+    capsule = ds.capsule(managed, b"dltensor")
+    ds.deleted.clear()
     try:
         tensor = pf.from_dlpack(capsule)
     except (ValueError, TypeError, BufferError, OverflowError, MemoryError):
-        assert _deleted == [ctypes.addressof(managed)]  # a refused import still runs the deleter
+        assert ds.deleted == [ds.address(managed)]  # a refused import still runs the deleter
         return
     assert 0 <= tensor.ndim <= 64 and len(tensor.shape) == tensor.ndim
     assert all(n >= 0 for n in tensor.shape)
     str(tensor.dtype)  # describing it must not crash either
     repr(tensor), tensor.device  # only DLPack's device types are imported: all have a name
     del tensor
-    assert _deleted == [ctypes.addressof(managed)]
+    assert ds.deleted == [ds.address(managed)]

@@ -12,10 +12,9 @@ from pathlib import Path
 import packedfun
 import packedfun.config
 import pytest
+from cmake_project import REPO_ROOT, build_external, run
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "examples" / "add_integers"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
@@ -23,43 +22,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _cmake_dir() -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "packedfun.config", "--cmakedir"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return proc.stdout.strip()
-
-
-def _run(cmd: list) -> None:
-    proc = subprocess.run(
-        [str(c) for c in cmd], capture_output=True, text=True, check=False, timeout=900
-    )
-    if proc.returncode != 0:
-        pytest.fail(f"$ {' '.join(map(str, cmd))}\n{(proc.stdout + proc.stderr)[-6000:]}")
-
-
 @pytest.fixture(scope="module")
 def example_build(tmp_path_factory) -> Path:
     if not (EXAMPLE / "CMakeLists.txt").is_file():
         pytest.skip("examples/add_integers is not in this checkout")
-    cmake = shutil.which("cmake")
-    if cmake is None:
-        if IN_CI:
-            pytest.fail("cmake is required in CI")
-        pytest.skip("cmake not found")
-    cmake_dir = _cmake_dir()
-    assert (Path(cmake_dir) / "packedfunConfig.cmake").is_file(), cmake_dir
-    build = tmp_path_factory.mktemp("add_integers_build")
-    configure = [cmake, "-S", EXAMPLE, "-B", build, f"-Dpackedfun_DIR={cmake_dir}"]
-    if shutil.which("ninja"):
-        configure += ["-G", "Ninja"]
-    _run(configure)
-    _run([cmake, "--build", build, "-j", "2"])
-    return build
+    return build_external(EXAMPLE, tmp_path_factory.mktemp("add_integers_build"))
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +104,7 @@ def test_helper_installs_with_an_rpath_to_the_runtime(example_build, tmp_path):
     """packedfun_add_extension installs into INSTALL_DIR; outside a wheel build the installed
     library's rpath is the directory of the libpackedfun.so it was built against."""
     prefix = tmp_path / "prefix"
-    _run([shutil.which("cmake"), "--install", example_build, "--prefix", prefix])
+    run([shutil.which("cmake"), "--install", example_build, "--prefix", prefix])
     installed = prefix / "lib" / "libadd_integers.so"
     assert installed.is_file()
     dynamic = _dynamic_section(installed)
