@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "internal/tvm_ffi.h"
+#include "packedfun/signature.h"
 
 namespace packedfun {
 namespace detail {
@@ -169,24 +170,6 @@ class Reader {
   size_t i_ = 0;
 };
 
-std::string Quote(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\u00";
-      out += kHex[(c >> 4) & 0xF];
-      out += kHex[c & 0xF];
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 /*! packedfun's name of a tvm-ffi type (the names its own typed signatures print). */
 std::string_view PFTypeName(std::string_view tvm) {
   static const std::pair<std::string_view, std::string_view> kNames[] = {
@@ -272,7 +255,7 @@ std::string MetadataFromExport(std::string_view exported, const std::string& nam
   } else {
     return std::string();
   }
-  std::string out = "{\"name\":" + Quote(name) + ",\"params\":[";
+  std::string out = "{\"name\":" + JsonString(name) + ",\"params\":[";
   for (size_t i = 0; i < params.size(); ++i) {
     // tvm-ffi's schema names no parameters (a producer that adds "name" is honoured).
     const Json* given = params[i]->Get("name");
@@ -280,10 +263,11 @@ std::string MetadataFromExport(std::string_view exported, const std::string& nam
                             ? given->text
                             : "arg" + std::to_string(i);
     if (i != 0) out += ',';
-    out += "{\"name\":" + Quote(pname) + ",\"type\":" + Quote(TypeString(*params[i])) + "}";
+    out +=
+        "{\"name\":" + JsonString(pname) + ",\"type\":" + JsonString(TypeString(*params[i])) + "}";
   }
-  out += "],\"return\":" + Quote(ret != nullptr ? TypeString(*ret) : std::string("Any"));
-  out += ",\"tvm_ffi_type_schema\":" + Quote(text->text) + "}";
+  out += "],\"return\":" + JsonString(ret != nullptr ? TypeString(*ret) : std::string("Any"));
+  out += ",\"tvm_ffi_type_schema\":" + JsonString(text->text) + "}";
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -17,7 +18,7 @@ namespace packedfun {
 
 namespace detail {
 /*! `text` as a JSON string literal. */
-inline std::string JsonString(const std::string& text) {
+inline std::string JsonString(std::string_view text) {
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') {
