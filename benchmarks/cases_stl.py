@@ -3,6 +3,9 @@
 
 Each function sums its container, so the time is the conversion. packedfun's helper is built with
 ``packedfun.cpp.load_inline`` and nanobind's with the C++ compiler, into ``benchmarks/_build/stl``.
+The sums are declared trivial (GIL policy "hold"), as nanobind's functions are and as the core
+cases' packedfun functions are: the GIL release of the default policy is measured in
+``cases_threads.py``, not here.
 """
 
 from __future__ import annotations
@@ -73,9 +76,12 @@ def _modules(peers: Peers) -> dict:
     if "packedfun" in peers.loaded:
         import packedfun.cpp
 
-        mods["packedfun"] = packedfun.cpp.load_inline(
+        mod = packedfun.cpp.load_inline(
             "bench_stl", cpp_sources=PF_SOURCE, functions=list(NAMES), build_directory=str(BUILD)
         )
+        for name in NAMES:
+            getattr(mod, name).gil_policy = "hold"
+        mods["packedfun"] = mod
     if "nanobind" in peers.loaded:
         try:
             mods["nanobind"] = _nanobind_module()

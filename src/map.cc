@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <string_view>
 #include <vector>
@@ -153,6 +154,10 @@ struct MapImpl {
   std::vector<int64_t> table;  // open addressing: SlotValue(entry index, hash), kEmpty, kTombstone
   int64_t live = 0;
   int64_t used = 0;  // table slots not kEmpty
+  // False while a map made by PFMapCreateDistinct has neither hashes nor table: iterating it (a
+  // dict argument headed for std::map) never needs them. Set once, under IndexMutex(), by the
+  // first operation that looks a key up; read with acquire before `table` is touched.
+  std::atomic<bool> indexed{true};
 
   ~MapImpl() { Clear(); }
 
@@ -209,9 +214,41 @@ struct MapImpl {
   }
 };
 
-// ViewToOwned, with the plain-POD case (most keys and values) inline.
+/*! Serializes the lazy index builds of all maps: rare (once per map, only for maps that are
+ *  looked up after a distinct-key creation) and short. */
+std::mutex& IndexMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+/*! Builds the hashes and table of a map made without them, once. Entries stay where they are
+ *  (another thread may be iterating them) and only their `hash` fields, which iteration never
+ *  reads, are written. */
+__attribute__((noinline)) void BuildIndex(MapImpl* m) {
+  std::lock_guard<std::mutex> lock(IndexMutex());
+  if (m->indexed.load(std::memory_order_relaxed)) return;
+  size_t cap = 8;
+  while (cap * 3 < static_cast<size_t>(m->live) * 4 + 4) cap *= 2;
+  std::vector<int64_t> fresh(cap, kEmpty);
+  for (Entry& e : m->entries) e.hash = HashKey(ViewKey(e.key));
+  m->table.swap(fresh);
+  m->used = 0;
+  for (size_t i = 0; i < m->entries.size(); ++i) {
+    m->PlaceIndex(m->entries[i].hash, static_cast<int64_t>(i));
+  }
+  m->indexed.store(true, std::memory_order_release);
+}
+
+/*! `m`, its index built first when it has none yet. */
+inline MapImpl* Indexed(MapImpl* m) {
+  if (!m->indexed.load(std::memory_order_acquire)) BuildIndex(m);
+  return m;
+}
+
+// ViewToOwned, with the plain-POD case (most keys and values, short strings) inline.
 inline void CopyToOwned(const PFAny& view, PFAny* out) {
-  if (!IsObjectIndex(view.type_index) && view.type_index < kPFTypeDLTensorPtr) {
+  if ((!IsObjectIndex(view.type_index) && view.type_index < kPFTypeDLTensorPtr) ||
+      view.type_index == kPFTypeSmallStr || view.type_index == kPFTypeSmallBytes) {
     *out = view;
     return;
   }
@@ -232,7 +269,7 @@ bool IsMapObject(const PFObject* obj) noexcept {
 }
 
 void MapSet(PFObject* map, const PFAny& key, const PFAny& value) {
-  MapImpl* m = As<MapImpl>(map);
+  MapImpl* m = Indexed(As<MapImpl>(map));
   KeyView kv = ViewKey(key);
   uint64_t hash = HashKey(kv);
   PFAny owned_value;
@@ -267,16 +304,16 @@ void MapSet(PFObject* map, const PFAny& key, const PFAny& value) {
   ++m->live;
 }
 
-const PFAny* MapFind(PFObject* map, const PFAny& key) noexcept {
-  MapImpl* m = As<MapImpl>(map);
+const PFAny* MapFind(PFObject* map, const PFAny& key) {
+  MapImpl* m = Indexed(As<MapImpl>(map));
   KeyView kv = ViewKey(key);
   int64_t slot = m->FindSlot(kv, HashKey(kv));
   if (slot < 0) return nullptr;
   return &m->entries[EntryIndex(m->table[static_cast<size_t>(slot)])].value;
 }
 
-bool MapErase(PFObject* map, const PFAny& key) noexcept {
-  MapImpl* m = As<MapImpl>(map);
+bool MapErase(PFObject* map, const PFAny& key) {
+  MapImpl* m = Indexed(As<MapImpl>(map));
   KeyView kv = ViewKey(key);
   int64_t slot = m->FindSlot(kv, HashKey(kv));
   if (slot < 0) return false;
@@ -356,6 +393,58 @@ PACKEDFUN_API int PFMapCreate(const PFAny* kv, int64_t num_items, PFAny* out) {
       throw;
     }
     *out = result;
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFMapCreateDistinct(const PFAny* kv, int64_t num_items, PFAny* out) {
+  return Guard([&] {
+    if (num_items < 0) return RaiseError("ValueError", "PFMapCreateDistinct: negative num_items");
+    PFAny result = ObjectAny(NewMap(kPFTypeMap));
+    MapImpl* m = As<MapImpl>(result.v_obj);
+    try {
+      m->entries.reserve(static_cast<size_t>(num_items));
+      m->indexed.store(false, std::memory_order_relaxed);
+      for (int64_t i = 0; i < num_items; ++i) {
+        PFAny key = NoneAny(), value = NoneAny();
+        try {
+          CopyToOwned(kv[2 * i], &key);
+          CopyToOwned(kv[2 * i + 1], &value);
+        } catch (...) {
+          ReleaseAny(&key);
+          throw;
+        }
+        m->entries.push_back(Entry{key, value, 0, true});  // reserved: cannot throw
+        ++m->live;
+      }
+    } catch (...) {
+      ReleaseAny(&result);
+      throw;
+    }
+    *out = result;
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFMapReadEntries(PFObject* map, int64_t* cursor, PFAny* kv, int64_t max_items,
+                                   int64_t* num_read) {
+  return Guard([&] {
+    MapImpl* m = CheckMap(map);
+    if (*cursor < 0 || max_items < 0) {
+      return RaiseError("ValueError", "PFMapReadEntries: negative cursor or max_items");
+    }
+    const size_t n = m->entries.size();
+    size_t i = static_cast<size_t>(*cursor);
+    int64_t got = 0;
+    for (; i < n && got < max_items; ++i) {
+      const Entry& e = m->entries[i];
+      if (!e.live) continue;
+      kv[2 * got] = e.key;
+      kv[2 * got + 1] = e.value;
+      ++got;
+    }
+    *cursor = static_cast<int64_t>(i < n ? i : n);
+    *num_read = got;
     return 0;
   });
 }

@@ -544,7 +544,8 @@ PACKEDFUN_API int PFDictDelItem(PFObject* dict, const PFAny* key);
 /*! Removes every entry of `dict`, releasing keys and values. */
 PACKEDFUN_API int PFDictClear(PFObject* dict);
 
-/* Added in ABI 1.4: iteration over a Map or Dict without copying it. */
+/* Added in ABI 1.4: iteration over a Map or Dict without copying it, in bulk, and Maps of distinct
+ * keys built without hashing. */
 
 /*! Steps an iteration over `map` (a Map or Dict, borrowed). `*cursor` starts at 0 and is only
  *  ever written by this function. Each call finds the next entry in iteration order, stores its
@@ -554,6 +555,20 @@ PACKEDFUN_API int PFDictClear(PFObject* dict);
  *  but may skip or repeat entries: callers that must notice compare PFMapSize between steps. */
 PACKEDFUN_API int PFMapIterNext(PFObject* map, int64_t* cursor, PFAny* key, PFAny* value,
                                 int* found);
+
+/*! As PFMapIterNext for up to `max_items` entries at once: stores the next entries in iteration
+ *  order into `kv` (caller's buffer of 2 * max_items, laid out [k0, v0, k1, v1, ...]) as borrowed
+ *  views (valid until the map is next changed or released), their count into `*num_read` and
+ *  moves `*cursor` past them; fewer than `max_items` means the end was reached. */
+PACKEDFUN_API int PFMapReadEntries(PFObject* map, int64_t* cursor, PFAny* kv, int64_t max_items,
+                                   int64_t* num_read);
+
+/*! As PFMapCreate (`kv` borrowed, copied as owned; `*out` a new ref), for keys the caller knows
+ *  to be pairwise distinct as a Map compares them (e.g. a binding converting its own language's
+ *  dict of exact str or int keys); with repeated keys the Map's lookups are unspecified. Entries
+ *  are stored in order and hashed only by the Map's first lookup, so a Map that is only iterated
+ *  (a dict argument headed for std::map) is never hashed. */
+PACKEDFUN_API int PFMapCreateDistinct(const PFAny* kv, int64_t num_items, PFAny* out);
 
 /* ------------------------------------------------------------------------------------------------
  * Tensors (DLPack)

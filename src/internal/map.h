@@ -18,11 +18,12 @@ bool IsMapObject(const PFObject* obj) noexcept;
 /*! Inserts or replaces `key` -> `value` (both borrowed, stored as owned copies). Throws. */
 void MapSet(PFObject* map, const PFAny& key, const PFAny& value);
 
-/*! The stored value for `key` (borrowed view into the map), or NULL when absent. */
-const PFAny* MapFind(PFObject* map, const PFAny& key) noexcept;
+/*! The stored value for `key` (borrowed view into the map), or NULL when absent. Throws bad_alloc
+ *  only when this first lookup builds the index of a map made by PFMapCreateDistinct. */
+const PFAny* MapFind(PFObject* map, const PFAny& key);
 
-/*! Removes `key`; returns whether it was present. */
-bool MapErase(PFObject* map, const PFAny& key) noexcept;
+/*! Removes `key`; returns whether it was present. Throws as MapFind. */
+bool MapErase(PFObject* map, const PFAny& key);
 
 /*! Removes every entry. */
 void MapClear(PFObject* map) noexcept;

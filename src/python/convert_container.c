@@ -125,15 +125,17 @@ static void leave(Ctx* ctx) {
   Py_LeaveRecursiveCall();
 }
 
-/* Builds the native container of `kind` from `it` (items borrowed by the create call). */
-static int create(int32_t kind, Items* it, PFAny* out) {
+/* Builds the native container of `kind` from `it` (items borrowed by the create call). A Map
+ * whose keys are `distinct` skips hashing until someone looks a key up (PFMapCreateDistinct). */
+static int create(int32_t kind, Items* it, int distinct, PFAny* out) {
   int rc;
   switch (kind) {
     case kPFTypeList:
       rc = PFListCreate(it->items, it->n, out);
       break;
     case kPFTypeMap:
-      rc = PFMapCreate(it->items, it->n / 2, out);
+      rc = distinct ? PFMapCreateDistinct(it->items, it->n / 2, out)
+                    : PFMapCreate(it->items, it->n / 2, out);
       break;
     case kPFTypeDict:
       rc = PFDictCreate(it->items, it->n / 2, out);
@@ -187,6 +189,33 @@ static Py_ssize_t small_int_run(PyObject* const* src, Py_ssize_t i, Py_ssize_t n
   return i;
 }
 
+/* Stores `o` in `*out` when it is a value whose conversion runs no Python code, takes no
+ * reference and cannot fail: a small int, an exact float, an exact ASCII str (up to 7 bytes
+ * inline as its own owned copy, longer as a view over `view`). Floats and strs are tested by
+ * exact type: PyFloat_Check would walk the subtype chain of every str. */
+static inline int plain_from_py(PyObject* o, PFAny* out, PFByteArray* view) {
+  if (small_int(o, out)) return 1;
+  PyTypeObject* t = Py_TYPE(o);
+  if (t == &PyFloat_Type) {
+    PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
+    return 1;
+  }
+  if (t != &PyUnicode_Type || !PyUnicode_IS_COMPACT_ASCII(o)) return 0; /* ASCII is UTF-8 */
+  const char* data = (const char*)PyUnicode_DATA(o);
+  Py_ssize_t size = PyUnicode_GET_LENGTH(o);
+  if (size <= 7) {
+    out->type_index = kPFTypeSmallStr;
+    out->small_len = (uint32_t)size;
+    out->v_int64 = 0;
+    memcpy(out->v_bytes, data, (size_t)size);
+    return 1;
+  }
+  view->data = data;
+  view->size = (size_t)size;
+  PFPY_SET_POD(out, kPFTypeStrView, v_ptr, view);
+  return 1;
+}
+
 static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   if (enter(ctx, o) != 0) return -1;
   int is_list = PyList_Check(o);
@@ -207,7 +236,7 @@ static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
       break;
     }
     PyObject* item = is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
-    if (PFPY_LIKELY(small_int(item, &it.items[i]))) { /* the common case: no call, no refs */
+    if (PFPY_LIKELY(plain_from_py(item, &it.items[i], &it.views[i]))) { /* no call, no refs */
       it.filled = i + 1;
       continue;
     }
@@ -221,10 +250,17 @@ static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
       it.filled = i + 1;
     }
   }
-  if (rc == 0) rc = create(kind, &it, out);
+  if (rc == 0) rc = create(kind, &it, 0, out);
   if (it.items != NULL) items_free(&it);
   leave(ctx);
   return rc;
+}
+
+/* Whether `key` is one of the kinds whose Python equality is exactly the native Map's (exact str,
+ * exact int): keys of one dict that all are, are distinct natively too. A str subclass may
+ * define its own equality, and 1 == 1.0 == True mixes are left to the hashing path. */
+static inline int plain_key(PyObject* key) {
+  return PyUnicode_CheckExact(key) || PyLong_CheckExact(key);
 }
 
 static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
@@ -233,10 +269,18 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   Items it;
   int rc = items_init(&it, 2 * n, ctx);
   PyObject *key, *value;
+  int distinct = 1;
   for (Py_ssize_t i = 0; rc == 0 && PyDict_Next(o, &cursor, &key, &value); ++i) {
+    distinct &= plain_key(key);
     if (PyDict_GET_SIZE(o) != n || i >= n) {
       rc = own_error(ctx, PyExc_RuntimeError, "dict changed size during conversion");
       break;
+    }
+    /* The common entry (str or int key, number or str value) runs no Python code: no refs. */
+    if (PFPY_LIKELY(plain_from_py(key, &it.items[2 * i], &it.views[2 * i]) &&
+                    plain_from_py(value, &it.items[2 * i + 1], &it.views[2 * i + 1]))) {
+      it.filled = 2 * i + 2;
+      continue;
     }
     Py_INCREF(key);
     Py_INCREF(value);
@@ -250,7 +294,7 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
     Py_DECREF(key);
     Py_DECREF(value);
   }
-  if (rc == 0) rc = create(kind, &it, out);
+  if (rc == 0) rc = create(kind, &it, distinct, out);
   if (it.items != NULL) items_free(&it);
   leave(ctx);
   return rc;
@@ -259,7 +303,7 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
 /* Converts one element into `*out`: an owned value, or a StrView/BytesView over `view` that
  * borrows `o`'s buffer (the caller keeps `o` alive until the container is created). */
 static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view) {
-  if (small_int(o, out)) return 0;
+  if (plain_from_py(o, out, view)) return 0;
   if (o == Py_None) {
     PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
   } else if (PyBool_Check(o)) {

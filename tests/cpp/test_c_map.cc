@@ -5,6 +5,8 @@
 
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -147,6 +149,123 @@ TEST(CMap, IterNextWalksEntriesInOrderWithoutCopying) {
   PFErrorMoveFromRaised(&err);
   PFObjectDecRef(err);
   PFAnyRelease(&dict);
+}
+
+TEST(CMap, ReadEntriesReadsBatchesOfBorrowedViews) {
+  PFAny kv[10] = {RawStr("a"), Int(0),      RawStr("b"), Int(1),      RawStr("c"),
+                  Int(2),      RawStr("d"), Int(3),      RawStr("e"), Int(4)};
+  PFAny dict;
+  ASSERT_EQ(PFDictCreate(kv, 5, &dict), 0);
+  ASSERT_EQ(PFDictDelItem(dict.v_obj, &kv[2]), 0);  // "b": a removed entry is skipped
+  PFAny out[4];
+  int64_t cursor = 0, got = -1;
+  ASSERT_EQ(PFMapReadEntries(dict.v_obj, &cursor, out, 2, &got), 0);
+  ASSERT_EQ(got, 2);
+  EXPECT_STREQ(out[0].v_bytes, "a");
+  EXPECT_STREQ(out[2].v_bytes, "c");
+  EXPECT_EQ(out[3].v_int64, 2);
+  ASSERT_EQ(PFMapReadEntries(dict.v_obj, &cursor, out, 2, &got), 0);
+  ASSERT_EQ(got, 2);
+  EXPECT_STREQ(out[0].v_bytes, "d");
+  EXPECT_EQ(out[3].v_int64, 4);
+  ASSERT_EQ(PFMapReadEntries(dict.v_obj, &cursor, out, 2, &got), 0);
+  EXPECT_EQ(got, 0);  // the end, and it stays there
+  ASSERT_EQ(PFMapReadEntries(dict.v_obj, &cursor, out, 2, &got), 0);
+  EXPECT_EQ(got, 0);
+  cursor = -1;
+  EXPECT_NE(PFMapReadEntries(dict.v_obj, &cursor, out, 2, &got), 0);
+  PFObject* err = nullptr;
+  PFErrorMoveFromRaised(&err);
+  ASSERT_NE(err, nullptr);
+  PFObjectDecRef(err);
+  PFAny list;
+  ASSERT_EQ(PFListCreate(kv, 2, &list), 0);
+  cursor = 0;
+  EXPECT_NE(PFMapReadEntries(list.v_obj, &cursor, out, 2, &got), 0);  // TypeError: not a map
+  PFAnyRelease(&list);
+  PFErrorMoveFromRaised(&err);
+  PFObjectDecRef(err);
+  PFAnyRelease(&dict);
+}
+
+TEST(CMap, CreateDistinctKeepsOrderAndFindsKeysOnceLookedUp) {
+  PFByteArray long_text = {"a key longer than seven bytes", 29};
+  PFAny kv[8] = {View(kPFTypeStrView, &long_text),
+                 Int(1),
+                 RawStr("b"),
+                 Float(2.5),
+                 Int(7),
+                 Int(3),
+                 Bool(false),
+                 RawStr("zero")};
+  PFAny map;
+  ASSERT_EQ(PFMapCreateDistinct(kv, 4, &map), 0);
+  EXPECT_EQ(map.type_index, kPFTypeMap);
+  int64_t size = 0;
+  ASSERT_EQ(PFMapSize(map.v_obj, &size), 0);
+  EXPECT_EQ(size, 4);
+  PFAny out[8];
+  int64_t cursor = 0, got = 0;
+  ASSERT_EQ(PFMapReadEntries(map.v_obj, &cursor, out, 4, &got), 0);
+  ASSERT_EQ(got, 4);
+  EXPECT_EQ(out[0].type_index, kPFTypeString);  // an owned copy, not the caller's view
+  EXPECT_EQ(out[3].v_float64, 2.5);
+  EXPECT_EQ(out[4].v_int64, 7);
+  // The first lookup hashes the keys; every key is found, 0.0 finds the False key as a dict does.
+  for (int i = 0; i < 4; ++i) {
+    PFAny value;
+    int found = 0;
+    ASSERT_EQ(PFMapGetItem(map.v_obj, &kv[2 * i], &value, &found), 0);
+    EXPECT_EQ(found, 1) << i;
+    PFAnyRelease(&value);
+  }
+  PFAny zero = Float(0.0), value;
+  int found = 0;
+  ASSERT_EQ(PFMapGetItem(map.v_obj, &zero, &value, &found), 0);
+  EXPECT_EQ(found, 1);
+  PFAnyRelease(&value);
+  PFAny absent = RawStr("absent");
+  ASSERT_EQ(PFMapGetItem(map.v_obj, &absent, &value, &found), 0);
+  EXPECT_EQ(found, 0);
+  EXPECT_NE(PFMapCreateDistinct(kv, -1, &map), 0);
+  PFObject* err = nullptr;
+  PFErrorMoveFromRaised(&err);
+  PFObjectDecRef(err);
+  PFAnyRelease(&map);
+}
+
+TEST(CMap, CreateDistinctIndexesOnceUnderConcurrentLookups) {
+  constexpr int kKeys = 200, kThreads = 4;
+  std::vector<std::string> texts;
+  for (int i = 0; i < kKeys; ++i) texts.push_back("key number " + std::to_string(i));
+  std::vector<PFByteArray> views(kKeys);
+  std::vector<PFAny> kv;
+  for (int i = 0; i < kKeys; ++i) {
+    views[i] = PFByteArray{texts[i].data(), texts[i].size()};
+    kv.push_back(View(kPFTypeStrView, &views[i]));
+    kv.push_back(Int(i));
+  }
+  for (int round = 0; round < 20; ++round) {
+    PFAny map;
+    ASSERT_EQ(PFMapCreateDistinct(kv.data(), kKeys, &map), 0);
+    std::vector<int> missing(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < kKeys; ++i) {
+          PFAny value;
+          int found = 0;
+          if (PFMapGetItem(map.v_obj, &kv[2 * i], &value, &found) != 0 || !found ||
+              value.v_int64 != i) {
+            ++missing[t];
+          }
+        }
+      });
+    }
+    for (std::thread& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(missing[t], 0) << "round " << round;
+    PFAnyRelease(&map);
+  }
 }
 
 TEST(CMap, ObjectsAreKeyedByIdentityAndOwned) {

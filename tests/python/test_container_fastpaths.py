@@ -33,6 +33,33 @@ def test_convert_dict_keeps_every_pair():
     assert len(m) == 300 and dict(m.items()) == source
 
 
+def test_dict_of_str_and_int_keys_finds_every_key():
+    # Exact str/int keys are distinct natively too: _core's Map skips hashing until this lookup.
+    source = {f"k{i}": i for i in range(40)}
+    source.update({i: f"v{i}" for i in range(40)})
+    source["a key longer than seven bytes"] = 1.5
+    m = pf.convert(source)
+    assert len(m) == len(source)
+    assert all(m[k] == v for k, v in source.items())
+    assert "absent" not in m
+    with pytest.raises(KeyError):
+        m["absent"]
+    assert list(m.keys()) == list(source)
+
+
+def test_dict_whose_keys_define_their_own_equality_is_hashed_natively():
+    class Key(str):
+        def __hash__(self):
+            return id(self)
+
+        def __eq__(self, other):
+            return self is other
+
+    source = {Key("a"): 1, Key("a"): 2}  # two keys in Python, one string natively
+    m = pf.convert(source)
+    assert len(m) == 1 and m["a"] == 2  # later duplicates win, as for any native Map
+
+
 def test_field_descriptor_checks_the_type_after_a_cached_read():
     index = core.type_key_to_index("testing.TestIntPair")
     methods = {m["name"]: m["func"] for m in core.type_info(index)["methods"]}

@@ -340,6 +340,8 @@ _SIGNATURES = {
     "PFMapGetItem": (c_int, [_P, _P, _P, POINTER(c_int)]),
     "PFMapItems": (c_int, [_P, _P]),
     "PFMapIterNext": (c_int, [_P, _P, _P, _P, _P]),
+    "PFMapReadEntries": (c_int, [_P, _P, _P, c_int64, _P]),
+    "PFMapCreateDistinct": (c_int, [_P, c_int64, _P]),
     "PFDictCreate": (c_int, [_P, c_int64, _P]),
     "PFDictSetItem": (c_int, [_P, _P, _P]),
     "PFDictDelItem": (c_int, [_P, _P]),
