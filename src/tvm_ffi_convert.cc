@@ -41,14 +41,24 @@ void NewTVMBytes(const PFByteArray& bytes, PFAny* out, Temps* temps) {
   KeepResult(value, out, temps);
 }
 
-/*! A str argument: inline when it fits a small string, else a temporary tvm-ffi String. */
-void StrToTVM(const PFByteArray& bytes, PFAny* out, Temps* temps) {
+/*! A str argument: inline when it fits a small string; else, without an inner NUL and when
+ *  `borrowed` kinds may be used, a raw string copied into the call's own buffer (no allocation:
+ *  a `String` parameter takes it as it takes a C string); else a temporary tvm-ffi String. */
+void StrToTVM(const PFByteArray& bytes, PFAny* out, Temps* temps, bool borrowed) {
   if (bytes.size <= 7) {
     *out = NoneAny();
     out->type_index = kPFTypeSmallStr;
     out->small_len = static_cast<uint32_t>(bytes.size);
     if (bytes.size != 0) std::memcpy(out->v_bytes, bytes.data, bytes.size);
     return;
+  }
+  if (borrowed && std::memchr(bytes.data, 0, bytes.size) == nullptr) {
+    if (const char* text = temps->CopyText(bytes); text != nullptr) {
+      *out = NoneAny();
+      out->type_index = kPFTypeRawStr;
+      out->v_c_str = text;
+      return;
+    }
   }
   NewTVMString(bytes, out, temps);
 }
@@ -190,7 +200,7 @@ void StringToTVM(const PFAny& in, PFAny* out, Temps* temps, ToTVMOptions options
     out->v_c_str = bytes.data;
     return;
   }
-  StrToTVM(bytes, out, temps);
+  StrToTVM(bytes, out, temps, !options.owned_kinds);
 }
 
 void BytesToTVM(const PFAny& in, PFAny* out, Temps* temps, ToTVMOptions options) {
@@ -307,8 +317,18 @@ void ObjectToPF(const PFAny& in, PFAny* out, const char* what) {
 }  // namespace
 
 Temps::~Temps() {
-  for (auto it = tvm_.rbegin(); it != tvm_.rend(); ++it) GetApi().ObjectDecRef(*it);
+  for (auto it = tvm_more_.rbegin(); it != tvm_more_.rend(); ++it) GetApi().ObjectDecRef(*it);
+  for (size_t i = num_tvm_; i-- > 0;) GetApi().ObjectDecRef(tvm_inline_[i]);
   for (PFAny& v : pf_) ReleaseAny(&v);
+}
+
+const char* Temps::CopyText(const PFByteArray& bytes) noexcept {
+  if (bytes.size >= kTextBytes - text_used_) return nullptr;
+  char* out = text_ + text_used_;
+  std::memcpy(out, bytes.data, bytes.size);
+  out[bytes.size] = '\0';
+  text_used_ += bytes.size + 1;
+  return out;
 }
 
 DLTensor* Temps::NewTensorCopy(const DLTensor& t) {

@@ -140,26 +140,43 @@ void CallTVMFunction(void* func, const PFAny* args, int32_t num_args, PFAny* res
 /*! Releases a tvm-ffi owned value (decref when it holds an object). */
 void ReleaseTVM(PFAny* value) noexcept;
 
-/*! tvm-ffi objects made for one call, released (in reverse) when it returns. */
+/*! tvm-ffi objects and text made for one call, released (in reverse) when it returns. The first
+ *  few objects and short text live inline: a call with one long string argument allocates
+ *  nothing here. */
 class Temps {
  public:
   Temps() = default;
   Temps(const Temps&) = delete;
   Temps& operator=(const Temps&) = delete;
   ~Temps();
-  void KeepTVM(void* obj) { tvm_.push_back(obj); }
+  void KeepTVM(void* obj) {
+    if (num_tvm_ < kInlineObjects) {
+      tvm_inline_[num_tvm_++] = obj;
+    } else {
+      tvm_more_.push_back(obj);
+    }
+  }
   void KeepPF(PFAny value) { pf_.push_back(value); }
+  /*! A NUL-terminated copy of `bytes` living as long as the Temps, or NULL when it does not fit
+   *  what is left of the inline text buffer. */
+  const char* CopyText(const PFByteArray& bytes) noexcept;
   /*! Storage for a DLTensor copy whose strides the bridge had to fill in. */
   DLTensor* NewTensorCopy(const DLTensor& t);
 
  private:
-  std::vector<void*> tvm_;
+  static constexpr size_t kInlineObjects = 4;
+  static constexpr size_t kTextBytes = 256;
+  void* tvm_inline_[kInlineObjects];
+  size_t num_tvm_ = 0;
+  std::vector<void*> tvm_more_;
   std::vector<PFAny> pf_;
   struct TensorCopy {
     DLTensor tensor;
     std::vector<int64_t> strides;
   };
   std::vector<std::unique_ptr<TensorCopy>> copies_;  // heap cells: their addresses never move
+  size_t text_used_ = 0;
+  char text_[kTextBytes];  // uninitialised: only the used prefix is ever read
 };
 
 /*! How ToTVM should shape a value. */
