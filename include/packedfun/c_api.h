@@ -89,6 +89,9 @@ typedef enum {
   kPFTypeBytesView = 10,  /*!< v_ptr: borrowed const PFByteArray* holding raw bytes */
   kPFTypeSmallStr = 11,   /*!< v_bytes[0, small_len): UTF-8 of at most 7 bytes, NUL-terminated */
   kPFTypeSmallBytes = 12, /*!< v_bytes[0, small_len): at most 7 bytes, NUL-terminated */
+  kPFTypeUInt64 = 13,     /*!< v_uint64 (ABI 1.4): an integer in [2**63, 2**64), beyond int64;
+                               every smaller integer travels as kPFTypeInt, so each value has
+                               one form. A library older than 1.4 sees an unknown POD index. */
   kPFTypeStaticObjectBegin = 64,
   kPFTypeObject = 64,   /*!< root of all object types */
   kPFTypeString = 65,   /*!< PFBytesObject holding UTF-8 */
@@ -132,6 +135,7 @@ typedef struct PFAny {
   };
   union {
     int64_t v_int64;        /*!< kPFTypeInt, kPFTypeBool */
+    uint64_t v_uint64;      /*!< kPFTypeUInt64 (ABI 1.4) */
     double v_float64;       /*!< kPFTypeFloat */
     void* v_ptr;            /*!< kPFTypeOpaquePtr, kPFTypeDLTensorPtr, kPFTypeStrView/BytesView */
     const char* v_c_str;    /*!< kPFTypeRawStr */

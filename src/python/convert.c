@@ -88,17 +88,37 @@ static int push_temp(PFPyArgs* pack, PFObject* obj, PFAny* out) {
   return 0;
 }
 
-static int arg_from_int(PyObject* o, PFAny* out, Py_ssize_t pos, PyObject* fname) {
+/* An int beyond int64: [2**63, 2**64) travels as kPFTypeUInt64. Cold. */
+static PFPY_NOINLINE int long_beyond_int64(PyObject* o, int overflow, PFAny* out) {
+  if (overflow < 0) return PFPY_INT_TOO_SMALL;
+  unsigned long long value = PyLong_AsUnsignedLongLong(o);
+  if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+    PyErr_Clear();
+    return PFPY_INT_TOO_LARGE;
+  }
+  PFPY_SET_POD(out, kPFTypeUInt64, v_uint64, (uint64_t)value);
+  return 0;
+}
+
+int pfpy_long_to_any(PyObject* o, PFAny* out) {
   int overflow;
   long long value = PyLong_AsLongLongAndOverflow(o, &overflow);
   if (value == -1 && PyErr_Occurred()) return -1;
-  if (overflow != 0) {
-    pfpy_arg_error(PyExc_OverflowError, fname, pos,
-                   overflow > 0 ? "int too large for int64" : "int too small for int64");
-    return -1;
-  }
+  if (overflow != 0) return long_beyond_int64(o, overflow, out);
   PFPY_SET_POD(out, kPFTypeInt, v_int64, (int64_t)value);
   return 0;
+}
+
+const char* pfpy_int_range_message(int rc) {
+  return rc == PFPY_INT_TOO_LARGE ? "int too large for uint64" : "int too small for int64";
+}
+
+static int arg_from_int(PyObject* o, PFAny* out, Py_ssize_t pos, PyObject* fname) {
+  int rc = pfpy_long_to_any(o, out);
+  if (PFPY_LIKELY(rc == 0) || rc < 0) return rc;
+  pfpy_arg_error(PyExc_OverflowError, fname, pos, pfpy_int_range_message(rc));
+  return -1;
 }
 
 static int arg_from_void_p(PyObject* o, PFAny* out) {
@@ -276,6 +296,8 @@ static PyObject* pod_to_py(const PFAny* v) {
       Py_RETURN_NONE;
     case kPFTypeInt:
       return PyLong_FromLongLong(v->v_int64);
+    case kPFTypeUInt64:
+      return PyLong_FromUnsignedLongLong(v->v_uint64);
     case kPFTypeBool:
       return PyBool_FromLong((long)v->v_int64);
     case kPFTypeFloat:

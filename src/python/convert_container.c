@@ -309,14 +309,9 @@ static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view) {
   } else if (PyBool_Check(o)) {
     PFPY_SET_POD(out, kPFTypeBool, v_int64, o == Py_True);
   } else if (PyLong_Check(o)) {
-    int overflow;
-    long long value = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (value == -1 && PyErr_Occurred()) return -1;
-    if (overflow != 0) {
-      return own_error(ctx, PyExc_OverflowError,
-                       overflow > 0 ? "int too large for int64" : "int too small for int64");
-    }
-    PFPY_SET_POD(out, kPFTypeInt, v_int64, (int64_t)value);
+    int rc = pfpy_long_to_any(o, out);
+    if (rc > 0) return own_error(ctx, PyExc_OverflowError, pfpy_int_range_message(rc));
+    if (rc < 0) return -1;
   } else if (PyFloat_Check(o)) {
     PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
   } else if (PyUnicode_Check(o)) {

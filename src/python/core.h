@@ -100,6 +100,14 @@ typedef struct {
  *  negative `pos` means the value is a return value. Returns 0, or -1 with a Python exception. */
 int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
 
+/*! Converts a Python int (borrowed) into kPFTypeInt, or kPFTypeUInt64 in [2**63, 2**64): 0 when
+ *  converted, -1 with a Python exception, or PFPY_INT_TOO_LARGE / PFPY_INT_TOO_SMALL (no
+ *  exception set; pfpy_int_range_message words it) when it fits neither. */
+int pfpy_long_to_any(PyObject* o, PFAny* out);
+#define PFPY_INT_TOO_LARGE 1
+#define PFPY_INT_TOO_SMALL 2
+const char* pfpy_int_range_message(int rc);
+
 /*! Stores a POD value in a PFAny (zero padding included). */
 #define PFPY_SET_POD(any, tindex, field, value) \
   do {                                          \

@@ -26,6 +26,12 @@ Array<int64_t> Head(Array<int64_t> xs, std::optional<int64_t> n) {
 }
 
 uint64_t EchoUint64(uint64_t x) { return x; }
+uint64_t MaskUint64(uint64_t x, uint64_t mask) { return x & mask; }
+uint64_t MaxUint64(Array<uint64_t> xs) {
+  uint64_t out = 0;
+  for (uint64_t x : xs) out = x > out ? x : out;
+  return out;
+}
 
 }  // namespace
 
@@ -40,6 +46,9 @@ PACKEDFUN_REGISTER_GLOBAL("testing.head").set_body_typed(Head, {"xs", "n"_a = nu
 PACKEDFUN_REGISTER_GLOBAL("testing.packed_kw")
     .set_body_packed([](PackedArgs args, Any* rv) { *rv = args[0]; }, {"x", "y"_a = 7});
 PACKEDFUN_REGISTER_GLOBAL("testing.echo_uint64").set_body_typed(EchoUint64, {"x"});
+PACKEDFUN_REGISTER_GLOBAL("testing.mask_uint64")
+    .set_body_typed(MaskUint64, {"x", "mask"_a = UINT64_MAX});
+PACKEDFUN_REGISTER_GLOBAL("testing.max_uint64").set_body_typed(MaxUint64, {"xs"});
 
 }  // namespace testing
 }  // namespace packedfun

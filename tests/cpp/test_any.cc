@@ -137,9 +137,19 @@ TEST(Any, NarrowIntOverflowIsOverflowError) {
   EXPECT_EQ(big.cast<int64_t>(), 5000000000);
 }
 
-TEST(Any, Uint64BeyondInt64IsOverflowError) {
-  Error e = Catch([] { Any a = uint64_t{1} << 63; });
+TEST(Any, Uint64UsesTheFullRange) {
+  Any top = ~uint64_t{0};
+  EXPECT_EQ(top.type_index(), kPFTypeUInt64);
+  EXPECT_EQ(top.cast<uint64_t>(), ~uint64_t{0});
+  EXPECT_EQ(top.cast<double>(), 18446744073709551615.0);
+  Any small = uint64_t{7};  // below 2**63 an unsigned value travels as a plain int
+  EXPECT_EQ(small.type_index(), kPFTypeInt);
+  EXPECT_EQ(small.cast<uint64_t>(), 7u);
+  Error e = Catch([] { Any(uint64_t{1} << 63).cast<int64_t>(); });
   EXPECT_EQ(e.kind(), "OverflowError");
+  EXPECT_EQ(e.message(), "value 9223372036854775808 does not fit in int64");
+  Error n = Catch([] { Any(int64_t{-1}).cast<uint64_t>(); });
+  EXPECT_EQ(n.message(), "value -1 does not fit in uint64");
 }
 
 TEST(Any, OptionalConversions) {

@@ -99,7 +99,7 @@ def test_exception_through_nested_callbacks_is_the_same_object():
 
 
 def test_callback_result_overflow():
-    with pytest.raises(OverflowError, match="int too large for int64"):
+    with pytest.raises(OverflowError, match="int too large for uint64"):
         testing.apply(lambda: 2**64)
 
 

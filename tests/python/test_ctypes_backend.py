@@ -220,8 +220,8 @@ def test_functions_and_values_round_trip_in_process():
 
 def test_overflow_and_unicode_errors_name_the_argument():
     echo = cb.get_global_func("testing.echo")
-    with pytest.raises(OverflowError, match=r"testing.echo: argument 0: int too large for int64"):
-        echo(2**63)
+    with pytest.raises(OverflowError, match=r"testing.echo: argument 0: int too large for uint64"):
+        echo(2**64)
     with pytest.raises(OverflowError, match=r"argument 1: int too small for int64"):
         cb.get_global_func("testing.nop")(0, -(2**63) - 1)
     with pytest.raises(UnicodeEncodeError) as info:

@@ -107,8 +107,8 @@ def test_int_subclasses_and_bytearray():
 
 
 def test_int_overflow_names_function_and_argument():
-    with pytest.raises(OverflowError, match=r"testing\.echo.*argument 0: int too large for int64"):
-        testing.echo(2**63)
+    with pytest.raises(OverflowError, match=r"testing\.echo.*argument 0: int too large for uint64"):
+        testing.echo(2**64)
     with pytest.raises(OverflowError, match=r"argument 1: int too small for int64"):
         testing.nop(0, -(2**63) - 1)
     with pytest.raises(OverflowError, match="argument 2"):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from packedfun import testing
 
 _INT64 = (-(2**63), 2**63 - 1)
+_WIRE = (-(2**63), 2**64 - 1)  # what an int may be on its way in: int64, or uint64 beyond it
 _INT32 = (-(2**31), 2**31 - 1)
 
 
@@ -39,11 +40,11 @@ def _int(v, bounds=_INT64):
 def _float(v):
     if isinstance(v, float):
         return v
-    return float(_int(v))
+    return float(_int(v, _WIRE))
 
 
 def _bool(v):
-    return bool(_int(v))
+    return bool(_int(v, _WIRE))
 
 
 def _str(v):
@@ -88,7 +89,7 @@ def _any(v):
     if v is None or isinstance(v, (bool, float, str)):
         return v
     if isinstance(v, int):
-        return _int(v)
+        return _int(v, _WIRE)
     if isinstance(v, (bytes, bytearray)):
         return bytes(v)
     if isinstance(v, (list, tuple)):
@@ -167,7 +168,7 @@ def _same(a, b) -> bool:
 
 def _has_big_int(v) -> bool:
     if isinstance(v, int):
-        return not _INT64[0] <= v <= _INT64[1]
+        return not _WIRE[0] <= v <= _WIRE[1]
     if isinstance(v, (list, tuple)):
         return any(_has_big_int(x) for x in v)
     if isinstance(v, dict):
@@ -205,7 +206,7 @@ def test_converter_matches_model_and_keeps_refcounts(signature, value):
         verdict = None
     except Reject as reject:
         verdict = reject.types
-    if _has_big_int(value):  # Python -> Any runs first: no int past int64 survives anywhere
+    if _has_big_int(value):  # Python -> Any runs first: no int past uint64 survives anywhere
         verdict = (OverflowError, TypeError)
     try:
         result = func(value)

@@ -302,7 +302,7 @@ def test_errors_name_the_parameter(add_kw):
         add_kw(1, "x")
     with pytest.raises(TypeError, match=rf"^{label}: argument 'b': expected int, got str"):
         add_kw(1, b="x")  # bound by keyword: still the parameter's name
-    with pytest.raises(OverflowError, match=rf"^{label}: argument 'a': int too large for int64"):
+    with pytest.raises(OverflowError, match=rf"^{label}: argument 'a': int too large for uint64"):
         add_kw(2**70)  # refused by the Python-side converter: the same words
     # Without names, positions (the typed wrapper has nothing better to say).
     with pytest.raises(TypeError, match=r"^testing\.add_int: argument 1: expected int, got str"):

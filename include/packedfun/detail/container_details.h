@@ -20,9 +20,12 @@ namespace detail {
 /*! Thrown (and caught) while a container's elements are checked: where, what was wanted, what
  *  was found. Containers turn it into one TypeError at the outermost level. */
 struct ElementMismatch {
+  ElementMismatch(std::string p, std::string e, std::string g, std::string o = std::string())
+      : path(std::move(p)), expected(std::move(e)), got(std::move(g)), overflow(std::move(o)) {}
   std::string path;
   std::string expected;
   std::string got;
+  std::string overflow;  // set for an int out of the element type's range: an OverflowError
 };
 
 /*! The TypeError of a container element that does not convert ("Array[int] element [3]:
@@ -31,8 +34,9 @@ struct ElementMismatch {
 class ElementError : public Error {
  public:
   ElementError(const std::string& container, ElementMismatch m)
-      : Error("TypeError", (m.path.empty() ? container : container + " element " + m.path) +
-                               ": expected " + m.expected + ", got " + m.got),
+      : Error(m.overflow.empty() ? "TypeError" : "OverflowError",
+              (m.path.empty() ? container : container + " element " + m.path) + ": " +
+                  (m.overflow.empty() ? "expected " + m.expected + ", got " + m.got : m.overflow)),
         mismatch_(std::move(m)) {}
   const ElementMismatch& mismatch() const noexcept { return mismatch_; }
 
@@ -77,6 +81,21 @@ inline std::string KeyPathPiece(const PFAny& key) {
 }
 
 /*! Checks that `v` converts to T, throwing ElementMismatch with `piece` prepended to the path. */
+/*! The mismatch of a scalar element: an int out of T's range is an overflow, not a type error. */
+template <typename T>
+[[noreturn]] __attribute__((noinline, cold)) void ThrowElementMismatch(const PFAny& v,
+                                                                       const std::string& piece) {
+  ElementMismatch m{piece, ElementTypeName<T>(), AnyTypeName(v)};
+  if constexpr (IntRangeName<T>() != nullptr) {
+    if (v.type_index == kPFTypeInt) {
+      m.overflow = "value " + std::to_string(v.v_int64) + " does not fit in " + IntRangeName<T>();
+    } else if (v.type_index == kPFTypeUInt64) {
+      m.overflow = "value " + std::to_string(v.v_uint64) + " does not fit in " + IntRangeName<T>();
+    }
+  }
+  throw m;
+}
+
 template <typename T>
 void CheckElement(const PFAny& v, const std::string& piece) {
   if constexpr (IsAnyElement<T>()) {
@@ -101,8 +120,7 @@ void CheckElement(const PFAny& v, const std::string& piece) {
     }
     throw ElementMismatch{piece, ElementTypeName<T>(), AnyTypeName(v)};
   } else {
-    if (!TypeTraits<T>::TryFrom(&v))
-      throw ElementMismatch{piece, ElementTypeName<T>(), AnyTypeName(v)};
+    if (!TypeTraits<T>::TryFrom(&v)) ThrowElementMismatch<T>(v, piece);
   }
 }
 

@@ -151,7 +151,8 @@ __attribute__((noinline, cold)) inline std::string ArgumentWhere(const char* nam
     const char* name, const ParamNames* params, size_t index, const ElementError& err) {
   const ElementMismatch& m = err.mismatch();
   std::string where = ArgumentWhere(name, params, index);
-  if (m.path.empty()) throw Error("TypeError", where + ": " + err.message());
+  if (m.path.empty()) throw Error(err.kind(), where + ": " + err.message());
+  if (!m.overflow.empty()) throw Error("OverflowError", where + m.path + ": " + m.overflow);
   throw Error("TypeError", where + m.path + ": expected " + m.expected + ", got " + m.got);
 }
 

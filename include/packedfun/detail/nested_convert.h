@@ -34,7 +34,7 @@ T ElementFrom(const PFAny& v, Piece&& piece) {
   } else {
     r = TypeTraits<T>::TryFrom(&v);
   }
-  if (!r) throw ElementMismatch{piece(), TypeTraits<T>::TypeName(), AnyTypeName(v)};
+  if (!r) ThrowElementMismatch<T>(v, piece());
   return std::move(*r);
 }
 

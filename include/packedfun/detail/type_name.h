@@ -17,7 +17,7 @@ constexpr const char* kOpaqueTypeNameHook = "packedfun.OpaqueTypeName";
 /*! Python-facing names of the built-in type indices; NULL where the runtime's table decides. */
 inline const char* BuiltinTypeName(int32_t type_index) noexcept {
   static const char* const kPod[] = {"None",      "int", "bool", "float", "ptr", "dtype", "Device",
-                                     "DLTensor*", "str", "str",  "bytes", "str", "bytes"};
+                                     "DLTensor*", "str", "str",  "bytes", "str", "bytes", "int"};
   static const char* const kObject[] = {"Object", "str",   "bytes",  "Error", "Function",
                                         "Opaque", "Shape", "Tensor", "Array", "Map",
                                         "List",   "Dict",  "Module"};

@@ -66,16 +66,16 @@ inline void SetObject(PFAny* out, PFObject* obj) noexcept {
   out->v_obj = obj;
 }
 
-/*! For narrow integer types, the name used in overflow messages ("int32"); NULL otherwise. */
+/*! For integer types, the name used in overflow messages ("int32"); NULL otherwise. int64 is
+ *  named too: it refuses the integers beyond it (kPFTypeUInt64). */
 template <typename T>
 constexpr const char* IntRangeName() noexcept {
   if constexpr (std::is_enum<T>::value) {
     return IntRangeName<std::underlying_type_t<T>>();
-  } else if constexpr (!std::is_integral<T>::value || std::is_same<T, bool>::value ||
-                       (std::is_signed<T>::value && sizeof(T) == 8)) {
+  } else if constexpr (!std::is_integral<T>::value || std::is_same<T, bool>::value) {
     return nullptr;
   } else if constexpr (std::is_signed<T>::value) {
-    return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : "int32";
+    return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64";
   } else {
     return sizeof(T) == 1   ? "uint8"
            : sizeof(T) == 2 ? "uint16"
@@ -93,25 +93,36 @@ constexpr const char* IntRangeName() noexcept {
     throw Error("OverflowError", prefix + "value " + std::to_string(value.v_int64) +
                                      " does not fit in " + range_name);
   }
+  if (range_name != nullptr && value.type_index == kPFTypeUInt64) {
+    throw Error("OverflowError", prefix + "value " + std::to_string(value.v_uint64) +
+                                     " does not fit in " + range_name);
+  }
   throw Error("TypeError", prefix + "expected " + expected + ", got " + AnyTypeName(value));
 }
 
 }  // namespace detail
 
-/*! Integers (not bool): kPFTypeInt; received from Int or Bool, range-checked. */
+/*! Integers (not bool): kPFTypeInt, or kPFTypeUInt64 for a 64-bit unsigned value beyond int64;
+ *  received from Int or Bool, range-checked, and unsigned 64-bit types from UInt64 too. */
 template <typename T>
 struct TypeTraits<T,
                   std::enable_if_t<std::is_integral<T>::value && !std::is_same<T, bool>::value>> {
+  static constexpr bool kUnsigned64 = std::is_unsigned<T>::value && sizeof(T) == 8;
   static void ToView(const T& v, PFAny* out, PFByteArray*) { ToOwned(v, out); }
-  static void ToOwned(T v, PFAny* out) {
-    if constexpr (std::is_unsigned<T>::value && sizeof(T) == 8) {
+  static void ToOwned(T v, PFAny* out) noexcept {
+    if constexpr (kUnsigned64) {
       if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-        throw Error("OverflowError", std::to_string(v) + " does not fit in int64");
+        detail::SetPod(out, kPFTypeUInt64);
+        out->v_uint64 = v;
+        return;
       }
     }
     detail::SetInt(out, kPFTypeInt, static_cast<int64_t>(v));
   }
   static std::optional<T> TryFrom(const PFAny* v) noexcept {
+    if constexpr (kUnsigned64) {
+      if (v->type_index == kPFTypeUInt64) return static_cast<T>(v->v_uint64);
+    }
     if (v->type_index != kPFTypeInt && v->type_index != kPFTypeBool) return std::nullopt;
     int64_t x = v->v_int64;
     if constexpr (!(std::is_signed<T>::value && sizeof(T) == 8)) {
@@ -134,6 +145,7 @@ struct TypeTraits<bool> {
   static void ToView(const bool& v, PFAny* out, PFByteArray*) { ToOwned(v, out); }
   static void ToOwned(bool v, PFAny* out) { detail::SetInt(out, kPFTypeBool, v ? 1 : 0); }
   static std::optional<bool> TryFrom(const PFAny* v) noexcept {
+    if (v->type_index == kPFTypeUInt64) return true;  // never zero
     if (v->type_index != kPFTypeBool && v->type_index != kPFTypeInt) return std::nullopt;
     return v->v_int64 != 0;
   }
@@ -153,6 +165,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_floating_point<T>::value>> {
     if (v->type_index == kPFTypeInt || v->type_index == kPFTypeBool) {
       return static_cast<T>(v->v_int64);
     }
+    if (v->type_index == kPFTypeUInt64) return static_cast<T>(v->v_uint64);
     return std::nullopt;
   }
   static std::string TypeName() { return "float"; }

@@ -47,6 +47,7 @@ kPFTypeStrView = 9
 kPFTypeBytesView = 10
 kPFTypeSmallStr = 11
 kPFTypeSmallBytes = 12
+kPFTypeUInt64 = 13  # ABI 1.4: an int in [2**63, 2**64)
 kPFTypeStaticObjectBegin = 64
 kPFTypeObject = 64
 kPFTypeString = 65

@@ -23,6 +23,7 @@ from .values import (
     _INT64_MIN,
     _NONE,
     _TRUE,
+    _UINT64_MAX,
     Function,
     Object,
     _pack_float,
@@ -246,10 +247,12 @@ class _Packer:
 
     def pack_int(self, value: int) -> bytes:
         value = int(value)
-        if not _INT64_MIN <= value <= _INT64_MAX:
-            what = "int too large for int64" if value > 0 else "int too small for int64"
-            raise OverflowError(_arg_message(self.fname, self.pos, what))
-        return _pack_int(abi.kPFTypeInt, 0, value)
+        if _INT64_MIN <= value <= _INT64_MAX:
+            return _pack_int(abi.kPFTypeInt, 0, value)
+        if _INT64_MAX < value <= _UINT64_MAX:  # beyond int64 (ABI 1.4)
+            return _pack_ptr(abi.kPFTypeUInt64, 0, value)
+        what = "int too large for uint64" if value > 0 else "int too small for int64"
+        raise OverflowError(_arg_message(self.fname, self.pos, what))
 
     def encode(self, value: str) -> bytes:
         try:

@@ -29,6 +29,7 @@ _ViewToOwned = LIB.PFAnyViewToOwned
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
+_UINT64_MAX = (1 << 64) - 1
 
 _pack_int = struct.Struct("=iIq").pack
 _pack_float = struct.Struct("=iId").pack
@@ -578,6 +579,8 @@ def take_object(handle: int, tindex: int):
 
 
 def _pod_to_python(value: PFAny, tindex: int):
+    if tindex == abi.kPFTypeUInt64:
+        return _unpack_ptr(value)[2]
     if tindex == abi.kPFTypeSmallStr or tindex == abi.kPFTypeSmallBytes:
         data = string_at(addressof(value) + 8, value.small_len)
         return data.decode("utf-8") if tindex == abi.kPFTypeSmallStr else data
