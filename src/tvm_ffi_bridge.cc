@@ -263,6 +263,34 @@ __attribute__((noinline)) int CallTranslated(Target* t, const PFAny* args, int32
   return rc;
 }
 
+/*! The call with str arguments (the common `str` from Python arrives as a view): each becomes a
+ *  small or raw string in a stack buffer, the rest passes through; nothing allocates or throws, so
+ *  none of CallTranslated's machinery is needed. Any other argument starts over there. */
+__attribute__((noinline)) int CallWithText(Target* t, const PFAny* args, int32_t num_args,
+                                           PFAny* result) {
+  constexpr int32_t kMaxArgs = 8;
+  constexpr size_t kTextBytes = 256;
+  if (num_args > kMaxArgs) return CallTranslated(t, args, num_args, result);
+  PFAny targs[kMaxArgs];
+  char text[kTextBytes];  // uninitialised: only the copies TextToTVM makes are read
+  size_t used = 0;
+  for (int32_t i = 0; i < num_args; ++i) {
+    const PFAny& a = args[i];
+    if (PassesThrough(a)) {
+      targs[i] = a;
+    } else if (a.type_index != kPFTypeStrView ||
+               !TextToTVM(*static_cast<const PFByteArray*>(a.v_ptr), &targs[i], text, kTextBytes,
+                          &used)) {
+      return CallTranslated(t, args, num_args, result);
+    }
+  }
+  if (t->call(t->tvm_function, targs, num_args, result) != 0) {
+    return Failed(t, args, num_args, result);
+  }
+  if (ResultPassesThrough(result->type_index)) return 0;
+  return TranslateResult(t, result);
+}
+
 /*! The bridge's work for one call. The fast path hands packedfun's arguments to tvm-ffi
  *  unchanged when every one of them means the same in both ABIs (POD, small strings, raw strings,
  *  DLTensor* with strides): no copy, no allocation, one type check per argument. */
@@ -271,7 +299,7 @@ inline int CallBody(Target* t, const PFAny* args, int32_t num_args, PFAny* resul
     return CallTranslated(t, args, num_args, result);
   }
   for (int32_t i = 0; i < num_args; ++i) {
-    if (!PassesThrough(args[i])) return CallTranslated(t, args, num_args, result);
+    if (!PassesThrough(args[i])) return CallWithText(t, args, num_args, result);
   }
   if (t->call(t->tvm_function, args, num_args, result) != 0) {
     return Failed(t, args, num_args, result);

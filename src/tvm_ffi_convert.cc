@@ -41,25 +41,11 @@ void NewTVMBytes(const PFByteArray& bytes, PFAny* out, Temps* temps) {
   KeepResult(value, out, temps);
 }
 
-/*! A str argument: inline when it fits a small string; else, without an inner NUL and when
- *  `borrowed` kinds may be used, a raw string copied into the call's own buffer (no allocation:
- *  a `String` parameter takes it as it takes a C string); else a temporary tvm-ffi String. */
+/*! A str argument: TextToTVM when it applies (raw strings only where borrowed kinds may be used),
+ *  else a temporary tvm-ffi String. */
 void StrToTVM(const PFByteArray& bytes, PFAny* out, Temps* temps, bool borrowed) {
-  if (bytes.size <= 7) {
-    *out = NoneAny();
-    out->type_index = kPFTypeSmallStr;
-    out->small_len = static_cast<uint32_t>(bytes.size);
-    if (bytes.size != 0) std::memcpy(out->v_bytes, bytes.data, bytes.size);
-    return;
-  }
-  if (borrowed && std::memchr(bytes.data, 0, bytes.size) == nullptr) {
-    if (const char* text = temps->CopyText(bytes); text != nullptr) {
-      *out = NoneAny();
-      out->type_index = kPFTypeRawStr;
-      out->v_c_str = text;
-      return;
-    }
-  }
+  size_t no_room = 0;  // no buffer: small strings only
+  if (borrowed ? temps->Text(bytes, out) : TextToTVM(bytes, out, nullptr, 0, &no_room)) return;
   NewTVMString(bytes, out, temps);
 }
 
@@ -322,13 +308,26 @@ Temps::~Temps() {
   for (PFAny& v : pf_) ReleaseAny(&v);
 }
 
-const char* Temps::CopyText(const PFByteArray& bytes) noexcept {
-  if (bytes.size >= kTextBytes - text_used_) return nullptr;
-  char* out = text_ + text_used_;
-  std::memcpy(out, bytes.data, bytes.size);
-  out[bytes.size] = '\0';
-  text_used_ += bytes.size + 1;
-  return out;
+bool TextToTVM(const PFByteArray& bytes, PFAny* out, char* buffer, size_t capacity,
+               size_t* used) noexcept {
+  if (bytes.size <= 7) {
+    *out = NoneAny();
+    out->type_index = kPFTypeSmallStr;
+    out->small_len = static_cast<uint32_t>(bytes.size);
+    if (bytes.size != 0) std::memcpy(out->v_bytes, bytes.data, bytes.size);
+    return true;
+  }
+  if (bytes.size >= capacity - *used || std::memchr(bytes.data, 0, bytes.size) != nullptr) {
+    return false;
+  }
+  char* text = buffer + *used;
+  std::memcpy(text, bytes.data, bytes.size);
+  text[bytes.size] = '\0';
+  *used += bytes.size + 1;
+  *out = NoneAny();
+  out->type_index = kPFTypeRawStr;
+  out->v_c_str = text;
+  return true;
 }
 
 DLTensor* Temps::NewTensorCopy(const DLTensor& t) {

@@ -140,6 +140,13 @@ void CallTVMFunction(void* func, const PFAny* args, int32_t num_args, PFAny* res
 /*! Releases a tvm-ffi owned value (decref when it holds an object). */
 void ReleaseTVM(PFAny* value) noexcept;
 
+/*! A str argument as a tvm-ffi value without allocating: a small string when it fits, else
+ *  (without an inner NUL) a raw C string copied into `buffer` from `*used` on, which advances; a
+ *  `String` parameter takes it as it takes a C string. False, and `*out` untouched, when neither
+ *  applies: the caller makes a tvm-ffi String object. */
+bool TextToTVM(const PFByteArray& bytes, PFAny* out, char* buffer, size_t capacity,
+               size_t* used) noexcept;
+
 /*! tvm-ffi objects and text made for one call, released (in reverse) when it returns. The first
  *  few objects and short text live inline: a call with one long string argument allocates
  *  nothing here. */
@@ -157,9 +164,10 @@ class Temps {
     }
   }
   void KeepPF(PFAny value) { pf_.push_back(value); }
-  /*! A NUL-terminated copy of `bytes` living as long as the Temps, or NULL when it does not fit
-   *  what is left of the inline text buffer. */
-  const char* CopyText(const PFByteArray& bytes) noexcept;
+  /*! TextToTVM into the Temps' own text buffer (its raw strings live as long as the Temps). */
+  bool Text(const PFByteArray& bytes, PFAny* out) noexcept {
+    return TextToTVM(bytes, out, text_, kTextBytes, &text_used_);
+  }
   /*! Storage for a DLTensor copy whose strides the bridge had to fill in. */
   DLTensor* NewTensorCopy(const DLTensor& t);
 
