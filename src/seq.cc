@@ -19,11 +19,29 @@ inline bool IsPlainPod(int32_t type_index) noexcept {
   return static_cast<uint32_t>(type_index) < static_cast<uint32_t>(kPFTypeDLTensorPtr);
 }
 
+/*! Releases the objects among `n` cells about to be freed (unreachable: nothing to reset). Type
+ *  indices are never negative, so four cells hold no object exactly when their OR is below
+ *  kPFTypeStaticObjectBegin: one test per four cells of an Array of numbers or short strings. */
+void ReleaseCells(PFAny* cells, int64_t n) noexcept {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const PFAny* c = cells + i;
+    if ((c[0].type_index | c[1].type_index | c[2].type_index | c[3].type_index) <
+        kPFTypeStaticObjectBegin) {
+      continue;
+    }
+    for (int k = 0; k < 4; ++k) {
+      if (IsObjectIndex(c[k].type_index)) DecRef(c[k].v_obj);
+    }
+  }
+  for (; i < n; ++i) {
+    if (IsObjectIndex(cells[i].type_index)) DecRef(cells[i].v_obj);
+  }
+}
+
 void DeleteSeq(PFObject* obj) noexcept {
   auto* seq = As<PFSeqObject>(obj);
-  if ((obj->flags & kSeqFlagPlainPods) == 0) {
-    for (int64_t i = 0; i < seq->size; ++i) ReleaseAny(&seq->data[i]);
-  }
+  if ((obj->flags & kSeqFlagPlainPods) == 0) ReleaseCells(seq->data, seq->size);
   if (seq->data != InlineSlots(seq)) std::free(seq->data);
   std::free(seq);
 }
@@ -106,6 +124,12 @@ PACKEDFUN_API int PFArrayCreate(const PFAny* items, int64_t num_items, PFAny* ou
     if (num_items < 0) return RaiseError("ValueError", "PFArrayCreate: negative num_items");
     PFSeqObject* arr = NewSeq(kPFTypeArray, num_items);
     PFAny result = ObjectAny(Header(arr));
+    if (items == nullptr) {  // cells for the creator to fill in place: None (all zero bytes)
+      if (num_items > 0) std::memset(arr->data, 0, sizeof(PFAny) * static_cast<size_t>(num_items));
+      arr->size = num_items;
+      *out = result;
+      return 0;
+    }
     bool plain = true;
     try {
       for (int64_t i = 0; i < num_items;) {

@@ -475,7 +475,9 @@ PACKEDFUN_API int PFStringCreate(const PFByteArray* bytes, PFAny* out);
 PACKEDFUN_API int PFBytesCreate(const PFByteArray* bytes, PFAny* out);
 
 /*! Creates an Array holding owned copies (PFAnyViewToOwned) of `items` (borrowed).
- *  `*out` receives a new ref. */
+ *  `*out` receives a new ref. Added in ABI 1.4: with `items` NULL the Array holds `num_items`
+ *  None cells that its creator may overwrite in place with owned values (never borrowed kinds)
+ *  before the Array is shared; a binding converts its own list straight into the cells. */
 PACKEDFUN_API int PFArrayCreate(const PFAny* items, int64_t num_items, PFAny* out);
 
 /*! Creates a Shape copying `dims` (borrowed). `*out` receives a new ref. */

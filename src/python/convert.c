@@ -190,6 +190,9 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
     if (pfpy_callable_to_temp_function(o, &obj) != 0) return -1; /* the usual callbacks, first */
     return push_temp(pack, obj, out);
   }
+  if (PyList_CheckExact(o) || PyDict_CheckExact(o) || PyTuple_CheckExact(o)) {
+    return pfpy_container_arg(o, pack, pos, fname); /* before the subtype walks below */
+  }
   if (PyUnicode_Check(o)) {
     PFByteArray* view = &pack->views[slot];
     if (pfpy_str_view(o, view) != 0) {

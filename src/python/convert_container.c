@@ -10,12 +10,13 @@
 typedef struct {
   PyObject* fname; /* borrowed, may be NULL */
   Py_ssize_t pos;  /* argument position; negative: a value (convert, return values) */
-  PyObject** open; /* containers on the current path */
+  PyObject** open; /* containers on the current path: `shallow`, or a PyMem block when deeper */
   int depth, cap;
-  PyObject* path;     /* list of segment strs, or NULL before a failure */
-  int own_error;      /* the pending exception's message is a bare "what" to prefix */
-  PFAny* spare;       /* a buffer lent by the top-level caller (items then views), or NULL */
-  Py_ssize_t spare_n; /* how many items it holds */
+  PyObject* path;        /* list of segment strs, or NULL before a failure */
+  int own_error;         /* the pending exception's message is a bare "what" to prefix */
+  PFAny* spare;          /* a buffer lent by the top-level caller (items then views), or NULL */
+  Py_ssize_t spare_n;    /* how many items it holds */
+  PyObject* shallow[16]; /* `open` for the usual nests: no allocation per conversion */
 } Ctx;
 
 /* The items of one container under construction: `n` owned PFAny plus StrView/BytesView backing. */
@@ -106,13 +107,15 @@ static int enter(Ctx* ctx, PyObject* o) {
   if (is_open(ctx, o)) return own_error(ctx, PyExc_ValueError, "container contains itself");
   if (Py_EnterRecursiveCall(" while converting a nested container")) return -1;
   if (ctx->depth == ctx->cap) {
-    int cap = ctx->cap ? ctx->cap * 2 : 32;
-    PyObject** grown = (PyObject**)PyMem_Realloc(ctx->open, (size_t)cap * sizeof(PyObject*));
+    int cap = ctx->cap * 2;
+    PyObject** grown = ctx->open == ctx->shallow ? NULL : ctx->open;
+    grown = (PyObject**)PyMem_Realloc(grown, (size_t)cap * sizeof(PyObject*));
     if (grown == NULL) {
       Py_LeaveRecursiveCall();
       PyErr_NoMemory();
       return -1;
     }
+    if (ctx->open == ctx->shallow) memcpy(grown, ctx->shallow, sizeof(ctx->shallow));
     ctx->open = grown;
     ctx->cap = cap;
   }
@@ -216,8 +219,78 @@ static inline int plain_from_py(PyObject* o, PFAny* out, PFByteArray* view) {
   return 1;
 }
 
+/* Makes the str/bytes view in `*cell` (over a buffer the caller keeps alive) an owned value. */
+static int own_view(PFAny* cell) {
+  int32_t kind = cell->type_index;
+  if (kind != kPFTypeStrView && kind != kPFTypeBytesView) return 0;
+  const PFByteArray* view = (const PFByteArray*)cell->v_ptr;
+  PFPY_SET_POD(cell, kPFTypeNone, v_int64, 0); /* valid whatever happens next */
+  PFAny owned;
+  int rc = kind == kPFTypeStrView ? PFStringCreate(view, &owned) : PFBytesCreate(view, &owned);
+  if (rc != 0) {
+    pfpy_raise_native(NULL);
+    return -1;
+  }
+  *cell = owned;
+  return 0;
+}
+
+/* An Array built in place: PFArrayCreate without items makes its cells (None), and each element
+ * is converted straight into its cell as an owned value; no buffer to fill and copy, and a run of
+ * small ints is one pass over the list. On failure the Array, whose cells are always valid,
+ * releases what was stored. */
+static int array_from_py(Ctx* ctx, PyObject* o, PFAny* out) {
+  int is_list = PyList_Check(o);
+  Py_ssize_t n = is_list ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
+  PFAny made;
+  if (PFArrayCreate(NULL, n, &made) != 0) {
+    pfpy_raise_native(NULL);
+    return -1;
+  }
+  PFAny* cells = ((PFSeqObject*)made.v_obj)->data;
+  int rc = 0;
+  for (Py_ssize_t i = 0; rc == 0 && i < n; ++i) {
+    /* A run of small ints calls no Python code, so the list cannot change under it. */
+    if (!is_list || PyList_GET_SIZE(o) == n) {
+      PyObject* const* src = is_list ? ((PyListObject*)o)->ob_item : ((PyTupleObject*)o)->ob_item;
+      i = small_int_run(src, i, n, cells);
+      if (i == n) break;
+    }
+    if (is_list && PyList_GET_SIZE(o) != n) {
+      rc = own_error(ctx, PyExc_RuntimeError, "list changed size during conversion");
+      break;
+    }
+    PyObject* item = is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
+    PFByteArray view;
+    if (PFPY_LIKELY(plain_from_py(item, &cells[i], &view))) { /* no call, no refs */
+      rc = own_view(&cells[i]);
+    } else {
+      Py_INCREF(item); /* converting may run Python code that mutates the list */
+      rc = value_from_py(ctx, item, &cells[i], &view);
+      if (rc == 0) {
+        rc = own_view(&cells[i]); /* `item` still holds the viewed buffer */
+      } else {
+        PFPY_SET_POD(&cells[i], kPFTypeNone, v_int64, 0);
+      }
+      Py_DECREF(item);
+    }
+    if (rc != 0) add_segment(ctx, PyUnicode_FromFormat("[%zd]", i));
+  }
+  if (rc != 0) {
+    PFObjectDecRef(made.v_obj);
+    return -1;
+  }
+  *out = made;
+  return 0;
+}
+
 static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   if (enter(ctx, o) != 0) return -1;
+  if (kind == kPFTypeArray) {
+    int rc = array_from_py(ctx, o, out);
+    leave(ctx);
+    return rc;
+  }
   int is_list = PyList_Check(o);
   Py_ssize_t n = is_list ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
   Items it;
@@ -413,10 +486,19 @@ int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fnam
    * than in a malloc'ed buffer too large for the allocator's fast path. */
   enum { kSpareItems = 256 };
   PFAny spare[2 * kSpareItems]; /* items, then as many views (a PFByteArray is a PFAny's size) */
-  Ctx ctx = {fname, pos, NULL, 0, 0, NULL, 0, spare, kSpareItems};
+  Ctx ctx;
+  ctx.fname = fname;
+  ctx.pos = pos;
+  ctx.open = ctx.shallow;
+  ctx.depth = 0;
+  ctx.cap = (int)(sizeof(ctx.shallow) / sizeof(ctx.shallow[0]));
+  ctx.path = NULL;
+  ctx.own_error = 0;
+  ctx.spare = spare;
+  ctx.spare_n = kSpareItems;
   int rc = PyDict_Check(o) ? dict_from_py(&ctx, o, kind, out) : seq_from_py(&ctx, o, kind, out);
   if (rc != 0) decorate_error(&ctx);
-  PyMem_Free(ctx.open);
+  if (ctx.open != ctx.shallow) PyMem_Free(ctx.open);
   Py_XDECREF(ctx.path);
   return rc;
 }

@@ -68,6 +68,21 @@ TEST(CSeq, EmptyArray) {
   PFAnyRelease(&arr);
 }
 
+TEST(CSeq, ArrayWithoutItemsIsFilledInPlaceByItsCreator) {
+  g_freed = 0;
+  PFAny arr;
+  ASSERT_EQ(PFArrayCreate(nullptr, 9, &arr), 0);
+  auto* seq = reinterpret_cast<PFSeqObject*>(arr.v_obj);
+  ASSERT_EQ(seq->size, 9);
+  for (int64_t i = 0; i < 9; ++i) EXPECT_EQ(seq->data[i].type_index, kPFTypeNone);
+  PFObject* opaque = nullptr;
+  ASSERT_EQ(PFOpaqueObjectCreate(nullptr, CountFree, &opaque), 0);
+  seq->data[0] = Int(5);
+  seq->data[6] = Obj(opaque);  // the creator's reference moves into the cell
+  PFAnyRelease(&arr);          // releases the object among the plain cells
+  EXPECT_EQ(g_freed, 1);
+}
+
 TEST(CSeq, NestedArrays) {
   PFAny inner_items[2] = {Int(1), Int(2)};
   PFAny inner;

@@ -27,6 +27,15 @@ def test_convert_mixed_list_after_a_run_of_small_ints():
     assert list(pf.convert(tuple(values))) == values
 
 
+def test_list_converted_in_place_releases_what_it_stored_on_failure():
+    inner = pf.convert([1, 2])
+    values = [*range(20), "a string longer than seven bytes", inner, "short", 1.5, 2**70]
+    with pytest.raises(OverflowError, match=r"\[24\]"):
+        pf.convert(values)
+    assert list(pf.convert(values[:-1]))[:21] == values[:21]
+    assert list(pf.convert(values[:-1])[21]) == [1, 2]
+
+
 def test_convert_dict_keeps_every_pair():
     source = {f"key{i}": i for i in range(300)}
     m = pf.convert(source)
