@@ -71,7 +71,7 @@ class Target:
     text: str
     max_ratio: float | None = None  # packedfun / floor
     max_us: float | None = None  # packedfun absolute microseconds per call
-    faster_than: tuple | None = None  # (peer, factor): peer / packedfun >= factor
+    faster_than: tuple | None = None  # (peer, factor): peer / packedfun >= factor; or several
 
     def check(self, ns: dict) -> bool | None:
         """True/False when packedfun was measured, None when it could not be judged."""
@@ -86,9 +86,10 @@ class Target:
         if self.max_us is not None:
             ok &= pf <= self.max_us * 1000.0
         if self.faster_than is not None:
-            peer, factor = self.faster_than
-            if ns.get(peer) is not None:
-                ok &= ns[peer] >= factor * pf
+            pairs = self.faster_than
+            for peer, factor in pairs if isinstance(pairs[0], tuple) else (pairs,):
+                if ns.get(peer) is not None:
+                    ok &= ns[peer] >= factor * pf
         return bool(ok)
 
 

@@ -26,6 +26,10 @@ std::unordered_map<std::string, nb::object>& Registry() {
 NB_MODULE(pf_bench_nb, m) {
   m.def("nop", [] { bench_nop(); });
   m.def("add_int", [](int64_t a, int64_t b) { return bench_add_int(a, b); });
+  // The keyword rows (cases_kwargs.py): names and a default, as nanobind declares them.
+  m.def(
+      "add_kw", [](int64_t a, int64_t b) { return bench_add_int(a, b); }, nb::arg("a"),
+      nb::arg("b") = 2);
   m.def("add3_int", [](int64_t a, int64_t b, int64_t c) { return bench_add3_int(a, b, c); });
   m.def("echo_float", [](double x) { return bench_echo_float(x); });
   m.def("str_len", [](std::string_view s) { return bench_str_len(s.data(), s.size()); });

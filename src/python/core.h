@@ -344,6 +344,8 @@ void pfpy_restore_exception(PyObject* exc);
 extern PyMethodDef pfpy_registry_methods[];
 extern PyMethodDef pfpy_error_methods[];
 extern PyMethodDef pfpy_convert_methods[];
+/*! fast_construct (object_method.c). */
+extern PyMethodDef pfpy_construct_methods[];
 extern PyMethodDef pfpy_module_ext_methods[]; /* module_ext.c (modules engineer) */
 
 #endif /* PACKEDFUN_SRC_PYTHON_CORE_H_ */

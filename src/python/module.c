@@ -91,6 +91,7 @@ static int add_contents(PyObject* m) {
   if (PyModule_AddFunctions(m, pfpy_registry_methods) < 0 ||
       PyModule_AddFunctions(m, pfpy_error_methods) < 0 ||
       PyModule_AddFunctions(m, pfpy_convert_methods) < 0 ||
+      PyModule_AddFunctions(m, pfpy_construct_methods) < 0 ||
       PyModule_AddFunctions(m, pfpy_module_ext_methods) < 0) {
     return -1;
   }

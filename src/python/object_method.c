@@ -14,9 +14,36 @@ typedef struct {
   PyObject* doc;
 } MethodDescr;
 
+static PyTypeObject CtorDescr_Type;
+
 static PyObject* method_call(PyObject* self, PyObject* const* args, size_t nargsf,
                              PyObject* kwnames) {
   return PyObject_Vectorcall(((MethodDescr*)self)->func, args, nargsf, kwnames);
+}
+
+static PFPY_NOINLINE PyObject* ctor_result_error(MethodDescr* d, PyObject* made) {
+  PyErr_Format(PyExc_TypeError, "%U returned %.200s, expected an object", d->name,
+               Py_TYPE(made)->tp_name);
+  Py_DECREF(made);
+  return NULL;
+}
+
+/* Calls the constructor Function with `args` (keywords, their values following the positional
+ * ones, bind in the Function) and moves the handle of what it made into `target`. */
+static PyObject* ctor_fill(MethodDescr* d, PFPyObject* target, PyObject* const* args, size_t nargsf,
+                           PyObject* kwnames) {
+  PyObject* made = PyObject_Vectorcall(d->func, args, nargsf, kwnames);
+  if (made == NULL) return NULL;
+  if (!PyObject_TypeCheck(made, &PFPyObject_Type) || ((PFPyObject*)made)->handle == NULL) {
+    return ctor_result_error(d, made);
+  }
+  PFObject* h = ((PFPyObject*)made)->handle;
+  PFObjectIncRef(h);
+  Py_DECREF(made);
+  PFObject* old = target->handle;
+  target->handle = h;
+  PFObjectDecRef(old);
+  Py_RETURN_NONE;
 }
 
 /* ctor(*args[1:]) must return an object; args[0] (the instance) takes its handle. */
@@ -28,24 +55,76 @@ static PyObject* ctor_call(PyObject* self, PyObject* const* args, size_t nargsf,
     return PyErr_Format(PyExc_TypeError, "%U: expected a packedfun.Object first", d->name);
   }
   if (((PFPyObject*)args[0])->handle != NULL) return pfpy_already_initialized(args[0]);
-  /* Keywords (their values follow the positional ones) bind in the constructor Function. */
-  PyObject* made = PyObject_Vectorcall(d->func, args + 1, (size_t)(n - 1), kwnames);
-  if (made == NULL) return NULL;
-  if (!PyObject_TypeCheck(made, &PFPyObject_Type) || ((PFPyObject*)made)->handle == NULL) {
-    PyErr_Format(PyExc_TypeError, "%U returned %.200s, expected an object", d->name,
-                 Py_TYPE(made)->tp_name);
-    Py_DECREF(made);
+  return ctor_fill(d, (PFPyObject*)args[0], args + 1, (size_t)(n - 1), kwnames);
+}
+
+/* ---- calling a reflected class: Cls(...) -------------------------------------------------------
+ * Left to CPython, a call of a class with keywords packs them into a dict for __new__/__init__
+ * and unpacks that dict again for the vectorcall of __init__: most of the cost of
+ * `Pair(a=1, b=2)`. A class whose __init__ is its ConstructorDescriptor and whose __new__ is
+ * Object's gets this vectorcall as its type's tp_vectorcall instead: the instance is allocated
+ * and filled by the constructor with the caller's own argument vector and kwnames. Anything else
+ * (an __init__ or __new__ set later, in Python) is seen at the call and goes the default way. */
+
+static PyObject* init_name = NULL; /* interned "__init__" */
+
+static PFPY_NOINLINE PyObject* construct_default(PyObject* type, PyObject* const* args,
+                                                 size_t nargsf, PyObject* kwnames) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+  PyObject* tuple = PyTuple_New(n);
+  PyObject* dict = nkw != 0 ? PyDict_New() : NULL;
+  PyObject* result = NULL;
+  if (tuple != NULL && (nkw == 0 || dict != NULL)) {
+    for (Py_ssize_t i = 0; i < n; ++i) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    int ok = 1;
+    for (Py_ssize_t k = 0; ok && k < nkw; ++k) {
+      ok = PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, k), args[n + k]) == 0;
+    }
+    if (ok) result = PyType_Type.tp_call(type, tuple, dict);
+  }
+  Py_XDECREF(tuple);
+  Py_XDECREF(dict);
+  return result;
+}
+
+static PyObject* construct_vectorcall(PyObject* type_obj, PyObject* const* args, size_t nargsf,
+                                      PyObject* kwnames) {
+  PyTypeObject* type = (PyTypeObject*)type_obj;
+  PyObject* init = _PyType_Lookup(type, init_name); /* borrowed; the type's method cache */
+  if (PFPY_UNLIKELY(init == NULL || !Py_IS_TYPE(init, &CtorDescr_Type) ||
+                    type->tp_new != PFPyObject_Type.tp_new)) {
+    return construct_default(type_obj, args, nargsf, kwnames);
+  }
+  PyObject* self = type->tp_alloc(type, 0);
+  if (self == NULL) return NULL;
+  PyObject* none = ctor_fill((MethodDescr*)init, (PFPyObject*)self, args, nargsf, kwnames);
+  if (none == NULL) {
+    Py_DECREF(self);
     return NULL;
   }
-  PFPyObject* target = (PFPyObject*)args[0];
-  PFObject* h = ((PFPyObject*)made)->handle;
-  PFObjectIncRef(h);
-  Py_DECREF(made);
-  PFObject* old = target->handle;
-  target->handle = h;
-  PFObjectDecRef(old);
+  Py_DECREF(none);
+  return self;
+}
+
+/* packedfun._core.fast_construct(cls): installs construct_vectorcall on a reflected class. */
+static PyObject* fast_construct(PyObject* mod, PyObject* cls) {
+  (void)mod;
+  if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject*)cls, &PFPyObject_Type)) {
+    return PyErr_Format(PyExc_TypeError, "fast_construct expects a packedfun.Object subclass");
+  }
+  if (init_name == NULL && (init_name = PyUnicode_InternFromString("__init__")) == NULL) {
+    return NULL;
+  }
+  ((PyTypeObject*)cls)->tp_vectorcall = construct_vectorcall;
   Py_RETURN_NONE;
 }
+
+PyMethodDef pfpy_construct_methods[] = {
+    {"fast_construct", fast_construct, METH_O,
+     "fast_construct(cls)\n--\n\nCalls of `cls` (a reflected class whose __init__ is its "
+     "ConstructorDescriptor) go straight to the constructor, keywords included."},
+    {NULL, NULL, 0, NULL}};
 
 static PyObject* method_get(PyObject* self, PyObject* obj, PyObject* type) {
   (void)type;

@@ -186,6 +186,74 @@ def test_reflected_constructor_takes_keywords_and_defaults():
         assert Pair(a=7, b=8).b == 8 and Pair(7).b == 0
 
 
+@pytest.fixture
+def fresh_pair():
+    """A class registered for testing.TestIntPair with the default __init__ (test_object's has its
+    own), the previous registration restored afterwards."""
+    from packedfun import object as pf_object
+
+    index = core.type_key_to_index("testing.TestIntPair")
+    previous = pf_object._registered.get(index)
+
+    @packedfun.register_object("testing.TestIntPair")
+    class Pair(packedfun.Object):
+        pass
+
+    yield Pair
+    if previous is not None:
+        pf_object._registered[index] = previous
+    else:
+        del pf_object._registered[index]
+    pf_object._automatic.clear()
+    core.set_object_factory(pf_object._class_for)
+
+
+def test_calling_a_reflected_class_binds_keywords(fresh_pair):
+    # _core calls the constructor straight from the class call (its tp_vectorcall); ctypes
+    # through __init__: the same results and errors.
+    Pair = fresh_pair
+    assert (Pair(a=1, b=2).a, Pair(a=1, b=2).b) == (1, 2)
+    assert (Pair(3, b=4).a, Pair(b=5, a=6).a, Pair(7).b) == (3, 6, 0)
+    assert type(Pair(1, 2)) is Pair
+    with pytest.raises(TypeError, match=r"got an unexpected keyword argument 'c'"):
+        Pair(1, c=2)
+    with pytest.raises(TypeError, match=r"missing 1 required positional argument: 'a'"):
+        Pair(b=1)
+    with pytest.raises(TypeError, match=r"got multiple values for argument 'a'"):
+        Pair(1, a=2)
+    with pytest.raises(TypeError, match=r"argument 'b': expected int, got str"):
+        Pair(1, b="x")
+
+    class Shifted(Pair):  # a Python subclass with its own __init__ and __new__
+        def __new__(cls, *args, **kwargs):
+            obj = super().__new__(cls)
+            obj.note = "new"
+            return obj
+
+        def __init__(self, a, b=0):
+            super().__init__(a=a + 10, b=b)
+
+    s = Shifted(1, b=2)
+    assert type(s) is Shifted and (s.a, s.b, s.note) == (11, 2, "new")
+
+
+def test_an_init_set_later_on_a_reflected_class_is_called(fresh_pair):
+    Pair = fresh_pair
+    original = Pair.__dict__["__init__"]
+    seen = []
+
+    def init(self, *args, **kwargs):
+        seen.append((args, kwargs))
+        original(self, *args, **kwargs)
+
+    Pair.__init__ = init
+    try:
+        assert Pair(1, b=2).b == 2 and seen == [((1,), {"b": 2})]
+    finally:
+        Pair.__init__ = original
+    assert Pair(a=4).a == 4 and len(seen) == 1
+
+
 EXPORTS = r"""
 #include <packedfun/packedfun.h>
 using namespace packedfun::literals;

@@ -335,7 +335,9 @@ class Function(Object):
 
         table = self.__dict__.get("_pf_table")
         if table is None:
-            text = _signature.core.function_get_metadata(self) if self._pf_handle else None
+            from .backend import function_get_metadata  # this backend's, also beside _core
+
+            text = function_get_metadata(self) if self._pf_handle else None
             table = _signature.param_table(text) if text is not None else ((), ())
             self.__dict__["_pf_table"] = table
         if not table[0]:
