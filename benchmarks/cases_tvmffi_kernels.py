@@ -103,6 +103,8 @@ def make_cases(peers: Peers) -> list:
         Case(f"tvm-ffi kernel {name}", ls, empty_loop(nargs), TARGET, group="tvm-ffi kernels")
         for name, (ls, nargs) in loops.items()
     ]
+    # Two torch tensors: about a third of packedfun's call is torch's own DLPack exchange API
+    # (the conversion packedfun's own functions use too), which caps this row near 1.4×.
     try:
         import torch
 
