@@ -82,7 +82,22 @@ def make_cases(peers: Peers) -> list:
         Target("as fast as a registry call: ≤ 1.6× floor", max_ratio=1.6),
         group="modules",
     )
-    return [warm, attr]
+    cases = [warm, attr]
+    if "packedfun" in modules:
+        mod = modules["packedfun"]
+        cases.append(
+            Case(
+                "mod.add_int(1, 2) (floor: the same Function in a local, f(1, 2))",
+                {
+                    "floor": call_loop(mod.add_int, 1, 2),
+                    "packedfun": _compile_loop("_m.add_int(1, 2)", {"_m": mod}),
+                },
+                empty_loop(0),
+                Target("≤ 1.2× the same Function in a local", max_ratio=1.2),
+                group="modules",
+            )
+        )
+    return cases
 
 
 def _cold(load_for) -> float:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from typing import Any
 
 from ._backend import core
 
@@ -23,23 +24,28 @@ __all__ = ["Module", "load_module", "system_lib"]
 
 
 class _ModuleMeta(type):
-    """Lets instances switched to :class:`_ListedModule` still pass ``isinstance(x, Module)``."""
+    """Lets instances switched to a :class:`_ListedModule` class still pass
+    ``isinstance(x, Module)``."""
 
     def __instancecheck__(cls, obj) -> bool:
-        return type.__instancecheck__(cls, obj) or (cls is Module and type(obj) is _ListedModule)
+        return type.__instancecheck__(cls, obj) or (
+            cls is Module and type.__subclasscheck__(_ListedModule, type(obj))
+        )
 
     def __subclasscheck__(cls, sub) -> bool:
-        return type.__subclasscheck__(cls, sub) or (cls is Module and sub is _ListedModule)
+        return type.__subclasscheck__(cls, sub) or (
+            cls is Module and isinstance(sub, type) and type.__subclasscheck__(_ListedModule, sub)
+        )
 
 
 class Module(metaclass=_ModuleMeta):
     """A loaded shared library and the packed functions it exports.
 
-    The first attribute access ``mod.name`` stores every function the library exports in the
-    instance's ``__dict__`` (where the exports cannot be listed, just ``name``), so later accesses
-    are plain attribute loads; a listed module then leaves ``__getattr__`` behind entirely, which
-    lets CPython specialize those loads. A missing name raises :class:`AttributeError` (naming the
-    library on the first access).
+    The first attribute access ``mod.name`` gives the instance a class of its own that holds every
+    function the library exports (where the exports cannot be listed, just ``name`` is stored in
+    the instance's ``__dict__``), so later accesses are plain attribute loads; that class has no
+    ``__getattr__``, which lets CPython specialize ``mod.name(...)`` like a method call. A missing
+    name raises :class:`AttributeError` (naming the library on the first access).
     Names that clash with the attributes of this class (``path``, ``imports``, ...) are reached
     with ``mod[name]`` or :meth:`get_function`.
 
@@ -159,27 +165,47 @@ class Module(metaclass=_ModuleMeta):
         if name.startswith("__") or name.startswith("_pf_"):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         if type(self) is Module and self._list_functions():
-            found = self.__dict__.get(name)
-            if found is not None:
-                return found
+            if name in self.__dict__ or name in vars(type(self)):
+                return getattr(self, name)
             raise AttributeError(f"{self._describe()} has no function {name!r}")
         func = self.get_function(name)
         setattr(self, name, func)  # later `self.name` finds it without reaching __getattr__
         return func
 
     def _list_functions(self) -> bool:
-        """Stores every exported function as an instance attribute and switches the instance to
-        :class:`_ListedModule`, which has no ``__getattr__``: CPython specializes attribute loads
-        only on classes without one, so ``mod.fn(...)`` then costs what a local ``fn(...)`` does.
-        False (and nothing changed) when the library's exports cannot be listed or are too many."""
+        """Moves the instance to a class of its own, derived from :class:`_ListedModule` (no
+        ``__getattr__``), whose attributes are the exported functions: CPython specializes
+        ``mod.fn(...)`` as a method load only for a class attribute that is a method descriptor
+        (an instance attribute is looked up the slow way on every call), and ``_core``'s
+        ModuleFunctionDescriptor is one that calls ``fn`` without the module and reads as ``fn``
+        itself. Everything else stays an instance attribute: dunder names (an export must not
+        become a special method), and all exports where the backend has no such descriptor or the
+        lookup gave something other than a plain Function (a wrapper could bind as a method).
+        False (and nothing changed) when the exports cannot be listed or are too many."""
         names = core.module_list_functions(self._pf_handle, False)
         if names is None or len(names) > _MAX_LISTED_FUNCTIONS:
             return False
         shadowed = set(dir(Module))
+        members: dict[str, object] = {"__module__": __name__}
         for name in names:
-            if name not in shadowed and name not in self.__dict__:
-                setattr(self, name, self.get_function(name))
-        self.__class__ = _ListedModule  # type: ignore[assignment]
+            if name in shadowed or name in self.__dict__:
+                continue
+            func = self.get_function(name)
+            if _member is None or type(func) is not core.Function or _is_dunder(name):
+                setattr(self, name, func)  # read and called like any instance attribute
+            else:
+                members[name] = _member(func, name)
+        members["__qualname__"] = "Module"
+        cls = _ModuleMeta("Module", (_ListedModule,), members)
+        # CPython 3.11 specializes the method load only while the instance dict's keys are the
+        # class's shared keys, which a dict made before the class switch never is: the state moves
+        # into a dict made by an instance of the new class.
+        carrier: Any = object.__new__(cls)  # type: ignore[arg-type]
+        for key, value in vars(self).items():
+            object.__setattr__(carrier, key, value)
+        state = carrier.__dict__
+        self.__class__ = cls  # type: ignore[assignment]
+        self.__dict__ = state
         return True
 
     def __getitem__(self, name: str):
@@ -309,7 +335,16 @@ def _module_function(module: Module, name: str):
 # Beyond this many exports, functions are looked up one by one instead of all at first access.
 _MAX_LISTED_FUNCTIONS = 4096
 
-# Module without __getattr__ (same methods and layout): where a listed module's instance goes.
+# A class attribute that `mod.fn(...)` calls as a method (the Function itself where the backend
+# has no such descriptor: it still reads as the Function, only without the fast call).
+_member = getattr(core, "ModuleFunctionDescriptor", None)
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+# Module without __getattr__ (same methods and layout): the base of a listed module's own class.
 _ListedModule = _ModuleMeta(
     "Module",
     (),

@@ -126,6 +126,29 @@ PyMethodDef pfpy_construct_methods[] = {
      "ConstructorDescriptor) go straight to the constructor, keywords included."},
     {NULL, NULL, 0, NULL}};
 
+/* func(*args[1:]): `mod.fn(...)` loads the descriptor as a method and passes the Module first. */
+static PyObject* module_function_call(PyObject* self, PyObject* const* args, size_t nargsf,
+                                      PyObject* kwnames) {
+  MethodDescr* d = (MethodDescr*)self;
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (PFPY_UNLIKELY(n < 1)) {
+    return PyErr_Format(PyExc_TypeError, "%U: expected the module first", d->name);
+  }
+  /* args[0] (the Module) is the slot in front of the arguments the callee may borrow. The
+   * caller checks the result, so the Function's vectorcall is called directly. */
+  size_t rest = (size_t)(n - 1) | PY_VECTORCALL_ARGUMENTS_OFFSET;
+  vectorcallfunc call = PyVectorcall_Function(d->func);
+  if (PFPY_LIKELY(call != NULL)) return call(d->func, args + 1, rest, kwnames);
+  return PyObject_Vectorcall(d->func, args + 1, rest, kwnames);
+}
+
+static PyObject* module_function_get(PyObject* self, PyObject* obj, PyObject* type) {
+  (void)obj;
+  (void)type;
+  PyObject* func = ((MethodDescr*)self)->func;
+  return Py_INCREF(func), func;
+}
+
 static PyObject* method_get(PyObject* self, PyObject* obj, PyObject* type) {
   (void)type;
   if (obj == NULL || obj == Py_None) return Py_INCREF(self), self;
@@ -158,6 +181,16 @@ static PyObject* method_new(PyTypeObject* type, PyObject* args, PyObject* kwds) 
     return NULL;
   }
   return descr_make(type, func, name, doc, method_call);
+}
+
+static PyObject* module_function_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  PyObject *func, *name;
+  static char* keywords[] = {"func", "name", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "OU:ModuleFunctionDescriptor", keywords, &func,
+                                   &name)) {
+    return NULL;
+  }
+  return descr_make(type, func, name, Py_None, module_function_call);
 }
 
 static PyObject* ctor_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
@@ -212,8 +245,30 @@ static PyTypeObject CtorDescr_Type = {
     .tp_new = ctor_new,
 };
 
+/* Not METHOD_TYPE_COMMON: reading it gives the Function itself, never a bound method. */
+static PyTypeObject ModuleFunctionDescr_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun._core.ModuleFunctionDescriptor",
+    .tp_basicsize = sizeof(MethodDescr),
+    .tp_dealloc = method_dealloc,
+    .tp_repr = method_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(MethodDescr, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_members = method_members,
+    .tp_descr_get = module_function_get,
+    .tp_doc =
+        "ModuleFunctionDescriptor(func, name): a module's function as a class attribute of "
+        "its Module; reading it gives func, and `mod.name(...)` calls func without a bound "
+        "method or an instance-dict lookup.",
+    .tp_new = module_function_new,
+};
+
 int pfpy_method_types_add(PyObject* m) {
   if (PyType_Ready(&MethodDescr_Type) < 0 || PyType_Ready(&CtorDescr_Type) < 0) return -1;
+  if (PyType_Ready(&ModuleFunctionDescr_Type) < 0) return -1;
+  Py_INCREF(&ModuleFunctionDescr_Type);
+  if (PyModule_AddObject(m, "ModuleFunctionDescriptor", (PyObject*)&ModuleFunctionDescr_Type) < 0)
+    return -1;
   Py_INCREF(&MethodDescr_Type);
   if (PyModule_AddObject(m, "MethodDescriptor", (PyObject*)&MethodDescr_Type) < 0) return -1;
   Py_INCREF(&CtorDescr_Type);

