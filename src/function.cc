@@ -5,6 +5,7 @@
 
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace packedfun {
@@ -46,6 +47,40 @@ __attribute__((noinline, cold)) int RaiseNotAFunction(PFObject* func) {
 __attribute__((noinline, cold)) int RaiseNotAFunctionFor(const char* what, PFObject* func) {
   if (func != nullptr && func->type_index == kPFTypeFunction) return 0;
   return RaiseError("TypeError", std::string(what) + ": the object is not a Function");
+}
+
+/*! The "return" type schema of a metadata record (the text of its first "return" key), or
+ *  empty. A scan, not a parse: type names never hold quotes or escapes. */
+std::string_view ReturnSchema(std::string_view json) noexcept {
+  constexpr std::string_view kKey = "\"return\"";
+  size_t at = json.find(kKey);
+  if (at == std::string_view::npos) return {};
+  size_t i = at + kKey.size();
+  auto skip_space = [&] {
+    while (i < json.size() && (json[i] == ' ' || json[i] == '\n' || json[i] == '\t')) ++i;
+  };
+  skip_space();
+  if (i >= json.size() || json[i] != ':') return {};
+  ++i;
+  skip_space();
+  if (i >= json.size() || json[i] != '"') return {};
+  size_t end = json.find('"', ++i);
+  if (end == std::string_view::npos) return {};
+  return json.substr(i, end - i);
+}
+
+/*! Whether a return type schema names a type by its key (see PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT).
+ */
+bool IsNamedSchema(std::string_view schema) noexcept {
+  if (schema.empty() || schema.find_first_of("[ ,\\") != std::string_view::npos) return false;
+  for (std::string_view builtin :
+       {"int",    "bool",   "float",  "str",    "bytes",    "None",     "Any",
+        "void",   "object", "Object", "Tensor", "Function", "Callable", "Array",
+        "List",   "Map",    "Dict",   "Shape",  "Device",   "DataType", "dtype",
+        "Module", "Error",  "Opaque", "list",   "dict",     "tuple",    "Tuple"}) {
+    if (schema == builtin) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -102,9 +137,15 @@ PACKEDFUN_API int PFFunctionSetMetadata(PFObject* func, const PFByteArray* json)
   }
   try {
     std::string text(json->data, json->size);
+    bool named = IsNamedSchema(ReturnSchema(text));
     MetadataTable& table = Metadata();
     std::lock_guard<std::mutex> lock(table.mu);
     table.records[func].swap(text);
+    if (named) {
+      __atomic_fetch_or(&func->flags, PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT, __ATOMIC_RELEASE);
+    } else {
+      __atomic_fetch_and(&func->flags, ~PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT, __ATOMIC_RELEASE);
+    }
     __atomic_fetch_or(&func->flags, PACKEDFUN_FUNCTION_FLAG_HAS_METADATA, __ATOMIC_RELEASE);
     return 0;
   } catch (...) {

@@ -414,6 +414,13 @@ PACKEDFUN_API int PFFunctionGetGlobalMetadata(const PFByteArray* name, PFAny* ou
  *  binding releases its lock for the call (the default, kPFGILRelease). Read it with one load. */
 #define PACKEDFUN_FUNCTION_FLAG_GIL_HOLD 2u
 
+/*! Bit of PFObject.flags that PFFunctionSetMetadata sets when the record's "return" type schema
+ *  is a bare type key (e.g. "mylib.Color": not a builtin such as "int", "str", "Tensor", "Any", nor
+ *  a generic such as "list[int]"), and clears otherwise. A binding that maps such results (a C++
+ *  enum to its IntEnum member) reads the metadata of those Functions only; for every other
+ *  Function the decision is this one load. Added in ABI 1.4. */
+#define PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT 4u
+
 /*! GIL policies: what a language binding does with its caller's lock while the function runs. */
 #define kPFGILRelease 0 /*!< release it for the call (the default) */
 #define kPFGILHold 1    /*!< keep holding it: trivial functions that never block or call back */

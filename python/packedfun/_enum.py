@@ -11,6 +11,7 @@ every other Function is returned untouched and its calls cost nothing more.
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from typing import Any
 
@@ -106,19 +107,46 @@ class EnumResultFunction:
         return f"<enum-result {self.__wrapped__!r}>"
 
 
-_NOT_ENUM = frozenset(("int", "bool", "float", "str", "bytes", "None", "Any", "void"))
+#: PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT (ABI 1.4): the runtime sets it on a Function whose
+#: metadata returns a bare type key, the only ones that may return an enum.
+NAMED_RESULT = 4
+
+#: Return type keys known not to be enums: registered object types, which never become one.
+_NOT_ENUM: set[str] = set()
+
+
+@functools.lru_cache(maxsize=1024)
+def _return_key(text: str) -> str | None:
+    ret = json.loads(text).get("return")
+    return ret if isinstance(ret, str) else None
 
 
 def wrap_enum_result(func: Any) -> Any:
-    """``func`` itself, or an :class:`EnumResultFunction` when its metadata returns an enum."""
+    """``func`` itself, or an :class:`EnumResultFunction` when its metadata returns an enum.
+
+    A Function without the runtime's named-result flag (every Function returning a builtin type)
+    costs one flag read; the metadata of the others is parsed once per record.
+    """
     if func is None or isinstance(func, EnumResultFunction):
         return func
+    if not core.function_flags(func) & NAMED_RESULT:
+        return func
+    return _wrap_named(func)
+
+
+def _wrap_named(func: Any) -> Any:
     text = core.function_get_metadata(func)
-    if text is None or '"return": "' not in text:
+    ret = _return_key(text) if text is not None else None
+    if ret is None or ret in _NOT_ENUM:
         return func
-    ret = json.loads(text).get("return")
-    if not isinstance(ret, str) or ret in _NOT_ENUM or "[" in ret:
-        return func
-    if ret not in _CLASSES and _members_func(ret) is None:
-        return func
-    return EnumResultFunction(func, enum_class(ret))
+    cls = _CLASSES.get(ret)
+    if cls is None:
+        if _members_func(ret) is None:
+            try:
+                core.type_key_to_index(ret)
+            except (KeyError, ValueError):
+                return func  # maybe an enum registered later: not remembered
+            _NOT_ENUM.add(ret)
+            return func
+        cls = enum_class(ret)
+    return EnumResultFunction(func, cls)

@@ -19,6 +19,7 @@ import os
 from typing import Any
 
 from ._backend import core
+from ._enum import wrap_enum_result
 
 __all__ = ["Module", "load_module", "system_lib"]
 
@@ -119,7 +120,7 @@ class Module(metaclass=_ModuleMeta):
             func._pf_module = (_Library(self._pf_path), name)  # pickles as (module, name)
         except (AttributeError, TypeError):  # a backend Function without instance attributes
             pass
-        return func
+        return wrap_enum_result(func)  # a C++ enum result comes back as its IntEnum member
 
     def get_function_metadata(self, name: str, query_imports: bool = False) -> dict | None:
         """The metadata record of function ``name`` as plain Python data, or None.

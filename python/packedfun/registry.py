@@ -40,12 +40,20 @@ def get_global_func(name: str, allow_missing: bool = False):
     ValueError
         When ``name`` is not registered and ``allow_missing`` is false.
     """
-    func = core.get_global_func(name)
-    if func is None and _load_testing_for(name):
+    # Only a Function whose metadata returns a type key (a runtime flag, read natively) may
+    # return an enum: that one goes through the enum wrapper, every other lookup costs nothing more.
+    func = _get_global_func(name, wrap_enum_result)
+    if func is not None:
+        return func
+    if _load_testing_for(name):
         func = core.get_global_func(name)
     if func is None and not allow_missing:
         raise ValueError(f"Cannot find global function {name!r}")
     return wrap_enum_result(func)
+
+
+# Bound once: get_global_func is a hot lookup.
+_get_global_func = core.get_global_func
 
 
 def _load_testing_for(name: object) -> bool:

@@ -10,14 +10,29 @@ static int name_view(PyObject* name, PFByteArray* out, const char* what) {
   return pfpy_str_view(name, out);
 }
 
-static PyObject* get_global_func(PyObject* mod, PyObject* name) {
+/* get_global_func(name, named_result=None): with `named_result`, a Function whose runtime flags
+ * say its metadata returns a type key (PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT: maybe an enum) is
+ * passed through that callable (the shared layer's enum wrapper); every other lookup stays one
+ * native call. */
+static PyObject* get_global_func(PyObject* mod, PyObject* const* args, Py_ssize_t nargs) {
   (void)mod;
+  if (nargs < 1 || nargs > 2) {
+    return PyErr_Format(PyExc_TypeError, "get_global_func expected 1 or 2 arguments, got %zd",
+                        nargs);
+  }
+  PyObject* name = args[0];
   PFByteArray key;
   if (name_view(name, &key, "name") != 0) return NULL;
   PFObject* func = NULL;
   if (PFFunctionGetGlobal(&key, &func) != 0) return pfpy_raise_native(name);
   if (func == NULL) Py_RETURN_NONE;
-  return pfpy_function_new(func, name);
+  int named =
+      (__atomic_load_n(&func->flags, __ATOMIC_ACQUIRE) & PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT) != 0;
+  PyObject* out = pfpy_function_new(func, name);
+  if (!named || nargs < 2 || args[1] == Py_None || out == NULL) return out;
+  PyObject* wrapped = PyObject_CallOneArg(args[1], out);
+  Py_DECREF(out);
+  return wrapped;
 }
 
 /* A Function handle for `func` (borrowed): a Function's own, or a new one wrapping a callable
@@ -127,6 +142,13 @@ static PyObject* function_get_metadata(PyObject* mod, PyObject* func) {
   return pfpy_any_steal_to_py(&out);
 }
 
+static PyObject* function_flags(PyObject* mod, PyObject* func) {
+  (void)mod;
+  PFObject* handle = native_function(func, "function_flags");
+  if (handle == NULL) return NULL;
+  return PyLong_FromUnsignedLong(__atomic_load_n(&handle->flags, __ATOMIC_ACQUIRE));
+}
+
 static PyObject* function_set_metadata(PyObject* mod, PyObject* args) {
   (void)mod;
   PyObject *func, *text;
@@ -142,10 +164,14 @@ static PyObject* function_set_metadata(PyObject* mod, PyObject* args) {
 PyMethodDef pfpy_registry_methods[] = {
     {"function_get_metadata", function_get_metadata, METH_O,
      "function_get_metadata(func)\n--\n\nThe JSON metadata record of `func`, or None."},
+    {"function_flags", function_flags, METH_O,
+     "function_flags(func)\n--\n\nThe PFObject.flags bits of `func` "
+     "(PACKEDFUN_FUNCTION_FLAG_*)."},
     {"function_set_metadata", function_set_metadata, METH_VARARGS,
      "function_set_metadata(func, json)\n--\n\nAttaches a JSON metadata record to `func`."},
-    {"get_global_func", get_global_func, METH_O,
-     "get_global_func(name)\n--\n\nThe global Function registered as `name`, or None."},
+    {"get_global_func", (PyCFunction)(void (*)(void))get_global_func, METH_FASTCALL,
+     "get_global_func(name, named_result=None)\n--\n\nThe global Function registered as "
+     "`name`, or None; `named_result(func)` replaces one whose metadata returns a type key."},
     {"set_global_func", (PyCFunction)(void (*)(void))set_global_func, METH_VARARGS | METH_KEYWORDS,
      "set_global_func(name, func, override=False, doc=None)\n--\n\nRegisters `func` (a "
      "Function or any callable) globally as `name`."},

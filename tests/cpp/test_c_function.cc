@@ -111,6 +111,24 @@ int Recurse(void* self, const PFAny* args, int32_t, PFAny* result) {
   return 0;
 }
 
+TEST(CFunction, MetadataReturningATypeKeySetsTheNamedResultFlag) {
+  PFObject* f = nullptr;
+  ASSERT_EQ(PFFunctionCreate(nullptr, &AddAll, nullptr, &f), 0);
+  auto set = [&](const char* json) {
+    PFByteArray text{json, std::strlen(json)};
+    EXPECT_EQ(PFFunctionSetMetadata(f, &text), 0);
+    return (f->flags & PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT) != 0;
+  };
+  EXPECT_TRUE(set(R"({"name": "f", "params": [], "return": "mylib.Color"})"));
+  EXPECT_FALSE(set(R"({"name": "f", "return": "int"})"));  // replaced: cleared
+  EXPECT_TRUE(set(R"({"return":"mylib.Color"})"));         // compact JSON
+  EXPECT_FALSE(set(R"({"return": "Optional[mylib.Color]"})"));
+  EXPECT_FALSE(set(R"({"return": "Tensor"})"));
+  EXPECT_FALSE(set(R"({"name": "f", "doc": "the \"return\": \"x\" is quoted"})"));
+  EXPECT_TRUE(f->flags & PACKEDFUN_FUNCTION_FLAG_HAS_METADATA);
+  PFObjectDecRef(f);
+}
+
 TEST(CFunction, NestedCalls) {
   PFObject* f = nullptr;
   ASSERT_EQ(PFFunctionCreate(nullptr, &Recurse, nullptr, &f), 0);

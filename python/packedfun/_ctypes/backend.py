@@ -56,6 +56,7 @@ __all__ = [
     "get_global_func_doc",
     "remove_global_func",
     "function_get_metadata",
+    "function_flags",
     "function_set_metadata",
     "to_function",
     "convert",
@@ -109,12 +110,22 @@ def _check(rc: int, fname=None) -> None:
 
 
 # ---- the global registry ------------------------------------------------------------------------
-def get_global_func(name: str):
-    """The global Function registered as ``name``, or None."""
+#: PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT of PFObject.flags (ABI 1.4).
+_NAMED_RESULT = 4
+
+
+def get_global_func(name: str, named_result=None):
+    """The global Function registered as ``name``, or None; ``named_result(func)`` replaces one
+    whose metadata returns a type key (PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT: maybe an enum)."""
     view = _name_view(name)
     out = c_void_p()
     _check(LIB.PFFunctionGetGlobal(byref(view), byref(out)), name)
-    return make_function(out.value, name) if out.value else None
+    if not out.value:
+        return None
+    func = make_function(out.value, name)
+    if named_result is not None and func._pf_flags & _NAMED_RESULT:
+        return named_result(func)
+    return func
 
 
 def set_global_func(name: str, func, override: bool = False, doc=None) -> None:
@@ -158,6 +169,13 @@ def function_get_metadata(func):
     out = PFAny()
     _check(LIB.PFFunctionGetMetadata(func._pf_handle, byref(out)))
     return take_any(out)
+
+
+def function_flags(func) -> int:
+    """The PFObject.flags bits of ``func`` (PACKEDFUN_FUNCTION_FLAG_*)."""
+    if not isinstance(func, Function):
+        raise TypeError(f"function_flags: expected a Function, got {tp_name(type(func))}")
+    return func._pf_flags
 
 
 def function_set_metadata(func, text: str) -> None:
