@@ -3,7 +3,9 @@
 #include <packedfun/c_api.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "internal/env.h"
@@ -55,8 +57,38 @@ struct LockHooks {
   std::atomic<void (*)(void*)> acquire{nullptr};
   std::atomic<void (*)(void)> check_signals{nullptr};
   std::atomic<int (*)(void)> gone{nullptr};
+  std::atomic<void* (*)(void)> thread_state{nullptr};  // PFEnvSetGuardedCall
+  std::atomic<PFSafeCall> guarded_call{nullptr};
 };
 LockHooks lock_hooks;  // constant-initialised: no static destructor runs at exit
+
+/*! Threads admitted into the binding's code without holding its lock (BindingEntry), and whether
+ *  the language is closing (PFEnvCloseLock). Only threads without the lock touch the counter: they
+ *  are about to wait for the lock anyway, so one shared atomic costs nothing that matters. */
+struct Gate {
+  std::atomic<int64_t> inflight{0};
+  std::atomic<int> closing{0};
+};
+Gate gate;  // constant-initialised
+
+/*! Whether the calling thread holds the binding's lock. A thread with no state of its own in the
+ *  language cannot hold it, whatever held() says: CPython's PyGILState_Check answers "held" when it
+ *  cannot tell (after finalization deleted its thread-state key), which the ctypes binding, with
+ *  no C code of its own, cannot correct. */
+bool CallerHoldsLock() noexcept {
+  auto held = lock_hooks.held.load(std::memory_order_acquire);
+  if (held == nullptr || !held()) return false;
+  auto thread_state = lock_hooks.thread_state.load(std::memory_order_acquire);
+  return thread_state == nullptr || thread_state() != nullptr;
+}
+
+/*! A guarded callable called once its language is shutting down, or before any binding set one. */
+__attribute__((noinline, cold)) int RaiseGuardedCallRefused(bool unset) {
+  return RaiseError("RuntimeError",
+                    unset ? "PFEnvGuardedCall: no binding set a guarded call (PFEnvSetGuardedCall)"
+                          : "packedfun: a callback into the calling language was called while "
+                            "that language is shutting down");
+}
 
 }  // namespace
 
@@ -69,9 +101,22 @@ const EnvStreamSlot* EnvSnapshot(size_t* count, PFEnvTensorAllocator* allocator)
 
 bool CallerLockGone() noexcept {
   auto gone = lock_hooks.gone.load(std::memory_order_acquire);
-  if (gone == nullptr || !gone()) return false;
-  auto held = lock_hooks.held.load(std::memory_order_acquire);
-  return held == nullptr || !held();
+  if (gone == nullptr) return false;
+  return (gate.closing.load(std::memory_order_seq_cst) != 0 || gone()) && !CallerHoldsLock();
+}
+
+BindingEntry::BindingEntry() noexcept {
+  auto gone = lock_hooks.gone.load(std::memory_order_acquire);
+  if (gone == nullptr || CallerHoldsLock()) return;  // no binding's lock, or this thread holds it
+  // Counted before the check: PFEnvCloseLock sets `closing` before it reads the count, so either
+  // it sees this thread or this thread sees `closing`.
+  gate.inflight.fetch_add(1, std::memory_order_seq_cst);
+  counted_ = true;
+  admitted_ = gate.closing.load(std::memory_order_seq_cst) == 0 && !gone();
+}
+
+BindingEntry::~BindingEntry() {
+  if (counted_) gate.inflight.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 }  // namespace detail
@@ -155,13 +200,13 @@ PACKEDFUN_API int PFEnvSetLockHooks(int (*held)(void), void* (*release)(void),
   lock_hooks.acquire.store(acquire, std::memory_order_release);
   lock_hooks.check_signals.store(check_signals, std::memory_order_release);
   lock_hooks.gone.store(gone, std::memory_order_release);
+  gate.closing.store(0, std::memory_order_seq_cst);  // a binding (re)starting: open again
   return 0;
 }
 
 PACKEDFUN_API void* PFEnvReleaseCallerLock(void) {
-  auto held = lock_hooks.held.load(std::memory_order_acquire);
   auto release = lock_hooks.release.load(std::memory_order_acquire);
-  if (held == nullptr || release == nullptr || !held()) return nullptr;
+  if (release == nullptr || !CallerHoldsLock()) return nullptr;
   return release();
 }
 
@@ -173,12 +218,40 @@ PACKEDFUN_API void PFEnvAcquireCallerLock(void* token) {
 PACKEDFUN_API int PFEnvCheckSignals(void) {
   auto check = lock_hooks.check_signals.load(std::memory_order_acquire);
   if (check == nullptr) return 0;
+  BindingEntry entry;  // the hook may be the binding's code (ctypes)
+  if (!entry.admitted()) return 0;
   // The hook reports by raising: a binding may not be able to return a value from every path
   // (ctypes loses a callback's result when the exception comes as the callback is entered).
   PFObject* before = PeekRaised();
   check();
   PFObject* after = PeekRaised();
   return after != nullptr && after != before ? -1 : 0;
+}
+
+PACKEDFUN_API int PFEnvSetGuardedCall(void* (*thread_state)(void), PFSafeCall call) {
+  lock_hooks.thread_state.store(thread_state, std::memory_order_release);
+  lock_hooks.guarded_call.store(call, std::memory_order_release);
+  return 0;
+}
+
+PACKEDFUN_API int PFEnvGuardedCall(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
+  PFSafeCall call = lock_hooks.guarded_call.load(std::memory_order_acquire);
+  if (__builtin_expect(call == nullptr, 0)) return RaiseGuardedCallRefused(true);
+  BindingEntry entry;
+  if (__builtin_expect(!entry.admitted(), 0)) return RaiseGuardedCallRefused(false);
+  return call(self, args, num_args, result);
+}
+
+PACKEDFUN_API int PFEnvCloseLock(int32_t timeout_ms) {
+  gate.closing.store(1, std::memory_order_seq_cst);
+  void* token = PFEnvReleaseCallerLock();  // admitted threads may need the lock to finish
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (gate.inflight.load(std::memory_order_seq_cst) > 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  PFEnvAcquireCallerLock(token);
+  return gate.inflight.load(std::memory_order_seq_cst) > 0 ? 1 : 0;
 }
 
 }  // extern "C"

@@ -31,10 +31,14 @@ MetadataTable& Metadata() {
   return *table;
 }
 
-void DeleteFunction(PFObject* obj) noexcept {
+/*! Not noexcept (see DecRef): `free_self` may be a binding's code. */
+void DeleteFunction(PFObject* obj) {
   ForgetFunctionMetadata(obj);
   auto* impl = As<FunctionImpl>(obj);
-  if (impl->free_self != nullptr && !CallerLockGone()) impl->free_self(impl->base.self);
+  if (impl->free_self != nullptr) {
+    BindingEntry entry;
+    if (entry.admitted()) impl->free_self(impl->base.self);
+  }
   delete impl;
 }
 

@@ -8,9 +8,13 @@ namespace packedfun {
 namespace detail {
 namespace {
 
-void DeleteOpaque(PFObject* obj) noexcept {
+/*! Not noexcept (see DecRef): `free_handle` may be a binding's code. */
+void DeleteOpaque(PFObject* obj) {
   auto* opaque = As<PFOpaqueObject>(obj);
-  if (opaque->free_handle != nullptr && !CallerLockGone()) opaque->free_handle(opaque->handle);
+  if (opaque->free_handle != nullptr) {
+    BindingEntry entry;
+    if (entry.admitted()) opaque->free_handle(opaque->handle);
+  }
   delete opaque;
 }
 

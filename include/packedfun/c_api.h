@@ -810,8 +810,35 @@ PACKEDFUN_API void* PFEnvReleaseCallerLock(void);
 PACKEDFUN_API void PFEnvAcquireCallerLock(void* token);
 
 /*! Lets the caller's language run its pending signal handlers. Returns 0, or non-zero when one
- *  raised (e.g. KeyboardInterrupt), the error then stored in the calling thread's error slot. */
+ *  raised (e.g. KeyboardInterrupt), the error then stored in the calling thread's error slot.
+ *  Does nothing on a thread for which the lock is gone (see PFEnvSetLockHooks). */
 PACKEDFUN_API int PFEnvCheckSignals(void);
+
+/*! For a binding that cannot run code of its own before its callbacks take the lock (ctypes: its
+ *  trampolines call PyGILState_Ensure on entry, which crashes or ends the thread once CPython is
+ *  finalizing), so that the runtime refuses such calls for it:
+ *  - `thread_state()` returns the calling thread's own state in the language, NULL when it has
+ *    none or the language is gone. The runtime then takes `held()` to be false: CPython's
+ *    PyGILState_Check answers "held" on every thread once finalization has deleted its state.
+ *  - `call` is the binding's body for its callables. A Function created with PFEnvGuardedCall as
+ *    its safe_call calls `call(self, args, num_args, result)` unless the lock is gone for the
+ *    calling thread (see PFEnvSetLockHooks); then it fails with RuntimeError without entering it.
+ *  Either may be NULL (none). One binding per process, like the lock hooks. Never fails. */
+PACKEDFUN_API int PFEnvSetGuardedCall(void* (*thread_state)(void), PFSafeCall call);
+
+/*! The PFSafeCall of a binding's guarded callables (see PFEnvSetGuardedCall): `args` borrowed,
+ *  `*result` owned by the caller, as every PFSafeCall. Fails with RuntimeError ("the language is
+ *  shutting down") once the lock is gone for the calling thread, or when no `call` is set. */
+PACKEDFUN_API int PFEnvGuardedCall(void* self, const PFAny* args, int32_t num_args, PFAny* result);
+
+/*! Called by a binding, holding its lock, just before its language shuts down (CPython: at exit,
+ *  before finalization, when only daemon threads are left): from now on the lock counts as gone
+ *  for every thread that does not hold it (see PFEnvSetLockHooks), and this call waits, the lock
+ *  released, up to `timeout_ms` for those threads already inside the binding's deleters or guarded
+ *  callables to leave them (a thread let in just before the language died would enter it after
+ *  its death). Returns 0, or 1 when some were still inside at the timeout. PFEnvSetLockHooks opens
+ *  it again. Never fails. */
+PACKEDFUN_API int PFEnvCloseLock(int32_t timeout_ms);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -130,7 +130,13 @@ def _missing_attribute(self: Any, name: str) -> Any:
         f"{type(self).__name__!r} object (native type {key!r}) has no attribute {name!r}"
     )
     err.name, err.obj = name, self  # as Python 3.10+ sets them, for "did you mean" hints
-    raise err
+    try:
+        raise err
+    finally:
+        # The traceback holds this frame: a local naming the error would make a cycle (error ->
+        # traceback -> frame -> error) that keeps `self` and the caller's frames alive until a
+        # collection, and so outlive a `del` (getattr(obj, name, default) swallows the error).
+        del err
 
 
 def _install_class(cls: Any, type_index: int, user_names: set) -> None:

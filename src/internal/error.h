@@ -77,9 +77,28 @@ PFObject* NewError(std::string_view kind, std::string_view message, const PFByte
                    PFObject* cause);
 
 /*! Whether the binding's lock can no longer be taken by this thread (env.cc): the language is
- *  shutting down and this thread does not hold it. Deleters the language may own are then leaked:
- *  asking for the lock would end the thread inside native code (an abort in noexcept frames). */
+ *  shutting down and this thread does not hold it. */
 bool CallerLockGone() noexcept;
+
+/*! Admits the calling thread into code a binding owns (its deleters, its guarded callables), for
+ *  the object's lifetime (env.cc). A thread that holds the lock, or any thread when no binding
+ *  installed lock hooks, is always admitted. Another one is admitted only until the language is
+ *  shutting down (PFEnvCloseLock, or the `gone` hook), and is counted meanwhile, so that
+ *  PFEnvCloseLock waits for it: a thread admitted just before finalization must not enter the
+ *  language once finalization has destroyed it. Not admitted, the caller must not run that code
+ *  (a deleter's resource is leaked, the process is ending). */
+class BindingEntry {
+ public:
+  BindingEntry() noexcept;
+  ~BindingEntry();
+  BindingEntry(const BindingEntry&) = delete;
+  BindingEntry& operator=(const BindingEntry&) = delete;
+  bool admitted() const noexcept { return admitted_; }
+
+ private:
+  bool admitted_ = true;
+  bool counted_ = false;
+};
 
 /*! The calling thread's pending error (borrowed), or NULL: lets a hook report by raising. */
 PFObject* PeekRaised() noexcept;

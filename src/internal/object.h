@@ -65,7 +65,10 @@ inline void IncRef(PFObject* obj) noexcept {
   if (obj != nullptr) __atomic_fetch_add(&obj->ref_count, 1, __ATOMIC_RELAXED);
 }
 
-inline void DecRef(PFObject* obj) noexcept {
+/*! Not noexcept: a deleter may run a binding's code (a Python callable's release), and CPython ends
+ *  a daemon thread inside it at exit with a forced unwind that must pass (a noexcept frame would
+ *  turn it into std::terminate). */
+inline void DecRef(PFObject* obj) {
   if (obj != nullptr && __atomic_sub_fetch(&obj->ref_count, 1, __ATOMIC_ACQ_REL) == 0) {
     if (obj->deleter != nullptr) obj->deleter(obj);
   }
@@ -96,7 +99,7 @@ inline PFAny ObjectAny(PFObject* obj) noexcept {
 }
 
 /*! Releases an owned PFAny and resets it to None (same as PFAnyRelease). */
-inline void ReleaseAny(PFAny* v) noexcept {
+inline void ReleaseAny(PFAny* v) {  // not noexcept: see DecRef
   if (IsObjectIndex(v->type_index)) DecRef(v->v_obj);
   *v = NoneAny();
 }

@@ -163,3 +163,70 @@ TEST(Env, DeletersAreLeakedOnceTheCallersLockIsGone) {
   PFObjectDecRef(f);
   EXPECT_EQ(g_deleted, 1);
 }
+
+namespace {
+int g_guarded_calls = 0;
+int g_has_state = 1;
+void* ThreadStateHook() { return g_has_state ? &g_has_state : nullptr; }
+int GuardedBody(void* self, const PFAny*, int32_t, PFAny* result) {
+  ++g_guarded_calls;
+  result->type_index = kPFTypeInt;
+  result->v_int64 = reinterpret_cast<intptr_t>(self);
+  return 0;
+}
+int NotGoneHook() { return 0; }
+int64_t CallGuarded(PFObject* f) {
+  PFAny out{};
+  if (PFFunctionCall(f, nullptr, 0, &out) != 0) {
+    pf::detail::DiscardRaised();
+    return -1;
+  }
+  return out.v_int64;
+}
+}  // namespace
+
+TEST(Env, GuardedCallsAreRefusedOnceTheLanguageCloses) {
+  PFObject* f = nullptr;
+  ASSERT_EQ(PFFunctionCreate(reinterpret_cast<void*>(7), &PFEnvGuardedCall, nullptr, &f), 0);
+  EXPECT_EQ(CallGuarded(f), -1);  // no binding set a body
+  PFEnvSetGuardedCall(&ThreadStateHook, &GuardedBody);
+  g_held = 0;
+  PFEnvSetLockHooks(&HeldHook, &ReleaseHook, &AcquireHook, &QuietHook, &NotGoneHook);
+  EXPECT_EQ(CallGuarded(f), 7);
+  EXPECT_EQ(PFEnvCloseLock(100), 0);  // nothing inside: returns at once
+  EXPECT_EQ(CallGuarded(f), -1);      // a thread without the lock is refused from now on
+  EXPECT_EQ(g_guarded_calls, 1);
+  // A thread holding the lock is still let in; held() is not trusted without a thread state.
+  g_held = 1;
+  EXPECT_EQ(CallGuarded(f), 7);
+  g_has_state = 0;
+  EXPECT_EQ(CallGuarded(f), -1);
+  g_has_state = 1;
+  g_held = 0;
+  PFEnvSetLockHooks(&NotHeldHook, &ReleaseHook, &AcquireHook, &QuietHook, &NotGoneHook);
+  EXPECT_EQ(CallGuarded(f), 7);  // installing hooks opens it again
+  PFEnvSetLockHooks(nullptr, nullptr, nullptr, nullptr, nullptr);
+  PFEnvSetGuardedCall(nullptr, nullptr);
+  PFObjectDecRef(f);
+}
+
+TEST(Env, CloseLockWaitsForThreadsInsideTheBinding) {
+  static std::atomic<int> stage{0};
+  PFObject* f = nullptr;
+  ASSERT_EQ(PFFunctionCreate(nullptr, &PFEnvGuardedCall, nullptr, &f), 0);
+  PFEnvSetGuardedCall(&ThreadStateHook, [](void*, const PFAny*, int32_t, PFAny*) -> int {
+    stage = 1;
+    while (stage.load() == 1) std::this_thread::yield();
+    return 0;
+  });
+  PFEnvSetLockHooks(&NotHeldHook, &ReleaseHook, &AcquireHook, &QuietHook, &NotGoneHook);
+  std::thread inside([f] { CallGuarded(f); });
+  while (stage.load() == 0) std::this_thread::yield();
+  EXPECT_EQ(PFEnvCloseLock(1), 1);  // still inside at the timeout
+  stage = 2;
+  EXPECT_EQ(PFEnvCloseLock(10000), 0);
+  inside.join();
+  PFEnvSetLockHooks(nullptr, nullptr, nullptr, nullptr, nullptr);
+  PFEnvSetGuardedCall(nullptr, nullptr);
+  PFObjectDecRef(f);
+}

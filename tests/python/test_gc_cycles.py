@@ -103,11 +103,6 @@ def test_cycle_through_reflected_field_collects():
     assert _collected(make)
 
 
-@pytest.mark.xfail(
-    pf.BACKEND == "ctypes" and sys.version_info >= (3, 13),
-    strict=False,
-    reason="known defect, ctypes backend on Python 3.13: this cycle is not freed (open in issue 9)",
-)
 def test_cycle_through_nested_containers_and_field_collects():
     start = _live()
 

@@ -1,6 +1,5 @@
 # Tests of reflected objects in Python: register_object, fields, methods, dispatch, lifetime.
 import gc
-import sys
 import weakref
 
 import packedfun
@@ -158,12 +157,6 @@ def test_field_and_method_descriptors_on_class():
     assert Mutable.count.readonly is False
 
 
-@pytest.mark.xfail(
-    packedfun.BACKEND == "ctypes" and sys.version_info >= (3, 13),
-    strict=False,
-    reason="known defect, ctypes backend on Python 3.13: the wrapper outlives gc.collect() "
-    "(open in issue 9)",
-)
 def test_lifetime_held_only_by_python():
     before = live()
     pair = TestIntPair(1, 2)

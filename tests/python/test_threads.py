@@ -215,12 +215,6 @@ def test_callbacks_from_a_native_thread_that_outlives_many_calls():
 
 
 # ---- signals -----------------------------------------------------------------------------------
-@pytest.mark.xfail(
-    packedfun.BACKEND == "ctypes" and sys.version_info >= (3, 13),
-    strict=False,
-    reason="known defect, ctypes backend on Python 3.13: the KeyboardInterrupt raised in the "
-    "signal-check callback is reported as unraisable and the loop finishes (open in issue 9)",
-)
 @pytest.mark.parametrize(
     "name", ["testing.spin_checking_signals", "testing.spin_checking_signals_release"]
 )
@@ -289,12 +283,6 @@ def test_shared_list_and_dict_mutated_from_eight_threads():
     assert len(dct) == 4000 and dct["7:499"] == 499
 
 
-@pytest.mark.xfail(
-    packedfun.BACKEND == "ctypes",
-    strict=False,
-    reason="known defect, ctypes backend (seen on 3.11 and 3.13 in CI): a found Function was seen "
-    "calling None while its name was removed (open in issue 9)",
-)
 def test_registry_lookups_race_remove_global_func():
     name = "threads_test.flapping"
     stop = threading.Event()
@@ -356,12 +344,6 @@ time.sleep(0.05)
 """
 
 
-@pytest.mark.xfail(
-    packedfun.BACKEND == "ctypes",
-    strict=False,
-    reason="ctypes backend: the known exit crash of test_shutdown_soak (ctypes' callback "
-    "trampolines take the GIL before packedfun can see the shutdown); see docs/threads.md",
-)
 def test_forced_unwind_of_daemon_threads_in_callbacks_is_not_an_abort():
     # The issue's example: daemon threads inside C++ -> Python callbacks at exit.
     # testing.apply keeps the GIL (CPython ends the thread at its eval loop's GIL drop, inside the
@@ -379,12 +361,6 @@ def test_forced_unwind_of_daemon_threads_in_callbacks_is_not_an_abort():
         assert proc.returncode == 0, (name, proc.returncode, proc.stderr[-2000:])
 
 
-@pytest.mark.xfail(
-    packedfun.BACKEND == "ctypes",
-    strict=False,
-    reason="ctypes backend: about 1.5% of runs still crash at exit (3/200: two SIGSEGV, one "
-    "terminate), ctypes' callback trampolines take the GIL before any check; see docs/threads.md",
-)
 def test_shutdown_soak():
     failures = []
     for i in range(SOAK_RUNS):

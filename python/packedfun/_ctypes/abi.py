@@ -376,6 +376,8 @@ _SIGNATURES = {
     "PFEnvReleaseCallerLock": (_P, []),
     "PFEnvAcquireCallerLock": (None, [_P]),
     "PFEnvCheckSignals": (c_int, []),
+    "PFEnvSetGuardedCall": (c_int, [_P, _P]),
+    "PFEnvCloseLock": (c_int, [c_int32]),
 }
 
 

@@ -8,6 +8,7 @@ kind ``type(exc).__name__`` (or ``exc.kind``), message ``str(exc)``, cause ``Opa
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import sys
 from ctypes import byref, c_int32, c_void_p
@@ -19,6 +20,7 @@ from .values import (
     _DecRef,
     _free_handle_c,
     _handles,
+    _safe_call_c,
     hold,
     opaque_payload,
     tp_name,
@@ -150,7 +152,11 @@ def _unraisable_hook(unraisable) -> None:
     """Entering a Python callback runs pending signal handlers before its first line, so what
     they raise escapes ``_check_signals`` and ctypes reports it as unraisable: it goes to the
     native caller instead (PFEnvCheckSignals reports by what is raised, not by a return value)."""
-    if unraisable.object is _check_signals and unraisable.exc_value is not None:
+    # Python 3.13+ names the callback in the message instead of passing it as the object.
+    ours = unraisable.object is _check_signals or (
+        unraisable.object is None and repr(_check_signals) in (unraisable.err_msg or "")
+    )
+    if ours and unraisable.exc_value is not None:
         raise_into_native(unraisable.exc_value)
         return
     _previous_unraisable_hook(unraisable)
@@ -180,3 +186,10 @@ def install_lock_hooks() -> None:
         address(_check_signals_c),
         address(finalizing),
     )
+    # A thread without a GILState thread state cannot hold the GIL (PyGILState_Check says it does
+    # once finalization deleted the states); callbacks enter through the runtime's guard.
+    LIB.PFEnvSetGuardedCall(address(api.PyGILState_GetThisThreadState), address(_safe_call_c))
+    # At exit, before finalization: native threads stop entering Python (their calls fail, their
+    # deleters leak) and those already inside get up to 2 s to leave; one let in just before
+    # finalization would otherwise enter an interpreter that no longer exists.
+    atexit.register(LIB.PFEnvCloseLock, 2000)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import struct
+import time
 import weakref
 from ctypes import addressof, byref, c_int32, c_uint32, c_uint64, c_void_p, string_at
 
@@ -83,8 +84,7 @@ def opaque_payload(handle: int):
     op = abi.PFOpaqueObject.from_address(handle)
     if op.free_handle != FREE_HANDLE_ADDR:
         return False, None
-    entry = _handles.get(op.handle)
-    return True, entry.get() if type(entry) is _Lent else entry
+    return True, held_object(op.handle)
 
 
 # ---- object wrappers -----------------------------------------------------------------------------
@@ -389,9 +389,11 @@ class Function(Object):
         lent = getattr(self, "_pf_lent", None)
         handle = getattr(self, "_pf_handle", 0)
         if lent is not None and handle:
-            self._pf_lent = None
+            # _handles first, then the wrapper: another thread may call the Function in between
+            # (any line here may switch threads), and it must find the callable in one of them.
             if c_uint64.from_address(handle).value > 1:  # native code keeps the Function
                 _handles[abi.PFFunctionObject.from_address(handle).self] = lent
+            self._pf_lent = None
         Object.__del__(self)
 
     @property
@@ -423,8 +425,7 @@ def wrapped_callable(handle: int):
     func = abi.PFFunctionObject.from_address(handle)
     if func.safe_call != SAFE_CALL_ADDR:
         return False, None
-    entry = _handles.get(func.self)
-    return True, entry.get() if type(entry) is _Lent else entry
+    return True, held_object(func.self)
 
 
 class _Lent:
@@ -443,24 +444,48 @@ class _Lent:
         self.key = key
 
     def get(self):
+        """The lent object, or ``_GIVEN_BACK`` once the lender let it go."""
         wrapper = self.ref()
         if wrapper is None:
-            return None
+            return _GIVEN_BACK
         if self.key is None:
-            return wrapper._pf_lent
+            lent = wrapper._pf_lent
+            return _GIVEN_BACK if lent is None else lent
         lent = getattr(wrapper, "_pf_gc_lent", None)
-        return None if lent is None else lent.get(self.key)
+        return _GIVEN_BACK if lent is None else lent.get(self.key, _GIVEN_BACK)
+
+
+_GIVEN_BACK = object()
+
+
+def held_object(key):
+    """The Python object stored under ``key`` (None when there is none), wherever it is now.
+
+    A lender hands its object back in Python code (``__del__``, ``give_back``), so another thread
+    may see a ``_Lent`` whose lender has already let go while ``_handles`` does not hold the object
+    yet: that thread lets the lender finish and reads again. Lenders write ``_handles`` before
+    they let go, so this only happens to a reader that took the ``_Lent`` just before."""
+    for _ in range(10000):
+        entry = _handles.get(key)
+        if type(entry) is not _Lent:
+            return entry
+        value = entry.get()
+        if value is not _GIVEN_BACK:
+            return value
+        time.sleep(0)  # the GIL goes to the lender, which is mid-way through handing it back
+    return None
 
 
 def give_back(wrapper) -> None:
     """Moves the objects ``wrapper`` holds for a collection back into ``_handles``, for those
     whose native holder is still alive (its ``_Lent`` entry is still there: free_handle drops
-    the entry of a holder that died)."""
-    lent, wrapper._pf_gc_lent = wrapper._pf_gc_lent, None
+    the entry of a holder that died). ``_handles`` first: see ``held_object``."""
+    lent = wrapper._pf_gc_lent
     for key, value in lent.items():
         entry = _handles.get(key)
         if type(entry) is _Lent and entry.key == key:
             _handles[key] = value
+    wrapper._pf_gc_lent = None
 
 
 Function.__module__ = Object.__module__ = "packedfun"
@@ -537,7 +562,7 @@ def to_function(value) -> Function:
         raise TypeError(f"expected a callable, got {tp_name(type(value))}")
     key = hold(value)
     out = c_void_p()
-    if LIB.PFFunctionCreate(key, _safe_call_c, _free_handle_c, byref(out)):
+    if LIB.PFFunctionCreate(key, _guarded_call, _free_handle_c, byref(out)):
         _handles.pop(key, None)
         raise_last_error()
     func = make_function(out.value or 0)
@@ -628,7 +653,7 @@ def _safe_call(key, args, num_args, result):
     try:
         func = _handles[key]
         if type(func) is _Lent:
-            func = func.get()
+            func = held_object(key)
         pyargs = [borrow_any(args + 16 * i) for i in range(num_args)]
         ret = func(*pyargs)
         if ret is not None:
@@ -639,9 +664,14 @@ def _safe_call(key, args, num_args, result):
         return _errors.raise_into_native(exc)
 
 
+#: ctypes' trampoline into _safe_call. It takes the GIL before any code of ours runs, so native
+#: code never calls it directly: Functions wrapping a Python callable have the runtime's
+#: PFEnvGuardedCall as their body, which refuses the call once the interpreter is shutting down
+#: (entering the trampoline then would crash or end the thread) and otherwise calls this one.
 _safe_call_c = abi.SafeCall(_safe_call)
-#: address of the trampoline; a Function whose safe_call is this one wraps a Python callable.
-SAFE_CALL_ADDR = ctypes.cast(_safe_call_c, c_void_p).value
+#: address of the body of every Function that wraps a Python callable (``self`` is the key).
+SAFE_CALL_ADDR: int = ctypes.cast(LIB.PFEnvGuardedCall, c_void_p).value or 0
+_guarded_call = abi.SafeCall(SAFE_CALL_ADDR)
 
 
 def store_result(value, result: int) -> None:
