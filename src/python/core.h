@@ -48,6 +48,13 @@ typedef struct {
 PyObject* pfpy_function_call_bound(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
                                    PyObject* kwnames);
 
+/*! Fills `full` (f->nparams borrowed slots; the table is loaded) from `args`, the keywords and
+ *  the defaults (function_kw.c). 0, or -1 with Python's own TypeError (unknown keyword, ...). */
+int pfpy_function_bind(PFPyFunction* f, PyObject* const* args, Py_ssize_t n, PyObject* kwnames,
+                       PyObject** full);
+/*! Tables up to this many parameters bind on the C stack, in the caller of the positional call. */
+#define PFPY_BOUND_STACK 8
+
 /*! The positional call of `f` (function.c), for the binder once the arguments are complete. */
 PyObject* pfpy_function_call_positional(PFPyFunction* f, PyObject* const* args, Py_ssize_t n);
 

@@ -272,12 +272,30 @@ static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size
 /* A Function with metadata: a call passing exactly its parameters positionally is the plain one;
  * keywords, defaults to fill, and the first call (nparams still -1) bind in function_kw.c and
  * come back here with the full positional vector. */
+/* Keywords or defaults of a loaded table of few parameters: bound into a stack vector, then the
+ * positional call inline. Out of line, so that the exact positional call above keeps its
+ * registers. The table (and the defaults the vector borrows) is held across the call, which may
+ * run Python code that replaces the metadata. */
+static PFPY_NOINLINE PyObject* call_bound_small(PFPyFunction* f, PyObject* const* args,
+                                                Py_ssize_t n, PyObject* kwnames) {
+  PyObject* full[PFPY_BOUND_STACK];
+  PyObject* table = Py_NewRef(f->table);
+  PyObject* result = pfpy_function_bind(f, args, n, kwnames, full) == 0
+                         ? positional_call(f, full, f->nparams)
+                         : NULL;
+  Py_DECREF(table);
+  return result;
+}
+
 static PyObject* function_vectorcall_meta(PyObject* self, PyObject* const* args, size_t nargsf,
                                           PyObject* kwnames) {
   PFPyFunction* f = (PFPyFunction*)self;
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   if (PFPY_LIKELY(kwnames == NULL && n == f->nparams)) return positional_call(f, args, n);
-  return pfpy_function_call_bound(f, args, n, kwnames);
+  if (PFPY_LIKELY((size_t)f->nparams <= PFPY_BOUND_STACK && f->base.handle != NULL)) {
+    return call_bound_small(f, args, n, kwnames);
+  }
+  return pfpy_function_call_bound(f, args, n, kwnames); /* first call, no table, many params */
 }
 
 PyObject* pfpy_function_call_positional(PFPyFunction* f, PyObject* const* args, Py_ssize_t n) {

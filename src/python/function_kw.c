@@ -114,39 +114,45 @@ static Py_ssize_t find_param(PyObject* names, PyObject* key) {
   return -1;
 }
 
+/* Few slots, copied one by one: GCC would otherwise call memset/memcpy for these loops, which
+ * costs more than the handful of stores they replace. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define PFPY_NO_LIBCALL_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define PFPY_NO_LIBCALL_LOOPS
+#endif
+
 /* Fills `full` (nparams borrowed slots) from positional `args`, the keywords and the defaults,
  * raising Python's own TypeErrors; 0 on success. */
-static int bind_arguments(PFPyFunction* f, PyObject* const* args, Py_ssize_t n, PyObject* kwnames,
-                          PyObject** full) {
-  PyObject* names = PyTuple_GET_ITEM(f->table, 0);
+PFPY_NO_LIBCALL_LOOPS int pfpy_function_bind(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
+                                             PyObject* kwnames, PyObject** full) {
+  Py_ssize_t np = f->nparams;
+  if (PFPY_UNLIKELY(n > np)) return too_many_positional(f, n), -1;
   PyObject* defaults = PyTuple_GET_ITEM(f->table, 1);
-  for (Py_ssize_t i = 0; i < f->nparams; ++i) full[i] = i < n ? args[i] : NULL;
+  Py_ssize_t i = 0;
+  for (; i < n; ++i) full[i] = args[i];
+  for (; i < np; ++i) full[i] = NULL;
   Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
   for (Py_ssize_t k = 0; k < nkw; ++k) {
     PyObject* key = PyTuple_GET_ITEM(kwnames, k);
-    Py_ssize_t i = find_param(names, key);
-    if (i < 0) {
+    Py_ssize_t at = find_param(PyTuple_GET_ITEM(f->table, 0), key);
+    if (at < 0) {
       return keyword_error(f, key, "%U() got an unexpected keyword argument '%U'"), -1;
     }
-    if (full[i] != NULL)
+    if (full[at] != NULL)
       return keyword_error(f, key, "%U() got multiple values for argument '%U'"), -1;
-    full[i] = args[n + k];
+    full[at] = args[n + k];
   }
   int missing = 0;
-  for (Py_ssize_t i = n; i < f->nparams; ++i) {
+  for (i = n; i < np; ++i) {
     if (full[i] != NULL) continue;
     PyObject* d = PyTuple_GET_ITEM(defaults, i);
-    if (d == sig_missing) {
-      missing = 1;
-    } else {
-      full[i] = d;
-    }
+    missing |= d == sig_missing;
+    full[i] = d == sig_missing ? NULL : d;
   }
-  if (missing) return missing_error(f, full), -1;
+  if (PFPY_UNLIKELY(missing)) return missing_error(f, full), -1;
   return 0;
 }
-
-#define PFPY_BOUND_STACK 8
 
 PyObject* pfpy_function_call_bound(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
                                    PyObject* kwnames) {
@@ -169,7 +175,7 @@ PyObject* pfpy_function_call_bound(PFPyFunction* f, PyObject* const* args, Py_ss
   if (full == NULL) return PyErr_NoMemory();
   PyObject* table = Py_NewRef(f->table); /* the defaults stay alive whatever the call does */
   PyObject* result = NULL;
-  if (bind_arguments(f, args, n, kwnames, full) == 0) {
+  if (pfpy_function_bind(f, args, n, kwnames, full) == 0) {
     result = pfpy_function_call_positional(f, full, np);
   }
   Py_DECREF(table);
