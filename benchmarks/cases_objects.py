@@ -105,9 +105,25 @@ def _object_cases(peers: Peers) -> list:
         Case("method call obj.sum()",
              {n: _stmt_loop("_a0.sum()", _a0=o) for n, o in pairs.items()}, empty_loop(1),
              Target(FASTER, faster_than=("tvm-ffi", 3.0)), group="objects"),
+        *_method_vs_function(pairs),
         Case("construct TestIntPair(1, 2)",
              {n: call_loop(c, 1, 2) for n, c in classes.items()}, empty_loop(2),
              Target(FASTER, faster_than=("tvm-ffi", 3.0)), group="objects"),
+    ]  # fmt: skip
+
+
+def _method_vs_function(pairs: dict) -> list:
+    """obj.sum() beside the same Function called as a registry function with the same argument."""
+    pair = pairs.get("packedfun")
+    if pair is None:
+        return []
+    func = type(pair).sum.__func__  # the method's Function: what a registry lookup would give
+    if func(pair) != 3:
+        raise AssertionError("packedfun: TestIntPair.sum's Function gave a wrong result")
+    return [
+        Case("obj.sum() (floor: its Function called as f(obj))",
+             {"floor": call_loop(func, pair), "packedfun": _stmt_loop("_a0.sum()", _a0=pair)},
+             empty_loop(1), Target("≤ 1.3× the registry call", max_ratio=1.3), group="objects"),
     ]  # fmt: skip
 
 
