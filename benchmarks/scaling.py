@@ -3,8 +3,9 @@
 
 For each structure, measures the cost of one operation at several sizes and says whether it stays
 flat (or grows as the structure promises). Writes ``results/scaling.md`` (the table) and
-``results/scaling.svg`` (the chart). Each figure is the best of ``--repeat`` timed batches, in ns
-per operation, measured in this one process.
+``results/scaling.svg`` (the chart). Each figure is the best of ``--repeat`` timed batches (each at
+least 2 ms), in CPU ns per operation (this thread's CPU clock; the threads row: the process's),
+measured in this one process, so that other load on the machine does not count.
 
 Rows and what they promise:
 
@@ -18,7 +19,8 @@ Rows and what they promise:
   to collide in an unseeded hash (the adversarial set) must stay O(1) per operation.
 * nesting: ``convert`` of a list nested d deep, O(1) per level (d is capped by Python's recursion
   limit: deeper inputs raise ``RecursionError``).
-* threads: ``nop()`` calls per live Python thread count, aggregate ns per call.
+* threads: ``nop()`` calls per live Python thread count, aggregate ns per call, beside the same
+  calls of a Python no-op (CPython's GIL hand-offs among many threads cost in both).
 """
 
 from __future__ import annotations
@@ -49,15 +51,26 @@ import svgchart  # noqa: E402
 MASK64 = (1 << 64) - 1
 
 
+# Timed samples read this thread's CPU clock, not the wall clock: on a shared machine a wall-clock
+# sample long enough to be preempted (the large sizes) counted other processes' time as ours, which
+# made rows look super-linear. Each sample repeats op() until it has run at least this long.
+_MIN_SAMPLE_NS = 2_000_000
+
+
 def _best_ns(op, count: int, repeat: int) -> float:
-    """Best-of-``repeat`` ns per operation of ``op()``, which performs ``count`` operations."""
+    """Best-of-``repeat`` CPU ns per operation of ``op()``, which performs ``count`` operations."""
     best = float("inf")
     gc.disable()
     try:
+        t0 = time.thread_time_ns()
+        op()
+        once = max(1, time.thread_time_ns() - t0)
+        reps = max(1, -(-_MIN_SAMPLE_NS // once))
         for _ in range(repeat):
-            t0 = time.perf_counter_ns()
-            op()
-            best = min(best, (time.perf_counter_ns() - t0) / count)
+            t0 = time.thread_time_ns()
+            for _ in range(reps):
+                op()
+            best = min(best, (time.thread_time_ns() - t0) / (count * reps))
     finally:
         gc.enable()
     return best
@@ -96,14 +109,14 @@ def registry_rows(sizes, repeat):
     lookup, listing, registered = {}, {}, 0
     for n in sizes:
         for i in range(registered, n):
-            packedfun.register_global_func(f"scale.fn{i}", f)
+            packedfun.register_global_func(f"scale.fn{i:07d}", f)
         registered = n
-        names = [f"scale.fn{(i * 7919) % n}" for i in range(min(n, 2000))]
+        names = [f"scale.fn{(i * 7919) % n:07d}" for i in range(min(n, 2000))]
         lookup[n] = _best_ns(_loop(packedfun.get_global_func, names), len(names), repeat)
         total = len(packedfun.list_global_func_names())
         listing[n] = _best_ns(packedfun.list_global_func_names, total, max(3, repeat // 3))
     for i in range(registered):
-        packedfun.remove_global_func(f"scale.fn{i}")
+        packedfun.remove_global_func(f"scale.fn{i:07d}")
     return [
         ("registry: get_global_func(name)", "O(1)", lookup),
         ("registry: list_global_func_names() per name", "O(log n) per name (sorted)", listing),
@@ -142,7 +155,9 @@ def type_rows(sizes, repeat):
     pair_key = key("testing.TestIntPair")
     for n in sizes:
         for i in range(registered, n):
-            if lib.PFTypeRegister(ctypes.byref(key(f"scale.T{i}")), obj_index, ctypes.byref(out)):
+            if lib.PFTypeRegister(
+                ctypes.byref(key(f"scale.T{i:07d}")), obj_index, ctypes.byref(out)
+            ):
                 raise RuntimeError("PFTypeRegister failed")
         registered = n
         batch = [pair] * 1000
@@ -204,9 +219,11 @@ def map_rows(sizes, repeat):
     )
     rows: dict = {k: {} for k in names}
     for n in sizes:
-        src = {f"key{i}": i for i in range(n)}
+        # Keys of one width at every n: "key9" is a short string stored inline and "key99999" an
+        # allocated one, so keys that lengthen with n made the per-element cost grow with n.
+        src = {f"key{i:07d}": i for i in range(n)}
         m = packedfun.convert(src)
-        probe = [f"key{(i * 7919) % n}" for i in range(min(n, 2000))]
+        probe = [f"key{(i * 7919) % n:07d}" for i in range(min(n, 2000))]
         rows["get"][n] = _best_ns(_loop(m.__getitem__, probe), len(probe), repeat)
         rows["in"][n] = _best_ns(_loop(m.__contains__, probe), len(probe), repeat)
         rows["iter"][n] = _best_ns(lambda m=m: [None for _ in m.items()], n, repeat)
@@ -245,8 +262,22 @@ def nesting_rows(depths, repeat):
     return [("convert(list nested d deep) per level", "O(1) per level", per_level)]
 
 
+def _py_nop():
+    pass
+
+
 def thread_rows(counts, calls_per_thread=2000):
-    nop = packedfun.get_global_func("testing.nop")
+    return [
+        ("threads: nop() aggregate ns per call", "O(1) per call",
+         _threads_per_call(packedfun.get_global_func("testing.nop"), counts, calls_per_thread)),
+        ("reference: threads calling a Python no-op, aggregate ns per call", "O(1) per call",
+         _threads_per_call(_py_nop, counts, calls_per_thread)),
+    ]  # fmt: skip
+
+
+def _threads_per_call(nop, counts, calls_per_thread):
+    """CPU ns per call of ``nop()`` made by ``t`` threads at once, for each ``t`` in ``counts``
+    (CPython's own GIL hand-offs are in it: the reference row measures them alone)."""
     per_call = {}
     for t in counts:
         n = calls_per_thread
@@ -260,12 +291,12 @@ def thread_rows(counts, calls_per_thread=2000):
         threads = [threading.Thread(target=work) for _ in range(t)]
         for th in threads:
             th.start()
-        t0 = time.perf_counter_ns()
+        t0 = time.process_time_ns()  # CPU of every thread (see _MIN_SAMPLE_NS)
         start.wait()
         for th in threads:
             th.join()
-        per_call[t] = (time.perf_counter_ns() - t0) / (n * t)
-    return [("threads: nop() aggregate ns per call", "O(1) per call", per_call)]
+        per_call[t] = (time.process_time_ns() - t0) / (n * t)
+    return per_call
 
 
 # ---- report --------------------------------------------------------------------------------------
@@ -325,9 +356,10 @@ def main(argv=None) -> int:
         "",
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}; {platform.machine()},"
         f" {os.cpu_count()} cores, load {load:.2f}; Python {platform.python_version()};"
-        f" packedfun {packedfun.__version__} ({packedfun.BACKEND}). ns per operation, best of"
-        f" {repeat}. 'flat' = no larger n costs more than 2.5× a smaller n per operation"
-        " (cache misses at 10^6 elements count).",
+        f" packedfun {packedfun.__version__} ({packedfun.BACKEND}). CPU ns per operation (this"
+        f" thread's CPU clock, so other load does not count; threads: the process's), best of"
+        f" {repeat} batches of ≥ 2 ms. 'flat' = no larger n costs more than 2.5× a smaller n per"
+        " operation (cache misses at 10^6 elements count).",
     ]
     series = {}
     for title, columns, rows in sections:
