@@ -119,6 +119,8 @@ class NativeBacktrace(str):
     ``pytest.raises(match=...)``, keeps working.
     """
 
+    # A slot, not an instance dict: a note is made for every native error that reaches Python.
+    __slots__ = ("_error",)
     _error: object
 
     def __str__(self) -> str:
