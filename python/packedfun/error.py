@@ -148,7 +148,9 @@ def _make_exception(
     """The error factory installed into the backend: a native error as a Python exception.
 
     It is on the error path of every native call, so it is kept short: the note is built with
-    ``str.__new__`` (no Python-level constructor) and nothing is symbolized here.
+    ``str.__new__`` (no Python-level constructor) and nothing is symbolized here. The compiled
+    backend runs the case of a registered kind in C, step for step the same
+    (``set_error_fast_path``, src/python/error.c): change both together.
     """
     cls = _kinds.get(kind) or _class_for(kind)
     if cls is None:
@@ -165,7 +167,15 @@ def _make_exception(
     return exc
 
 
-core.set_error_factory(_make_exception)
+def _install_factory() -> None:
+    """Installs :func:`_make_exception` as the backend's error factory (on the compiled backend
+    its common case runs in C)."""
+    core.set_error_factory(_make_exception)
+    if hasattr(core, "set_error_fast_path"):
+        core.set_error_fast_path(_KINDS, Error, NativeBacktrace, _PLACEHOLDER)
+
+
+_install_factory()
 
 
 def _opaque_type_name(value: object) -> str:

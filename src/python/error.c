@@ -2,6 +2,7 @@
 #include "core.h"
 
 #include <string.h>
+#include <structmember.h>
 
 PyObject* pfpy_error_factory = NULL;
 
@@ -44,6 +45,67 @@ static PyObject* decode_lenient(const PFByteArray* b) {
   return PyUnicode_DecodeUTF8(b->data ? b->data : "", (Py_ssize_t)b->size, "replace");
 }
 
+/* ---- the factory's common case in C
+ * ------------------------------------------------------------------------------------------
+ * Every native error reaching Python goes through error.py's _make_exception. Its common case (a
+ * kind already in the registry) is done here, step for step the same: cls(message) (Error(message,
+ * kind) if that raises an Exception), a NativeBacktrace note holding the error in its slot, then
+ * exc.kind and exc.__notes__. It saves the Python frame and the generic attribute and constructor
+ * paths, about a third of the crossing. A kind not in the registry yet takes the Python factory,
+ * which resolves and records it. error.py hands its objects over with set_error_fast_path. */
+static struct {
+  PyObject* kinds;         /* error.py's _KINDS: kind -> class */
+  PyObject* error_cls;     /* packedfun.Error, for classes that cannot take a bare message */
+  PyTypeObject* note_type; /* NativeBacktrace */
+  PyObject* note_args;     /* (placeholder,) */
+  Py_ssize_t error_offset; /* of NativeBacktrace's `_error` slot */
+  PyObject* kind_name;     /* "kind" */
+  PyObject* notes_name;    /* "__notes__" */
+} fast = {NULL, NULL, NULL, NULL, -1, NULL, NULL};
+
+/* cls(message), or Error(message, kind) when that raises an Exception (as _make_exception). */
+static PyObject* construct_exception(PyObject* cls, PyObject* kind, PyObject* message) {
+  PyObject* exc = PyObject_CallOneArg(cls, message);
+  if (exc != NULL || !PyErr_ExceptionMatches(PyExc_Exception)) return exc;
+  PyErr_Clear();
+  PyObject* args[2] = {message, kind};
+  return PyObject_Vectorcall(fast.error_cls, args, 2, NULL);
+}
+
+/* The exception for a registered kind, a new reference; NULL with no Python error set when the
+ * kind is not registered (the Python factory then runs), NULL with one on failure. */
+static PyObject* make_exception_fast(PyObject* kind, PyObject* message, PyObject* handle) {
+  PyObject* cls = PyDict_GetItemWithError(fast.kinds, kind); /* borrowed */
+  if (cls == NULL) return NULL;
+  PyObject* exc = construct_exception(cls, kind, message);
+  if (exc == NULL) return NULL;
+  PyObject* note = fast.note_type->tp_new(fast.note_type, fast.note_args, NULL);
+  PyObject* notes = note != NULL ? PyList_New(1) : NULL;
+  if (notes == NULL) {
+    Py_XDECREF(note);
+    Py_DECREF(exc);
+    return NULL;
+  }
+  Py_INCREF(handle);
+  *(PyObject**)((char*)note + fast.error_offset) = handle; /* the slot of a fresh note: empty */
+  PyList_SET_ITEM(notes, 0, note);                         /* stolen */
+  int rc = PyObject_SetAttr(exc, fast.kind_name, kind);
+  if (rc == 0) rc = PyObject_SetAttr(exc, fast.notes_name, notes);
+  Py_DECREF(notes);
+  if (rc != 0) Py_CLEAR(exc);
+  return exc;
+}
+
+/* Calls the installed factory: the common case in C when it is set up, else the Python one. */
+static PyObject* make_exception(PyObject* kind, PyObject* message, PyObject* handle) {
+  if (fast.kinds != NULL) {
+    PyObject* exc = make_exception_fast(kind, message, handle);
+    if (exc != NULL || PyErr_Occurred()) return exc;
+  }
+  PyObject* args[3] = {kind, message, handle};
+  return PyObject_Vectorcall(pfpy_error_factory, args, 3, NULL);
+}
+
 /* Raises `err` (stolen) through the error factory (or a plain RuntimeError without one). */
 static PFPY_NOINLINE PyObject* raise_through_factory(PFObject* err) {
   PFErrorObject* e = (PFErrorObject*)err;
@@ -57,8 +119,7 @@ static PFPY_NOINLINE PyObject* raise_through_factory(PFObject* err) {
     PFObjectDecRef(err);
     PyErr_Format(PyExc_RuntimeError, "%U: %U", kind, message);
   } else if ((handle = pfpy_object_wrap(err)) != NULL) { /* err now owned by handle */
-    PyObject* args[3] = {kind, message, handle};
-    exc = PyObject_Vectorcall(pfpy_error_factory, args, 3, NULL);
+    exc = make_exception(kind, message, handle);
   }
   Py_XDECREF(kind);
   Py_XDECREF(message);
@@ -181,10 +242,50 @@ static PyObject* set_error_factory(PyObject* mod, PyObject* factory) {
   if (factory != Py_None && !PyCallable_Check(factory)) {
     return PyErr_Format(PyExc_TypeError, "error factory must be callable or None");
   }
+  /* A new factory replaces _make_exception: its C form no longer applies. */
+  Py_CLEAR(fast.kinds);
   PyObject* old = pfpy_error_factory;
   if (factory != Py_None) Py_INCREF(factory);
   pfpy_error_factory = factory == Py_None ? NULL : factory;
   Py_XDECREF(old);
+  Py_RETURN_NONE;
+}
+
+/* set_error_fast_path(kinds, error_cls, note_type, placeholder): see make_exception_fast. */
+static PyObject* set_error_fast_path(PyObject* mod, PyObject* const* args, Py_ssize_t n) {
+  (void)mod;
+  if (n != 4 || !PyDict_CheckExact(args[0]) || !PyType_Check(args[1]) || !PyType_Check(args[2]) ||
+      !PyType_IsSubtype((PyTypeObject*)args[2], &PyUnicode_Type) || !PyUnicode_Check(args[3])) {
+    return PyErr_Format(PyExc_TypeError,
+                        "set_error_fast_path(kinds: dict, error_cls: type, note_type: str "
+                        "subclass, placeholder: str)");
+  }
+  PyObject* descr = PyObject_GetAttrString(args[2], "_error");
+  if (descr == NULL) return NULL;
+  int is_slot = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
+                ((PyMemberDescrObject*)descr)->d_member->type == T_OBJECT_EX;
+  Py_ssize_t offset = is_slot ? ((PyMemberDescrObject*)descr)->d_member->offset : -1;
+  Py_DECREF(descr);
+  if (!is_slot) return PyErr_Format(PyExc_TypeError, "note_type._error must be a slot");
+  PyObject* note_args = PyTuple_Pack(1, args[3]);
+  PyObject* kind_name = PyUnicode_InternFromString("kind");
+  PyObject* notes_name = PyUnicode_InternFromString("__notes__");
+  if (note_args == NULL || kind_name == NULL || notes_name == NULL) {
+    Py_XDECREF(note_args);
+    Py_XDECREF(kind_name);
+    Py_XDECREF(notes_name);
+    return NULL;
+  }
+  Py_INCREF(args[0]);
+  Py_INCREF(args[1]);
+  Py_INCREF(args[2]);
+  Py_XSETREF(fast.kinds, args[0]);
+  Py_XSETREF(fast.error_cls, args[1]);
+  Py_XSETREF(fast.note_type, (PyTypeObject*)args[2]);
+  Py_XSETREF(fast.note_args, note_args);
+  Py_XSETREF(fast.kind_name, kind_name);
+  Py_XSETREF(fast.notes_name, notes_name);
+  fast.error_offset = offset;
   Py_RETURN_NONE;
 }
 
@@ -203,6 +304,9 @@ PyMethodDef pfpy_error_methods[] = {
     {"set_error_factory", set_error_factory, METH_O,
      "set_error_factory(factory)\n--\n\nInstalls factory(kind, message, error) -> exception, "
      "used to raise native errors."},
+    {"set_error_fast_path", (PyCFunction)(void (*)(void))set_error_fast_path, METH_FASTCALL,
+     "set_error_fast_path(kinds, error_cls, note_type, placeholder)\n--\n\nLets the error "
+     "factory's common case (a registered kind) run in C; see packedfun.error._make_exception."},
     {"error_get_backtrace", error_get_backtrace, METH_O,
      "error_get_backtrace(error)\n--\n\nThe native backtrace of an Error object (symbolized "
      "on first use), innermost frame first."},

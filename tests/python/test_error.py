@@ -63,6 +63,51 @@ def test_register_error_forms():
         packedfun.register_error("x", 42)
 
 
+def test_registered_class_that_rejects_the_message_falls_back_to_error():
+    class NeedsTwo(Exception):
+        def __init__(self, a, b):
+            super().__init__(a, b)
+
+    packedfun.register_error("test_error.NeedsTwo", NeedsTwo)
+    with pytest.raises(packedfun.Error, match="one message") as info:
+        testing.test_raise_error("test_error.NeedsTwo", "one message")
+    assert type(info.value) is packedfun.Error
+    assert info.value.kind == "test_error.NeedsTwo"
+    assert len(info.value.__notes__) == 1
+
+
+def test_every_error_carries_kind_and_one_note():
+    # The same attributes whichever path made the exception (a kind seen before or a new one).
+    for kind, cls in [("ValueError", ValueError), ("test_error.NeverSeen", packedfun.Error)]:
+        for _ in range(2):
+            with pytest.raises(cls) as info:
+                testing.test_raise_error(kind, "text")
+            assert info.value.kind == kind and str(info.value) == "text"
+            (note,) = info.value.__notes__
+            assert isinstance(note, str) and note.startswith("Native backtrace")
+
+
+def test_a_replaced_error_factory_is_used():
+    from packedfun import error
+    from packedfun._backend import core
+
+    seen = []
+
+    def factory(kind, message, error):
+        seen.append(kind)
+        return KeyError(message)
+
+    core.set_error_factory(factory)
+    try:
+        with pytest.raises(KeyError):
+            testing.test_raise_error("ValueError", "x")
+    finally:
+        error._install_factory()
+    assert seen == ["ValueError"]
+    with pytest.raises(ValueError):
+        testing.test_raise_error("ValueError", "x")
+
+
 def test_backtrace_is_a_lazy_note():
     # testing.make_array raises from a named C++ function (MakeArray) of the testing library.
     try:
