@@ -11,6 +11,21 @@ import os
 import pytest
 
 SECOND_PYTHON_RUN = os.environ.get("PACKEDFUN_PYTHON_MATRIX") == "child"
+# The re-runs of this suite that the main run starts (its ctypes pass, the sanitized passes of
+# tests/sanitize/run.py, the second-Python run) do not collect test_sanitized_suite.py: the main
+# run drives the sanitized run once for both backends, and a re-run starting it again would recurse.
+SUITE_RERUN = (
+    SECOND_PYTHON_RUN
+    or os.environ.get("PACKEDFUN_CTYPES_SUITE") == "1"
+    or bool(os.environ.get("PACKEDFUN_SANITIZE_PRELOAD"))
+)
+
+
+def pytest_ignore_collect(collection_path, config):  # noqa: ANN001, ANN201 - pytest hook
+    if SUITE_RERUN and collection_path.name == "test_sanitized_suite.py":
+        return True
+    return None
+
 
 # file name (or file::test) -> why the main run's result holds for every Python version
 VERSION_INDEPENDENT = {
@@ -18,7 +33,6 @@ VERSION_INDEPENDENT = {
     "test_lint.py": "the linters and formatters check source text with pinned versions",
     "test_benchmarks_smoke.py": "benchmark smoke run (timings are not tested)",
     "test_scaling_smoke.py": "scaling benchmark smoke run (timings are not tested)",
-    "test_sanitized_suite.py": "the ASan+UBSan run is opt-in and driven from the main run",
     "test_soak.py": "long leak and growth checks",
     "test_docs.py::test_site_builds_without_warnings": "the Sphinx build reads source text",
     "test_cpp_cuda.py": "nvcc builds: the compiler's work is the same on any Python",

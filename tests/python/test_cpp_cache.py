@@ -91,7 +91,8 @@ def test_build_then_warm_hit_runs_nothing(tmp_path, wrapper, monkeypatch):
         start = time.perf_counter()
         assert cpp.build("triple", [src], build_directory=cache) == path
         times.append(time.perf_counter() - start)
-    assert statistics.median(times) < 0.005, times
+    if not os.environ.get("PACKEDFUN_SANITIZE_PRELOAD"):  # ASan's allocator: no time bound
+        assert statistics.median(times) < 0.005, times
 
 
 def test_warm_hit_in_fresh_process_spawns_no_compiler(tmp_path, wrapper):

@@ -82,7 +82,8 @@ def test_warm_load_inline_is_fast_and_stable(basics, cache):
         mod = cpp.load_inline("basics", cpp_sources=BASICS, functions=DOCS, build_directory=cache)
         times.append(time.perf_counter() - start)
         assert mod.add(1, 1) == 2
-    assert statistics.median(times) < 0.005, times
+    if not os.environ.get("PACKEDFUN_SANITIZE_PRELOAD"):  # ASan's allocator: no time bound
+        assert statistics.median(times) < 0.005, times
     assert cpp.build_inline("basics", BASICS, None, DOCS, build_directory=cache) == path
 
 
