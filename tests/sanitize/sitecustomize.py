@@ -19,10 +19,10 @@ import shutil
 import subprocess
 import sys
 
+# A Python started without the preload (a Python script run as a build tool, such as pip's cmake
+# wrapper) keeps running without it: the programs it starts are build tools too.
 _PRELOAD = os.environ.get("LD_PRELOAD", "") or os.environ.get("PACKEDFUN_SANITIZE_PRELOAD", "")
 os.environ["PACKEDFUN_SANITIZE_PRELOAD"] = _PRELOAD
-if _PRELOAD:
-    os.environ["LD_PRELOAD"] = _PRELOAD
 _REPORTS = os.environ.get("PACKEDFUN_SANITIZE_REPORTS")
 if _REPORTS:  # which process a report file (asan.<pid>) came from
     try:
@@ -69,7 +69,7 @@ def _keeps_preload(program: str) -> bool:
 
 
 def _init(self, args, *rest, **kwargs):
-    if _PRELOAD:
+    if _PRELOAD and os.environ.get("LD_PRELOAD"):
         env = dict(os.environ if kwargs.get("env") is None else kwargs["env"])
         program = _program(args, kwargs.get("executable"))
         if _keeps_preload(program):
@@ -139,5 +139,5 @@ def _install_quiet_imports() -> None:
     sys.meta_path.insert(0, _QuietImportFinder(switches))
 
 
-if _PRELOAD:
+if os.environ.get("LD_PRELOAD"):
     _install_quiet_imports()
