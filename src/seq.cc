@@ -124,9 +124,7 @@ PACKEDFUN_API int PFArrayCreate(const PFAny* items, int64_t num_items, PFAny* ou
     if (num_items < 0) return RaiseError("ValueError", "PFArrayCreate: negative num_items");
     PFSeqObject* arr = NewSeq(kPFTypeArray, num_items);
     PFAny result = ObjectAny(Header(arr));
-    if (items == nullptr) {  // cells for the creator to fill in place: None (all zero bytes)
-      if (num_items > 0) std::memset(arr->data, 0, sizeof(PFAny) * static_cast<size_t>(num_items));
-      arr->size = num_items;
+    if (items == nullptr) {  // room for the creator to append to in place (size 0)
       *out = result;
       return 0;
     }

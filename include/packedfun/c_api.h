@@ -482,9 +482,10 @@ PACKEDFUN_API int PFStringCreate(const PFByteArray* bytes, PFAny* out);
 PACKEDFUN_API int PFBytesCreate(const PFByteArray* bytes, PFAny* out);
 
 /*! Creates an Array holding owned copies (PFAnyViewToOwned) of `items` (borrowed).
- *  `*out` receives a new ref. Added in ABI 1.4: with `items` NULL the Array holds `num_items`
- *  None cells that its creator may overwrite in place with owned values (never borrowed kinds)
- *  before the Array is shared; a binding converts its own list straight into the cells. */
+ *  `*out` receives a new ref. Added in ABI 1.4: with `items` NULL the Array is empty (size 0)
+ *  with room for `num_items` cells, and its creator, before sharing it, appends owned values
+ *  (never borrowed kinds) in place: `data[size++] = value`, up to `num_items`; a binding converts
+ *  its own list straight into the cells. Only cells below `size` are released with the Array. */
 PACKEDFUN_API int PFArrayCreate(const PFAny* items, int64_t num_items, PFAny* out);
 
 /*! Creates a Shape copying `dims` (borrowed). `*out` receives a new ref. */

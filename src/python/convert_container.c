@@ -235,10 +235,10 @@ static int own_view(PFAny* cell) {
   return 0;
 }
 
-/* An Array built in place: PFArrayCreate without items makes its cells (None), and each element
- * is converted straight into its cell as an owned value; no buffer to fill and copy, and a run of
- * small ints is one pass over the list. On failure the Array, whose cells are always valid,
- * releases what was stored. */
+/* An Array built in place: PFArrayCreate without items makes an empty Array with room for `n`
+ * cells, and each element is converted straight into the next cell as an owned value; no buffer
+ * to fill and copy, and a run of small ints is one pass over the list. `size` counts the cells
+ * filled so far, so on failure the Array releases exactly what was stored. */
 static int array_from_py(Ctx* ctx, PyObject* o, PFAny* out) {
   int is_list = PyList_Check(o);
   Py_ssize_t n = is_list ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
@@ -247,13 +247,15 @@ static int array_from_py(Ctx* ctx, PyObject* o, PFAny* out) {
     pfpy_raise_native(NULL);
     return -1;
   }
-  PFAny* cells = ((PFSeqObject*)made.v_obj)->data;
+  PFSeqObject* arr = (PFSeqObject*)made.v_obj;
+  PFAny* cells = arr->data;
   int rc = 0;
   for (Py_ssize_t i = 0; rc == 0 && i < n; ++i) {
     /* A run of small ints calls no Python code, so the list cannot change under it. */
     if (!is_list || PyList_GET_SIZE(o) == n) {
       PyObject* const* src = is_list ? ((PyListObject*)o)->ob_item : ((PyTupleObject*)o)->ob_item;
       i = small_int_run(src, i, n, cells);
+      arr->size = i;
       if (i == n) break;
     }
     if (is_list && PyList_GET_SIZE(o) != n) {
@@ -267,17 +269,17 @@ static int array_from_py(Ctx* ctx, PyObject* o, PFAny* out) {
     } else {
       Py_INCREF(item); /* converting may run Python code that mutates the list */
       rc = value_from_py(ctx, item, &cells[i], &view);
-      if (rc == 0) {
-        rc = own_view(&cells[i]); /* `item` still holds the viewed buffer */
-      } else {
-        PFPY_SET_POD(&cells[i], kPFTypeNone, v_int64, 0);
-      }
+      if (rc == 0) rc = own_view(&cells[i]); /* `item` still holds the viewed buffer */
       Py_DECREF(item);
     }
-    if (rc != 0) add_segment(ctx, PyUnicode_FromFormat("[%zd]", i));
+    if (rc != 0) {
+      add_segment(ctx, PyUnicode_FromFormat("[%zd]", i));
+    } else {
+      arr->size = i + 1;
+    }
   }
   if (rc != 0) {
-    PFObjectDecRef(made.v_obj);
+    PFObjectDecRef(made.v_obj); /* releases the `size` cells filled */
     return -1;
   }
   *out = made;

@@ -73,13 +73,14 @@ TEST(CSeq, ArrayWithoutItemsIsFilledInPlaceByItsCreator) {
   PFAny arr;
   ASSERT_EQ(PFArrayCreate(nullptr, 9, &arr), 0);
   auto* seq = reinterpret_cast<PFSeqObject*>(arr.v_obj);
-  ASSERT_EQ(seq->size, 9);
-  for (int64_t i = 0; i < 9; ++i) EXPECT_EQ(seq->data[i].type_index, kPFTypeNone);
+  ASSERT_EQ(seq->size, 0);
+  ASSERT_GE(seq->capacity, 9);
   PFObject* opaque = nullptr;
   ASSERT_EQ(PFOpaqueObjectCreate(nullptr, CountFree, &opaque), 0);
-  seq->data[0] = Int(5);
-  seq->data[6] = Obj(opaque);  // the creator's reference moves into the cell
-  PFAnyRelease(&arr);          // releases the object among the plain cells
+  seq->data[seq->size++] = Int(5);
+  seq->data[seq->size++] = Obj(opaque);  // the creator's reference moves into the cell
+  seq->data[seq->size++] = Int(6);
+  PFAnyRelease(&arr);  // releases the object among the filled cells, nothing past `size`
   EXPECT_EQ(g_freed, 1);
 }
 
