@@ -173,11 +173,14 @@ static inline int small_int(PyObject* o, PFAny* out) {
  * Locals only in the loop (no stores the compiler must assume alias the list). */
 static Py_ssize_t small_int_run(PyObject* const* src, Py_ssize_t i, Py_ssize_t n, PFAny* dst) {
 #if PY_VERSION_HEX < 0x030C0000
-  /* Branch-free per item: a compact int has size -1, 0 or 1 and its value is size * digit. */
+  /* A compact int has size -1, 0 or 1 and its value is size * digit. The type is checked before
+   * the size is read: an object without ob_size (object(), 16 bytes) ends where ob_size would be
+   * (a heap-buffer-overflow the sanitized suite reported). */
   for (; i < n; ++i) {
     PyObject* o = src[i];
+    if (Py_TYPE(o) != &PyLong_Type) break;
     Py_ssize_t size = Py_SIZE(o);
-    if (Py_TYPE(o) != &PyLong_Type || (size_t)(size + 1) > 2) break;
+    if ((size_t)(size + 1) > 2) break;
     dst[i].type_index = kPFTypeInt;
     dst[i].zero_padding = 0;
     dst[i].v_int64 = (int64_t)size * (int64_t)((PyLongObject*)o)->ob_digit[0];
