@@ -106,9 +106,7 @@ def _install_init(cls: Any, type_index: int) -> None:
     own = {m["name"]: m for m in type_info(type_index)["methods"]}
     if "__create__" in own:
         cls.__init__ = core.ConstructorDescriptor(own["__create__"]["func"])
-        fast_construct = getattr(core, "fast_construct", None)  # _core only
-        if fast_construct is not None:
-            fast_construct(cls)
+        core.fast_construct(cls)  # _core: Cls(...) calls the constructor directly
     elif isinstance(getattr(cls, "__init__", None), core.ConstructorDescriptor):
         cls.__init__ = _no_constructor
     elif cls.__init__ is object.__init__:

@@ -246,6 +246,13 @@ class ConstructorDescriptor(MethodDescriptor):
             _DecRef(old)
 
 
+def fast_construct(cls) -> None:
+    """``_core`` calls a reflected class's constructor straight from the class call; here the
+    class call keeps CPython's own path through ``__init__`` (nothing faster to install)."""
+    if not (isinstance(cls, type) and issubclass(cls, Object)):
+        raise TypeError("fast_construct expects a packedfun.Object subclass")
+
+
 def _check_function(cls, func) -> None:
     if not isinstance(func, Function):
         raise TypeError(f"{tp_name(cls)} expects a packedfun.Function, got {tp_name(type(func))}")
