@@ -40,6 +40,7 @@ typedef struct {
   PyObject* name;            /* str, or NULL when unknown */
   PyObject* dict;            /* instance __dict__ (for __doc__, __qualname__, ...) */
   Py_ssize_t nparams;        /* parameters in `table`; -1 not loaded yet, -2 no table */
+  Py_ssize_t nrequired;      /* leading parameters without a default (when nparams >= 0) */
   PyObject* table;           /* (names, defaults) from the metadata record, or NULL */
 } PFPyFunction;
 

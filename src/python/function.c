@@ -34,6 +34,7 @@ PyObject* pfpy_function_new(PFObject* obj, PyObject* name) {
   f->name = name;
   f->dict = NULL;
   f->nparams = -1;
+  f->nrequired = 0;
   f->table = NULL;
   PyObject_GC_Track(f);
   return (PyObject*)f;
@@ -280,9 +281,18 @@ static PFPY_NOINLINE PyObject* call_bound_small(PFPyFunction* f, PyObject* const
                                                 Py_ssize_t n, PyObject* kwnames) {
   PyObject* full[PFPY_BOUND_STACK];
   PyObject* table = Py_NewRef(f->table);
-  PyObject* result = pfpy_function_bind(f, args, n, kwnames, full) == 0
-                         ? positional_call(f, full, f->nparams)
-                         : NULL;
+  Py_ssize_t np = f->nparams;
+  int bound;
+  if (kwnames == NULL && n >= f->nrequired && n < np) { /* trailing defaults only */
+    PyObject* defaults = PyTuple_GET_ITEM(table, 1);
+    Py_ssize_t i = 0;
+    for (; i < n; ++i) full[i] = args[i];
+    for (; i < np; ++i) full[i] = PyTuple_GET_ITEM(defaults, i);
+    bound = 0;
+  } else {
+    bound = pfpy_function_bind(f, args, n, kwnames, full);
+  }
+  PyObject* result = bound == 0 ? positional_call(f, full, np) : NULL;
   Py_DECREF(table);
   return result;
 }

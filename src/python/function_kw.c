@@ -55,6 +55,10 @@ static PFPY_NOINLINE int load_table(PFPyFunction* f) {
     Py_DECREF(old);
   }
   Py_XSETREF(f->table, table);
+  PyObject* defaults = PyTuple_GET_ITEM(table, 1);
+  Py_ssize_t required = PyTuple_GET_SIZE(names);
+  while (required > 0 && PyTuple_GET_ITEM(defaults, required - 1) != sig_missing) --required;
+  f->nrequired = required;
   f->nparams = PyTuple_GET_SIZE(names);
   return 0;
 }
