@@ -99,12 +99,6 @@ const EnvStreamSlot* EnvSnapshot(size_t* count, PFEnvTensorAllocator* allocator)
   return env.slots;
 }
 
-bool CallerLockGone() noexcept {
-  auto gone = lock_hooks.gone.load(std::memory_order_acquire);
-  if (gone == nullptr) return false;
-  return (gate.closing.load(std::memory_order_seq_cst) != 0 || gone()) && !CallerHoldsLock();
-}
-
 BindingEntry::BindingEntry() noexcept {
   auto gone = lock_hooks.gone.load(std::memory_order_acquire);
   if (gone == nullptr || CallerHoldsLock()) return;  // no binding's lock, or this thread holds it
@@ -112,7 +106,16 @@ BindingEntry::BindingEntry() noexcept {
   // it sees this thread or this thread sees `closing`.
   gate.inflight.fetch_add(1, std::memory_order_seq_cst);
   counted_ = true;
-  admitted_ = gate.closing.load(std::memory_order_seq_cst) == 0 && !gone();
+  if (gone()) {
+    admitted_ = false;
+  } else if (gate.closing.load(std::memory_order_seq_cst) != 0) {
+    // Closing: threads the language never saw stay out. Its own threads (a daemon Python thread
+    // that released the GIL for a call) still enter until it is gone, as under a binding that
+    // never closes: CPython ends them quietly when they take the GIL, where a refusal would print
+    // a traceback per thread at every exit.
+    auto thread_state = lock_hooks.thread_state.load(std::memory_order_acquire);
+    admitted_ = thread_state != nullptr && thread_state() != nullptr;
+  }
 }
 
 BindingEntry::~BindingEntry() {

@@ -833,12 +833,12 @@ PACKEDFUN_API int PFEnvSetGuardedCall(void* (*thread_state)(void), PFSafeCall ca
 PACKEDFUN_API int PFEnvGuardedCall(void* self, const PFAny* args, int32_t num_args, PFAny* result);
 
 /*! Called by a binding, holding its lock, just before its language shuts down (CPython: at exit,
- *  before finalization, when only daemon threads are left): from now on the lock counts as gone
- *  for every thread that does not hold it (see PFEnvSetLockHooks), and this call waits, the lock
- *  released, up to `timeout_ms` for those threads already inside the binding's deleters or guarded
- *  callables to leave them (a thread let in just before the language died would enter it after
- *  its death). Returns 0, or 1 when some were still inside at the timeout. PFEnvSetLockHooks opens
- *  it again. Never fails. */
+ *  before finalization, when only daemon threads are left): from now on threads without a state
+ *  in the language (`thread_state()` NULL, see PFEnvSetGuardedCall) are kept out of the binding's
+ *  deleters and guarded callables as if the lock were gone, and this call waits, the lock
+ *  released, up to `timeout_ms` for the threads already inside them to leave (a thread let in
+ *  just before the language died would enter it after its death). Returns 0, or 1 when some
+ *  were still inside at the timeout. PFEnvSetLockHooks opens it again. Never fails. */
 PACKEDFUN_API int PFEnvCloseLock(int32_t timeout_ms);
 
 #ifdef __cplusplus

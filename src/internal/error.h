@@ -76,10 +76,6 @@ inline int Guard(F&& body) {
 PFObject* NewError(std::string_view kind, std::string_view message, const PFByteArray* backtrace,
                    PFObject* cause);
 
-/*! Whether the binding's lock can no longer be taken by this thread (env.cc): the language is
- *  shutting down and this thread does not hold it. */
-bool CallerLockGone() noexcept;
-
 /*! Admits the calling thread into code a binding owns (its deleters, its guarded callables), for
  *  the object's lifetime (env.cc). A thread that holds the lock, or any thread when no binding
  *  installed lock hooks, is always admitted. Another one is admitted only until the language is

@@ -194,17 +194,22 @@ TEST(Env, GuardedCallsAreRefusedOnceTheLanguageCloses) {
   PFEnvSetLockHooks(&HeldHook, &ReleaseHook, &AcquireHook, &QuietHook, &NotGoneHook);
   EXPECT_EQ(CallGuarded(f), 7);
   EXPECT_EQ(PFEnvCloseLock(100), 0);  // nothing inside: returns at once
-  EXPECT_EQ(CallGuarded(f), -1);      // a thread without the lock is refused from now on
-  EXPECT_EQ(g_guarded_calls, 1);
-  // A thread holding the lock is still let in; held() is not trusted without a thread state.
-  g_held = 1;
-  EXPECT_EQ(CallGuarded(f), 7);
   g_has_state = 0;
-  EXPECT_EQ(CallGuarded(f), -1);
+  EXPECT_EQ(CallGuarded(f), -1);  // a thread the language never saw is refused from now on
+  g_held = 1;
+  EXPECT_EQ(CallGuarded(f), -1);  // held() is not trusted on a thread without a state
   g_has_state = 1;
+  EXPECT_EQ(CallGuarded(f), 7);  // the lock's holder enters
   g_held = 0;
+  EXPECT_EQ(CallGuarded(f), 7);  // so do the language's own threads, until it is gone
+  EXPECT_EQ(g_guarded_calls, 3);
+  g_has_state = 0;
   PFEnvSetLockHooks(&NotHeldHook, &ReleaseHook, &AcquireHook, &QuietHook, &NotGoneHook);
   EXPECT_EQ(CallGuarded(f), 7);  // installing hooks opens it again
+  PFEnvSetLockHooks(&NotHeldHook, &ReleaseHook, &AcquireHook, &QuietHook, &GoneHook);
+  g_has_state = 1;
+  EXPECT_EQ(CallGuarded(f), -1);  // gone: only the lock's holder enters
+  g_has_state = 1;
   PFEnvSetLockHooks(nullptr, nullptr, nullptr, nullptr, nullptr);
   PFEnvSetGuardedCall(nullptr, nullptr);
   PFObjectDecRef(f);
