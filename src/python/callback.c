@@ -77,14 +77,6 @@ int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out) {
   return 0;
 }
 
-void pfpy_recycle_callback(PFObject* fn) {
-  PFFunctionObject* f = (PFFunctionObject*)fn;
-  PyObject* callable = (PyObject*)f->self;
-  f->self = NULL;
-  pfpy_spare_callback = fn;
-  Py_XDECREF(callable);
-}
-
 /* Converts the borrowed native arguments into `pyargs` (new references). */
 static int convert_args(const PFAny* args, int32_t n, PyObject** pyargs) {
   for (int32_t i = 0; i < n; ++i) {

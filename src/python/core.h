@@ -238,8 +238,14 @@ static inline PFObject* pfpy_take_spare_callback(PyObject* callable) {
   return fn;
 }
 
-/*! Puts a wrapper whose last reference is `fn` back in the slot (callback.c). */
-void pfpy_recycle_callback(PFObject* fn);
+/*! Puts a wrapper whose last reference is `fn` back in the slot, inline for the call path. */
+static inline void pfpy_recycle_callback(PFObject* fn) {
+  PFFunctionObject* f = (PFFunctionObject*)fn;
+  PyObject* callable = (PyObject*)f->self;
+  f->self = NULL;
+  pfpy_spare_callback = fn;
+  Py_XDECREF(callable);
+}
 
 /*! Releases a Function made by pfpy_callable_to_temp_function (stolen reference): it goes back to
  *  the slot if the slot is empty and the native side kept no reference to it (its reference count

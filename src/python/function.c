@@ -209,22 +209,24 @@ static PFPY_NOINLINE PyObject* call_with_callable(PFPyFunction* f, PyObject* con
                                                   Py_ssize_t n, PFAny* packed, PFByteArray* views,
                                                   Py_ssize_t i) {
   PFObject* temp = NULL; /* at most one Python function argument */
-  for (; i < n; ++i) {
-    if (fast_arg(args[i], &packed[i], &views[i])) continue;
-    if (Py_IS_TYPE(args[i], &PyFunction_Type) && temp == NULL && pfpy_spare_callback != NULL) {
-      temp = pfpy_take_spare_callback(args[i]);
+  /* args[i] already failed fast_arg: each round starts with the other kinds. A Function made by
+   * convert() is tested by exact type first (the subtype walk costs more than the call's rest). */
+  do {
+    PyObject* o = args[i];
+    if (Py_IS_TYPE(o, &PyFunction_Type) && temp == NULL && pfpy_spare_callback != NULL) {
+      temp = pfpy_take_spare_callback(o);
       packed[i].type_index = kPFTypeFunction;
       packed[i].zero_padding = 0;
       packed[i].v_obj = temp;
-      continue;
+    } else if (Py_IS_TYPE(o, &PFPyFunction_Type) || PyObject_TypeCheck(o, &PFPyObject_Type)) {
+      pfpy_object_arg(o, &packed[i]);
+    } else {
+      if (temp != NULL) pfpy_temp_function_release(temp);
+      return call_general(f, args, n, NULL);
     }
-    if (PyObject_TypeCheck(args[i], &PFPyObject_Type)) {
-      pfpy_object_arg(args[i], &packed[i]);
-      continue;
+    while (++i < n && fast_arg(args[i], &packed[i], &views[i])) {
     }
-    if (temp != NULL) pfpy_temp_function_release(temp);
-    return call_general(f, args, n, NULL);
-  }
+  } while (i < n);
   PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
   if (PFPY_UNLIKELY(fo == NULL)) {
     if (temp != NULL) pfpy_temp_function_release(temp);
