@@ -31,7 +31,9 @@ def _parse(argv: list | None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, help="samples per peer per case (default 101)")
     parser.add_argument("--sample-ms", type=float, help="target length of one sample (default 0.5)")
     parser.add_argument("--peers", help="comma-separated peers to load (default: all)")
-    parser.add_argument("--cases", help="only cases whose name contains this text")
+    parser.add_argument(
+        "--cases", help="only cases whose name contains this text (alternatives separated by '|')"
+    )
     parser.add_argument("--no-build", action="store_true", help="use the peers already built")
     parser.add_argument("--out", help="markdown file for the table ('-' for none)")
     parser.add_argument("--verbose", action="store_true", help="print build logs of failed peers")
@@ -70,7 +72,8 @@ def main(argv: list | None = None) -> int:
     errors: list = []
     cases = _collect_cases(peers, errors)
     if args.cases:
-        cases = [c for c in cases if args.cases in c.name]
+        wanted = args.cases.split("|")
+        cases = [c for c in cases if any(text in c.name for text in wanted)]
     results = []
     for case in cases:
         print(f"  measuring: {case.name}", file=sys.stderr, flush=True)
