@@ -171,8 +171,7 @@ def _install_factory() -> None:
     """Installs :func:`_make_exception` as the backend's error factory (on the compiled backend
     its common case runs in C)."""
     core.set_error_factory(_make_exception)
-    if hasattr(core, "set_error_fast_path"):
-        core.set_error_fast_path(_KINDS, Error, NativeBacktrace, _PLACEHOLDER)
+    core.set_error_fast_path(_KINDS, Error, NativeBacktrace, _PLACEHOLDER)
 
 
 _install_factory()

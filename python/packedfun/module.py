@@ -180,8 +180,8 @@ class Module(metaclass=_ModuleMeta):
         (an instance attribute is looked up the slow way on every call), and ``_core``'s
         ModuleFunctionDescriptor is one that calls ``fn`` without the module and reads as ``fn``
         itself. Everything else stays an instance attribute: dunder names (an export must not
-        become a special method), and all exports where the backend has no such descriptor or the
-        lookup gave something other than a plain Function (a wrapper could bind as a method).
+        become a special method) and exports whose lookup gave something other than a plain
+        Function (a wrapper could bind as a method).
         False (and nothing changed) when the exports cannot be listed or are too many."""
         names = core.module_list_functions(self._pf_handle, False)
         if names is None or len(names) > _MAX_LISTED_FUNCTIONS:
@@ -192,7 +192,7 @@ class Module(metaclass=_ModuleMeta):
             if name in shadowed or name in self.__dict__:
                 continue
             func = self.get_function(name)
-            if _member is None or type(func) is not core.Function or _is_dunder(name):
+            if type(func) is not core.Function or _is_dunder(name):
                 setattr(self, name, func)  # read and called like any instance attribute
             else:
                 members[name] = _member(func, name)
@@ -336,9 +336,9 @@ def _module_function(module: Module, name: str):
 # Beyond this many exports, functions are looked up one by one instead of all at first access.
 _MAX_LISTED_FUNCTIONS = 4096
 
-# A class attribute that `mod.fn(...)` calls as a method (the Function itself where the backend
-# has no such descriptor: it still reads as the Function, only without the fast call).
-_member = getattr(core, "ModuleFunctionDescriptor", None)
+# A class attribute that reads as the Function and that `mod.fn(...)` calls as a method (on _core
+# without a bound method; the ctypes backend's twin reads the Function and calls it).
+_member = core.ModuleFunctionDescriptor
 
 
 def _is_dunder(name: str) -> bool:

@@ -133,9 +133,7 @@ def test_instance_attributes_still_shadow_exports(libs):
 
 
 def test_module_function_descriptor_drops_the_module():
-    descr_type = getattr(core, "ModuleFunctionDescriptor", None)
-    if descr_type is None:
-        pytest.skip("this backend stores module functions on the instance")
+    descr_type = core.ModuleFunctionDescriptor
     func = packedfun.convert(lambda *args: args)
     descr = descr_type(func, "f")
     assert descr.__get__(object()) is func and descr.__get__(None, type) is func

@@ -16,13 +16,20 @@ from . import abi as abi
 from . import cycles as _cycles
 from .abi import LIB, PFAny, PFByteArray
 from .containers import Array, Dict, List, Map, Shape
-from .errors import error_get_backtrace, install_lock_hooks, raise_last_error, set_error_factory
+from .errors import (
+    error_get_backtrace,
+    install_lock_hooks,
+    raise_last_error,
+    set_error_factory,
+    set_error_fast_path,
+)
 from .modules import *  # noqa: F403 (module entry points; see _ctypes.modules.__all__)
 from .modules import __all__ as _module_names
 from .objects import (
     ConstructorDescriptor,
     FieldDescriptor,
     MethodDescriptor,
+    ModuleFunctionDescriptor,
     fast_construct,
     type_info,
     type_is_instance,
@@ -62,6 +69,7 @@ __all__ = [
     "to_function",
     "convert",
     "set_error_factory",
+    "set_error_fast_path",
     "error_get_backtrace",
     "set_object_factory",
     "module_load",
@@ -75,6 +83,7 @@ __all__ += [  # objects and containers (issue 3; _ctypes/objects.py, _ctypes/con
     "FieldDescriptor",
     "MethodDescriptor",
     "ConstructorDescriptor",
+    "ModuleFunctionDescriptor",
     "fast_construct",
     "Array",
     "List",

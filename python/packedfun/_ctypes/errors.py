@@ -39,6 +39,17 @@ def set_error_factory(factory) -> None:
     _error_factory = factory
 
 
+def set_error_fast_path(kinds, error_cls, note_type, placeholder) -> None:
+    """``_core`` runs the error factory's common case in C from these; here every error goes
+    through the factory installed by :func:`set_error_factory` (nothing faster to install)."""
+    if not isinstance(kinds, dict):
+        raise TypeError(f"set_error_fast_path: kinds must be a dict, not {type(kinds).__name__}")
+    if not isinstance(error_cls, type) or not isinstance(note_type, type):
+        raise TypeError("set_error_fast_path: error_cls and note_type must be classes")
+    if not isinstance(placeholder, str):
+        raise TypeError("set_error_fast_path: placeholder must be a str")
+
+
 def take_raised(fname=None) -> BaseException:
     """Moves the calling thread's pending native error out, as the Python exception to raise."""
     out = c_void_p()

@@ -253,6 +253,35 @@ def fast_construct(cls) -> None:
         raise TypeError("fast_construct expects a packedfun.Object subclass")
 
 
+class ModuleFunctionDescriptor:
+    """ModuleFunctionDescriptor(func, name): a module's function as a class attribute of its
+    Module. Reading it gives ``func``; calling it through the class drops the module argument.
+    ``_core``'s twin is a method descriptor that CPython calls without a bound method; here
+    ``mod.name`` reads ``func`` through ``__get__`` and calls it (same results, no fast call)."""
+
+    __slots__ = ("__func__", "__name__")
+
+    def __init__(self, func, name) -> None:
+        _check_function(ModuleFunctionDescriptor, func)
+        if not isinstance(name, str):
+            raise TypeError(
+                f"ModuleFunctionDescriptor() argument 'name' must be str, not {tp_name(type(name))}"
+            )
+        self.__func__ = func
+        self.__name__ = name
+
+    def __get__(self, obj, cls=None):
+        return self.__func__
+
+    def __call__(self, *args, **kwargs):
+        if not args:
+            raise TypeError(f"{self.__name__}: expected the module first")
+        return self.__func__(*args[1:], **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<packedfun module function {self.__name__} of {self.__func__!r}>"
+
+
 def _check_function(cls, func) -> None:
     if not isinstance(func, Function):
         raise TypeError(f"{tp_name(cls)} expects a packedfun.Function, got {tp_name(type(func))}")
