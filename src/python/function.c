@@ -52,14 +52,27 @@ static PFPY_NOINLINE PyObject* kwargs_error(PFPyFunction* f) {
  * other Python threads run meanwhile and native threads it starts can call back into Python. The
  * flag is one load from the header the call reads anyway; the policy may change between calls. */
 
+/* PFObjectIncRef/PFObjectDecRef inline, by the protocol c_api.h documents for PFObject (ref_count
+ * touched only atomically, the deleter run at zero): the released call takes and drops a few
+ * references on every call, and the exported functions cost a call each through the PLT. */
+static inline __attribute__((always_inline)) void obj_incref(PFObject* obj) {
+  __atomic_fetch_add(&obj->ref_count, 1, __ATOMIC_RELAXED);
+}
+
+static inline __attribute__((always_inline)) void obj_decref(PFObject* obj) {
+  if (__atomic_sub_fetch(&obj->ref_count, 1, __ATOMIC_ACQ_REL) == 0 && obj->deleter != NULL) {
+    obj->deleter(obj);
+  }
+}
+
 /* Adds (+1) or drops (-1) a reference to each object argument. */
 static void pin_args(const PFAny* args, int32_t n, int add) {
   for (int32_t i = 0; i < n; ++i) {
-    if (args[i].type_index < kPFTypeStaticObjectBegin) continue;
+    if (args[i].type_index < kPFTypeStaticObjectBegin || args[i].v_obj == NULL) continue;
     if (add) {
-      PFObjectIncRef(args[i].v_obj);
+      obj_incref(args[i].v_obj);
     } else {
-      PFObjectDecRef(args[i].v_obj);
+      obj_decref(args[i].v_obj);
     }
   }
 }
@@ -71,7 +84,7 @@ static void pin_args(const PFAny* args, int32_t n, int add) {
  * argument counted twice is never read under the callee's feet. */
 static PFPY_NOINLINE int call_released(PFFunctionObject* fo, const PFAny* args, int32_t n,
                                        PFAny* rv) {
-  PFObjectIncRef(&fo->header);
+  obj_incref(&fo->header);
   pin_args(args, n, 1);
   PyThreadState* ts = PyEval_SaveThread();
   PyThreadState* outer = pfpy_released_tstate; /* a callback on this thread takes `ts` back */
@@ -80,7 +93,7 @@ static PFPY_NOINLINE int call_released(PFFunctionObject* fo, const PFAny* args, 
   pfpy_released_tstate = outer;
   PyEval_RestoreThread(ts);
   pin_args(args, n, 0);
-  PFObjectDecRef(&fo->header);
+  obj_decref(&fo->header);
   return rc;
 }
 
