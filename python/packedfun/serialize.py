@@ -191,7 +191,13 @@ def _decode_node(node: Any) -> tuple:
         raise ValueError(f"from_json: malformed node {node!r}")
     kind = node["type"]
     if kind in _BUILTIN_KIND:
-        return (_BUILTIN_KIND[kind], [_decode_value(v) for v in _node_field(node, "items", list)])
+        items = _node_field(node, "items", list)
+        if _BUILTIN_KIND[kind] in ("M", "D") and len(items) % 2:
+            raise ValueError(
+                f"from_json: a {kind} node's items alternate keys and values: "
+                f"{len(items)} items is an odd count"
+            )
+        return (_BUILTIN_KIND[kind], [_decode_value(v) for v in items])
     if kind == "Shape":
         return ("S", _int_list(node, "dims"))
     if kind == "Tensor":

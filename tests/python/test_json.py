@@ -67,6 +67,14 @@ def test_from_json_refuses_unknown_types_and_malformed_text():
         )
 
 
+@pytest.mark.parametrize("kind", ["Map", "Dict"])
+def test_from_json_refuses_a_map_node_with_a_key_and_no_value(kind):
+    # Found by test_fuzz_json's mutations: an odd item count was an IndexError from the rebuild.
+    text = '{"packedfun_json": 1, "root": {"ref": 0}, "nodes": [{"type": "%s", "items": [1]}]}'
+    with pytest.raises(ValueError, match=f"a {kind} node's items alternate keys and values"):
+        from_json(text % kind)
+
+
 def test_deep_nesting():
     value = packedfun.Array([])
     for _ in range(20000):
