@@ -30,12 +30,10 @@ from .registry import (
     register_global_func,
     remove_global_func,
 )
-from .serialize import from_json, to_json
 from .stream import current_stream, use_stream
 from .structural import structural_equal, structural_first_difference, structural_hash
 from .tensor import (
     Device,
-    DLDeviceType,
     Tensor,
     device,
     dtype,
@@ -45,6 +43,27 @@ from .tensor import (
 )
 
 _install_pickle()
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from .serialize import from_json, to_json
+    from .tensor import DLDeviceType
+
+
+def __getattr__(name: str) -> object:
+    # Names whose modules cost more to import than they are used: loaded on first access, so
+    # `import packedfun` imports no more of the standard library than its calls need (enum, json,
+    # inspect, typing, ctypes and pickle load when first used).
+    if name in ("to_json", "from_json"):
+        from . import serialize
+
+        return getattr(serialize, name)
+    if name == "DLDeviceType":
+        from .tensor import _dl_device_type_class
+
+        return _dl_device_type_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

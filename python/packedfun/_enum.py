@@ -10,12 +10,12 @@ every other Function is returned untouched and its calls cost nothing more.
 
 from __future__ import annotations
 
-import enum
-import functools
-import json
-from typing import Any
-
 from ._backend import core
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
+if TYPE_CHECKING:
+    import enum
+    from typing import Any
 
 __all__ = ["enum_class"]
 
@@ -72,6 +72,8 @@ def enum_class(key: str) -> type[enum.IntEnum]:
     flat = list(func())
     members = [(str(flat[i]), int(flat[i + 1])) for i in range(0, len(flat), 2)]
     module, _, name = key.rpartition(".")
+    import enum
+
     cls: Any = enum.IntEnum(name, members, module=module or None, qualname=key)  # type: ignore[misc]
     setattr(cls, "_packedfun_key_", key)  # noqa: B010  (mypy: a class built at run time)
     setattr(cls, "__reduce_ex__", _reduce_ex)  # noqa: B010
@@ -115,10 +117,22 @@ NAMED_RESULT = 4
 _NOT_ENUM: set[str] = set()
 
 
-@functools.lru_cache(maxsize=1024)
+_RETURN_KEYS: dict[str, str | None] = {}
+
+
 def _return_key(text: str) -> str | None:
+    """The bare type key a metadata record returns, or None; parsed once per record."""
+    try:
+        return _RETURN_KEYS[text]
+    except KeyError:
+        pass
+    import json
+
     ret = json.loads(text).get("return")
-    return ret if isinstance(ret, str) else None
+    if len(_RETURN_KEYS) >= 1024:
+        _RETURN_KEYS.clear()
+    key = _RETURN_KEYS[text] = ret if isinstance(ret, str) else None
+    return key
 
 
 def wrap_enum_result(func: Any) -> Any:

@@ -17,15 +17,16 @@ the remaining read-write fields are set.
 
 from __future__ import annotations
 
-import re
-from typing import Any, Callable
-
 from ._backend import core
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 __all__ = ["flatten", "rebuild", "object_plan", "tensor_meta"]
 
 _KINDS = {72: "A", 74: "L", 73: "M", 75: "D", 70: "S"}  # kPFType* of the containers
-_SIG = re.compile(r"^\s*[\w.]*\(([\w\s,]*)\)")
+_SIG_PATTERN = r"^\s*[\w.]*\(([\w\s,]*)\)"  # compiled on first use (import cost)
 _plans: dict[int, tuple] = {}
 
 
@@ -56,7 +57,9 @@ def object_plan(type_index: int) -> tuple:
             f"cannot serialize a {key!r} object: the type has no __create__ constructor of its "
             "own, so it cannot be rebuilt from its reflected fields"
         )
-    match = _SIG.match(ctor["doc"] or "")
+    import re
+
+    match = re.match(_SIG_PATTERN, ctor["doc"] or "")
     params = [p.strip() for p in match.group(1).split(",") if p.strip()] if match else names
     unknown = [p for p in params if p not in names]
     if unknown:

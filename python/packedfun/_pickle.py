@@ -13,12 +13,13 @@ CPU tensors pickle by value; with protocol 5 their bytes are a ``PickleBuffer`` 
 from __future__ import annotations
 
 import copyreg
-import ctypes
-import pickle
-from typing import Any
 
 from . import _graph
 from ._backend import core
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["install"]
 
@@ -33,6 +34,8 @@ class _TensorData:
 
     def __reduce_ex__(self, protocol: Any) -> tuple:
         if protocol >= 5:
+            import pickle
+
             return (_identity, (pickle.PickleBuffer(self.view),))
         data = self.view.tobytes()
         return (bytes, (data,)) if self.view.readonly else (bytearray, (data,))
@@ -48,6 +51,8 @@ def _identity(x: Any) -> Any:
 def _tensor_data(tensor: Any, meta: tuple) -> _TensorData:
     start, span = meta[5], meta[6]
     if span:
+        import ctypes
+
         raw = (ctypes.c_char * span).from_address(tensor.data_ptr + start)
         view = memoryview(raw).cast("B")
     else:
@@ -128,6 +133,8 @@ _unpack_plain = core.get_global_func("packedfun.container_unpack_plain")
 
 def _load_plain(data: bytes) -> Any:
     if _unpack_plain is None:
+        import pickle
+
         raise pickle.UnpicklingError(
             "cannot unpickle a packed packedfun container: this process's runtime library "
             "predates packedfun.container_unpack_plain"
@@ -170,6 +177,8 @@ def _copy_object(self: Any) -> Any:
 def _global_function(name: str) -> Any:
     func = core.get_global_func(name)
     if func is None:
+        import pickle
+
         raise pickle.UnpicklingError(
             f"cannot unpickle the Function {name!r}: no global function of that name is "
             "registered in this process (load the library that registers it first)"

@@ -10,12 +10,12 @@ returns. Records for Python callables are made here too, from :func:`inspect.sig
 
 from __future__ import annotations
 
-import functools
-import inspect
-import json
-from typing import Any
-
 from ._backend import core
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
+if TYPE_CHECKING:
+    import inspect
+    from typing import Any
 
 __all__ = [
     "MISSING",
@@ -55,11 +55,22 @@ def _gil_policy(func: Any) -> str:
     return str(getattr(func, "gil_policy", DEFAULT_GIL_POLICY))
 
 
-@functools.lru_cache(maxsize=1024)
+_RECORDS: dict[str, dict] = {}
+
+
 def _parse(text: str) -> dict:
+    """The parsed record of ``text``, parsed once (the last 1,024 records are kept)."""
+    record = _RECORDS.get(text)
+    if record is not None:
+        return record
+    import json
+
     record = json.loads(text)
     if not isinstance(record, dict):
         raise ValueError("function metadata must be a JSON object")
+    if len(_RECORDS) >= 1024:
+        _RECORDS.clear()
+    _RECORDS[text] = record
     return record
 
 
@@ -157,12 +168,16 @@ def metadata_of(func: Any) -> dict | None:
     text = core.function_get_metadata(func)
     if text is None:
         return None
+    import json
+
     record = json.loads(text)
     record.setdefault("gil", _gil_policy(func))
     return record
 
 
 def _annotation_text(annotation: Any) -> str:
+    import inspect
+
     if annotation is inspect.Parameter.empty:
         return "Any"
     if isinstance(annotation, str):
@@ -188,6 +203,9 @@ def metadata_from_callable(name: str, fn: Any) -> str | None:
     keyword-only parameters (a packed call is positional: such functions keep no table).
     Defaults that are not JSON values (None, bool, int, float, str) are left to the callable.
     """
+    import inspect
+    import json
+
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -215,6 +233,8 @@ def metadata_from_callable(name: str, fn: Any) -> str | None:
 
 
 def _signature(record: dict) -> inspect.Signature:
+    import inspect
+
     params = []
     for p in record.get("params") or []:
         default = p["default"] if "default" in p else inspect.Parameter.empty

@@ -14,12 +14,14 @@ A library exports a function ``name`` as the C symbol ``__packedfun_<name>`` (a 
 
 from __future__ import annotations
 
-import importlib.util
 import os
-from typing import Any
 
 from ._backend import core
 from ._enum import wrap_enum_result
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Module", "load_module", "system_lib"]
 
@@ -402,6 +404,8 @@ _tvm_ffi_configured = False
 def _find_tvm_ffi_library() -> str | None:
     """The libtvm_ffi.so of the installed apache-tvm-ffi package, found without importing it."""
     try:
+        import importlib.util
+
         spec = importlib.util.find_spec("tvm_ffi")
     except (ImportError, ValueError):
         return None

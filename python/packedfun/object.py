@@ -11,11 +11,15 @@ methods (so ``isinstance`` with the ancestor holds and every reflected field sta
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
-
 from . import _pickle
 from ._backend import core
 from .registry import _load_testing_for
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeVar
+
+    _T = TypeVar("_T", bound=type)
 
 __all__ = ["Object", "register_object", "type_info"]
 
@@ -23,7 +27,6 @@ __all__ = ["Object", "register_object", "type_info"]
 Object = core.Object
 
 _OBJECT_INDEX = 64  # kPFTypeObject
-_T = TypeVar("_T", bound=type)
 
 _registered: dict[int, type] = {_OBJECT_INDEX: core.Object}  # type index -> registered class
 _automatic: dict[int, type] = {}  # type index -> class made for an unregistered type

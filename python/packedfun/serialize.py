@@ -21,10 +21,13 @@ from __future__ import annotations
 import base64
 import json
 import math
-from typing import Any
 
 from . import _graph
 from ._backend import core
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["to_json", "from_json"]
 

@@ -9,10 +9,6 @@ are accepted too.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from ctypes import byref, c_void_p
-
 from .tensor import device as _device
 
 __all__ = ["use_stream", "current_stream"]
@@ -56,8 +52,7 @@ def current_stream(device) -> int:
     return _lib().PFEnvGetStream(dev_type, dev_id) or 0
 
 
-@contextlib.contextmanager
-def use_stream(device, stream) -> Iterator[None]:
+class use_stream:  # noqa: N801 - used as a function: ``with use_stream(...)``
     """Sets this thread's stream for ``device`` for the block; the previous one comes back after.
 
     Parameters
@@ -73,15 +68,26 @@ def use_stream(device, stream) -> Iterator[None]:
     TypeError, OverflowError, ValueError
         For a stream or device that is not one.
     """
-    dev_type, dev_id = _as_device(device)._dl_fields()
-    handle = _handle_of(stream)
-    lib = _lib()
-    previous = c_void_p()
-    if lib.PFEnvSetStream(dev_type, dev_id, c_void_p(handle), byref(previous)) != 0:
-        from ._ctypes.errors import raise_last_error
 
-        raise_last_error("use_stream")
-    try:
-        yield
-    finally:
-        lib.PFEnvSetStream(dev_type, dev_id, previous, None)
+    __slots__ = ("_device", "_handle", "_previous")
+
+    def __init__(self, device, stream) -> None:
+        self._device = _as_device(device)._dl_fields()
+        self._handle = _handle_of(stream)
+        self._previous: list = []
+
+    def __enter__(self) -> None:
+        from ctypes import byref, c_void_p  # imported on first use: see packedfun/__init__.py
+
+        dev_type, dev_id = self._device
+        lib = _lib()
+        previous = c_void_p()
+        if lib.PFEnvSetStream(dev_type, dev_id, c_void_p(self._handle), byref(previous)) != 0:
+            from ._ctypes.errors import raise_last_error
+
+            raise_last_error("use_stream")
+        self._previous.append(previous)
+
+    def __exit__(self, *exc: object) -> None:
+        dev_type, dev_id = self._device
+        _lib().PFEnvSetStream(dev_type, dev_id, self._previous.pop(), None)

@@ -16,9 +16,11 @@ type must match), reflected objects field by field (fields registered with
 
 from __future__ import annotations
 
-from typing import Any
-
 from ._backend import core
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["structural_equal", "structural_hash", "structural_first_difference"]
 

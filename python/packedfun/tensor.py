@@ -11,14 +11,10 @@ array([0., 1., 2., 3.], dtype=float32)
 
 from __future__ import annotations
 
-import contextlib
-import enum
-from collections.abc import Iterator
-
 from ._backend import core
 
 __all__ = [
-    "DLDeviceType",
+    "DLDeviceType",  # noqa: F822 - made on first use by __getattr__ below
     "Device",
     "Tensor",
     "device",
@@ -38,25 +34,45 @@ Tensor = core.Tensor
 from_dlpack = core.from_dlpack
 
 
-class DLDeviceType(enum.IntEnum):
-    """DLPack's device types (``DLDeviceType`` in dlpack.h)."""
+#: DLPack's device types (``DLDeviceType`` in dlpack.h), by name. The IntEnum class
+#: :class:`DLDeviceType` is built from it on first use (importing :mod:`enum` costs more than the
+#: rest of this module).
+_DEVICE_TYPES: dict[str, int] = {
+    "cpu": 1,
+    "cuda": 2,
+    "cuda_host": 3,
+    "opencl": 4,
+    "vulkan": 7,
+    "metal": 8,
+    "vpi": 9,
+    "rocm": 10,
+    "rocm_host": 11,
+    "ext_dev": 12,
+    "cuda_managed": 13,
+    "oneapi": 14,
+    "webgpu": 15,
+    "hexagon": 16,
+    "maia": 17,
+    "trn": 18,
+}
+_DEVICE_TYPE_NAMES = {v: k for k, v in _DEVICE_TYPES.items()}
+_DL_DEVICE_TYPE: list = []
 
-    cpu = 1
-    cuda = 2
-    cuda_host = 3
-    opencl = 4
-    vulkan = 7
-    metal = 8
-    vpi = 9
-    rocm = 10
-    rocm_host = 11
-    ext_dev = 12
-    cuda_managed = 13
-    oneapi = 14
-    webgpu = 15
-    hexagon = 16
-    maia = 17
-    trn = 18
+
+def _dl_device_type_class() -> type:
+    if not _DL_DEVICE_TYPE:
+        import enum
+
+        cls = enum.IntEnum("DLDeviceType", list(_DEVICE_TYPES.items()), module=__name__)  # type: ignore[misc]
+        cls.__doc__ = "DLPack's device types (``DLDeviceType`` in dlpack.h)."
+        _DL_DEVICE_TYPE.append(cls)
+    return _DL_DEVICE_TYPE[0]
+
+
+def __getattr__(name: str) -> object:
+    if name == "DLDeviceType":
+        return _dl_device_type_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class dtype:  # noqa: N801 - named like numpy.dtype / torch.dtype
@@ -198,9 +214,8 @@ class device:  # noqa: N801 - named like torch.device
     def __init__(self, type, index=None) -> None:  # noqa: A002 - mirrors torch.device
         if isinstance(type, str):
             name, sep, rest = type.partition(":")
-            try:
-                dev_type = DLDeviceType[name]
-            except KeyError:
+            dev_type = _DEVICE_TYPES.get(name)
+            if dev_type is None:
                 raise ValueError(f"unknown device type {name!r} in {type!r}") from None
             if sep:
                 if index is not None or not rest.isdigit():
@@ -225,10 +240,8 @@ class device:  # noqa: N801 - named like torch.device
     @property
     def type(self) -> str:
         """The device type's name: "cpu", "cuda", ..."""
-        try:
-            return DLDeviceType(self.device_type).name
-        except ValueError:
-            return f"device_type({self.device_type})"
+        name = _DEVICE_TYPE_NAMES.get(self.device_type)
+        return name if name is not None else f"device_type({self.device_type})"
 
     @property
     def dl_device(self) -> tuple:
@@ -322,13 +335,12 @@ def _check_field(field: str, value, low: int, high: int) -> int:
     return int(value)
 
 
-def _device_type_of(value) -> DLDeviceType:
-    """The DLDeviceType of an int device type, naming the field when it is not one."""
+def _device_type_of(value) -> int:
+    """The DLPack device type code of an int, naming the field when it is not one."""
     code = _check_field("device_type", value, 0, _INT32_MAX)
-    try:
-        return DLDeviceType(code)
-    except ValueError:
-        raise ValueError(f"device_type {code} is not a DLPack device type") from None
+    if code not in _DEVICE_TYPE_NAMES:
+        raise ValueError(f"device_type {code} is not a DLPack device type")
+    return code
 
 
 _TENSOR_RETURN_MODES = ("framework", "packedfun")
@@ -367,8 +379,7 @@ def set_tensor_return(mode: str) -> str:
     return "packedfun" if previous else "framework"
 
 
-@contextlib.contextmanager
-def tensor_return(mode: str) -> Iterator[None]:
+class tensor_return:  # noqa: N801 - used as a function: ``with tensor_return(...)``
     """``with tensor_return("packedfun"): f(x)`` — :func:`set_tensor_return` for one block
     (one call, or several), restored on exit.
 
@@ -377,11 +388,18 @@ def tensor_return(mode: str) -> Iterator[None]:
     mode : str
         ``"framework"`` or ``"packedfun"``.
     """
-    previous = set_tensor_return(mode)
-    try:
-        yield
-    finally:
-        set_tensor_return(previous)
+
+    __slots__ = ("_mode", "_previous")
+
+    def __init__(self, mode: str) -> None:
+        self._mode = mode
+        self._previous: list[str] = []
+
+    def __enter__(self) -> None:
+        self._previous.append(set_tensor_return(self._mode))
+
+    def __exit__(self, *exc: object) -> None:
+        set_tensor_return(self._previous.pop())
 
 
 _KDL_INT, _KDL_UINT, _KDL_HANDLE, _KDL_BOOL = 0, 1, 3, 6

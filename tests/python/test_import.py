@@ -35,6 +35,46 @@ print("ok", packedfun.BACKEND)
     assert result.stdout.startswith("ok")
 
 
+@pytest.mark.skipif(packedfun.BACKEND != "_core", reason="the ctypes backend is built on ctypes")
+def test_import_loads_no_costly_standard_modules():
+    # Each of these costs more to import than all of packedfun's own modules together; they load
+    # when a call first needs them (signatures, enums, JSON, pickling of tensor data, streams).
+    code = """
+import sys
+import packedfun
+costly = ("inspect", "json", "enum", "typing", "re", "ctypes", "pickle", "functools",
+          "contextlib", "base64", "importlib.util")
+print(",".join(m for m in costly if m in sys.modules))
+"""
+    result = run_python(code, PACKEDFUN_BACKEND="")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ""
+
+
+def test_lazily_loaded_names_behave_as_before():
+    code = """
+import packedfun, pickle, sys
+t = packedfun.DLDeviceType
+assert t is packedfun.tensor.DLDeviceType is packedfun.DLDeviceType
+assert t.cuda == 2 and t["cpu"] == 1 and t(13).name == "cuda_managed"
+assert pickle.loads(pickle.dumps(t.cuda)) is t.cuda
+assert packedfun.device(t.cuda, 3).type == "cuda"
+assert packedfun.from_json(packedfun.to_json([1, "a"])) == [1, "a"]
+from packedfun import to_json, from_json, DLDeviceType
+assert DLDeviceType is t and to_json is packedfun.to_json
+try:
+    packedfun.no_such_name
+except AttributeError as e:
+    assert "no_such_name" in str(e)
+else:
+    raise AssertionError("no AttributeError")
+print("ok")
+"""
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 def test_public_api():
     for name in packedfun.__all__:
         assert hasattr(packedfun, name), name
