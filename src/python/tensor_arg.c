@@ -398,10 +398,14 @@ typedef struct {
   int64_t dims[];
 } NumpyManaged;
 
+/* Gives the array back. Usually the last reference dies in Python code, which holds the GIL; that
+ * includes the interpreter's own teardown of module globals at exit (Py_IsInitialized() is already
+ * 0 then, so testing it would leak every array still wrapped at exit). Another thread takes the
+ * GIL, unless Python is finalizing or gone: then the array is left to the process's end. */
 static void numpy_managed_delete(DLManagedTensorVersioned* m) {
   NumpyManaged* nm = (NumpyManaged*)m;
-  if (Py_IsInitialized()) {        /* at interpreter exit the array is gone with everything else */
-    int held = PyGILState_Check(); /* usually: the last reference dies in Python code */
+  int held = pfpy_gil_held();
+  if (held || pfpy_python_alive()) {
     PyGILState_STATE gil = held ? PyGILState_UNLOCKED : PyGILState_Ensure();
     PyObject* exc = PyErr_Occurred() ? pfpy_fetch_exception() : NULL;
     if (nm->owner != NULL) {

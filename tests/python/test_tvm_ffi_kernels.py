@@ -97,8 +97,15 @@ def test_every_result_matches_tvm_ffi(lib, tvm_results):
 
 
 def test_memory_stays_flat_over_100000_mixed_calls(lib):
-    out = json.loads(run_child(CASES, "packedfun", lib, "memory", "100000"))
+    sanitized = bool(os.environ.get("PACKEDFUN_SANITIZE_PRELOAD"))
+    calls = "10000" if sanitized else "100000"  # the child's leak check at exit covers them
+    out = json.loads(run_child(CASES, "packedfun", lib, "memory", calls))
     assert out["tvm_ffi_imported"] is False
+    if sanitized:
+        pytest.skip(
+            "under AddressSanitizer freed memory waits in its quarantine, so RSS grows by design: "
+            "the child's leak check at exit (LeakSanitizer) checked these calls instead"
+        )
     assert out["growth_kib"] < 2048, out
 
 

@@ -81,6 +81,7 @@ def _native_new(cls, made: Object):
     self = object.__new__(cls)
     self._pf_handle, made._pf_handle = made._pf_handle, 0
     self._pf_tindex = made._pf_tindex
+    self._pf_raw = made._pf_raw
     return self
 
 

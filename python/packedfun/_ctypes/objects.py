@@ -17,6 +17,7 @@ from . import abi as abi
 from .abi import LIB, PFAny, PFByteArray
 from .values import (
     C_TYPES,
+    RAW_ORDER,
     Function,
     Object,
     already_initialized,
@@ -242,6 +243,7 @@ class ConstructorDescriptor(MethodDescriptor):
         del made
         old = target._pf_handle
         target._pf_handle, target._pf_tindex = handle, c_int32.from_address(handle + 8).value
+        target._pf_raw = handle.to_bytes(8, RAW_ORDER)
         if old:
             _DecRef(old)
 

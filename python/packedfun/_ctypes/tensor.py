@@ -29,7 +29,7 @@ from ctypes import (
 
 from . import abi as abi
 from .abi import LIB, DLDataType, DLDevice, PFAny
-from .values import Object, _pack_ptr, make_opaque, raise_last_error, wrap
+from .values import RAW_ORDER, Object, _pack_ptr, make_opaque, raise_last_error, wrap
 
 __all__ = ["Tensor", "from_dlpack", "_set_tensor_classes", "_dtype_from_string",
            "_dtype_to_string", "_tensor_scratch_allocations"]  # fmt: skip
@@ -273,6 +273,7 @@ def wrap_tensor(handle: int) -> Tensor:
     """A Tensor taking over one reference to ``handle``."""
     t = Object.__new__(Tensor)
     t._pf_handle = handle
+    t._pf_raw = handle.to_bytes(8, RAW_ORDER)
     t._pf_tindex = abi.kPFTypeTensor
     return t
 
@@ -315,7 +316,7 @@ def _from_dlpack(x) -> Tensor:
     if type(x).__name__ == "PyCapsule":
         return _from_capsule(x)
     if _is_numpy(x):
-        _check_numpy_dtype(x, "from_dlpack")
+        return _from_numpy(x)
     method = getattr(x, "__dlpack__", None)
     if method is None:
         raise TypeError("from_dlpack: expected an object implementing __dlpack__ or a DLPack "
@@ -328,6 +329,21 @@ def _from_dlpack(x) -> Tensor:
         raise TypeError(f"from_dlpack: {type(x).__name__}.__dlpack__ returned "
                         f"{type(capsule).__name__}, not a capsule")  # fmt: skip
     return _from_capsule(capsule)
+
+
+def _from_numpy(x) -> Tensor:
+    """A Tensor sharing NumPy array ``x``'s memory and keeping ``x`` alive through an Opaque, as
+    ``_core``'s own import of an array does. Not through ``x.__dlpack__()``: NumPy's deleter leaves
+    the array alive once the interpreter is finalizing (it checks ``Py_IsInitialized()``, already 0
+    while the interpreter drops module globals), so a Tensor still alive at exit leaked its
+    array."""
+    keep: list = []  # the view's storage, until the runtime copied it
+    arg = _numpy_dltensor(x, "from_dlpack", keep)
+    view = _pack_ptr(abi.kPFTypeDLTensorPtr, _DLTENSOR_ARG_TAG, arg)
+    out = PFAny()
+    if LIB.PFAnyViewToOwned(view, byref(out)):
+        raise_last_error("from_dlpack")
+    return wrap_tensor(out.v_obj)
 
 
 # ---- arguments -----------------------------------------------------------------------------------
