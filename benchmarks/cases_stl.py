@@ -23,6 +23,7 @@ from peers import Peers
 HERE = Path(__file__).resolve().parent
 BUILD = HERE / "_build" / "stl"
 PF_SOURCE = r"""
+#include <packedfun/array.h>
 #include <packedfun/stl.h>
 #include <map>
 #include <unordered_map>
@@ -41,8 +42,13 @@ double umap_sum(const std::unordered_map<std::string, double>& d) {
   for (const auto& kv : d) s += kv.second;
   return s;
 }
+int64_t array_sum(packedfun::Array<int64_t> a) {
+  int64_t s = 0;
+  for (int64_t x : a) s += x;
+  return s;
+}
 """
-NAMES = ("vec_sum", "map_sum", "umap_sum")
+NAMES = ("vec_sum", "map_sum", "umap_sum", "array_sum")
 
 
 def _nanobind_module():
@@ -109,4 +115,35 @@ def make_cases(peers: Peers) -> list:
             loops[peer] = call_loop(f, arg)
         target = Target("≤ nanobind", faster_than=("nanobind", 1.0))
         cases.append(Case(label, loops, empty_loop(1), target, group="stl"))
+    cases.extend(_kept_cases(peers, mods, ints))
     return cases
+
+
+def _kept_cases(peers: Peers, mods: dict, ints: list) -> list:
+    """A list kept as a container: into an ``Array<int64_t>`` parameter (nanobind: its vector
+    caster, for scale) and through ``testing.echo`` (tvm-ffi: its own ``testing.echo``). The std
+    fast paths must not slow these down."""
+    array, echo = {}, {}
+    if "packedfun" in mods:
+        array["packedfun"] = call_loop(mods["packedfun"].array_sum, ints)
+    if "nanobind" in mods:
+        array["nanobind"] = call_loop(mods["nanobind"].vec_sum, ints)
+    if "packedfun" in peers.loaded:
+        import packedfun
+
+        pf_echo = packedfun.get_global_func("testing.echo")
+        if list(pf_echo(ints)) != ints:
+            raise AssertionError("packedfun: testing.echo(list) changed the list")
+        echo["packedfun"] = call_loop(pf_echo, ints)
+    if "tvm-ffi" in peers.loaded:
+        import tvm_ffi
+
+        tvm_echo = tvm_ffi.get_global_func("testing.echo")
+        if list(tvm_echo(ints)) != ints:
+            raise AssertionError("tvm-ffi: testing.echo(list) changed the list")
+        echo["tvm-ffi"] = call_loop(tvm_echo, ints)
+    return [
+        Case("list of 100 int → Array<int64_t> (nanobind: std::vector)", array, empty_loop(1),
+             None, group="stl"),
+        Case("list of 100 int → testing.echo → Array", echo, empty_loop(1), None, group="stl"),
+    ]  # fmt: skip

@@ -69,6 +69,13 @@ void ViewToOwned(const PFAny& view, PFAny* out) {
       }
       *out = ObjectAny(TensorFromBorrowed(static_cast<const DLTensor*>(view.v_ptr)));
       return;
+    case kPFTypeContainerView: {
+      const auto* cv = static_cast<const PFContainerView*>(view.v_ptr);
+      PFAny made{};
+      CheckCall(cv->vtable->materialize(cv, &made));
+      *out = made;
+      return;
+    }
     default:
       if (IsObjectIndex(view.type_index)) IncRef(view.v_obj);
       *out = view;

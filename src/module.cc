@@ -406,6 +406,17 @@ void AttachExportedGILPolicy(ModuleImpl* module, const PFByteArray& name, PFObje
     Throw("ValueError", "bad GIL policy exported as " + symbol);
   }
 }
+
+/*! Sets on `func` the container-view argument bits its library declares (ABI 1.4, see
+ *  PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT): `const uint32_t __packedfun_view_args__<name>`. */
+void AttachExportedViewArgs(ModuleImpl* module, const PFByteArray& name, PFObject* func) {
+  std::string symbol = "__packedfun_view_args__" + std::string(name.data, name.size);
+  void* address = dlsym(module->handle, symbol.c_str());
+  if (address == nullptr) return;
+  uint32_t bits = *static_cast<const uint32_t*>(address);
+  bits &= (1u << PACKEDFUN_FUNCTION_MAX_VIEW_ARGS) - 1u;
+  __atomic_fetch_or(&func->flags, bits << PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT, __ATOMIC_RELEASE);
+}
 }  // namespace
 
 PACKEDFUN_API int PFModuleGetFunction(PFObject* module, const PFByteArray* name, int query_imports,
@@ -418,6 +429,7 @@ PACKEDFUN_API int PFModuleGetFunction(PFObject* module, const PFByteArray* name,
       *out = NewModuleFunction(found.module, found.address);
       AttachExportedMetadata(found.module, *name, *out);
       AttachExportedGILPolicy(found.module, *name, *out);
+      AttachExportedViewArgs(found.module, *name, *out);
       return 0;
     }
     // Not a packedfun export: perhaps a function of a library built for Apache TVM FFI.

@@ -54,9 +54,10 @@ struct TypeTable {
   }
 };
 
-const char* const kPodKeys[] = {"None",      "int",      "bool",       "float",       "void*",
-                                "DataType",  "Device",   "DLTensor*",  "const char*", "StrView",
-                                "BytesView", "SmallStr", "SmallBytes", "uint64"};
+const char* const kPodKeys[] = {"None",        "int",      "bool",         "float",
+                                "void*",       "DataType", "Device",       "DLTensor*",
+                                "const char*", "StrView",  "BytesView",    "SmallStr",
+                                "SmallBytes",  "uint64",   "ContainerView"};
 const char* const kStaticKeys[] = {"packedfun.Object", "packedfun.String",   "packedfun.Bytes",
                                    "packedfun.Error",  "packedfun.Function", "packedfun.Opaque",
                                    "packedfun.Shape",  "packedfun.Tensor",   "packedfun.Array",
@@ -64,7 +65,7 @@ const char* const kStaticKeys[] = {"packedfun.Object", "packedfun.String",   "pa
                                    "packedfun.Module"};
 
 TypeTable::TypeTable() {
-  for (int32_t i = 0; i <= kPFTypeUInt64; ++i) Add(i, kPodKeys[i], nullptr);
+  for (int32_t i = 0; i <= kPFTypeContainerView; ++i) Add(i, kPodKeys[i], nullptr);
   TypeEntry* object = Add(kPFTypeObject, kStaticKeys[0], nullptr);
   for (int32_t i = kPFTypeObject + 1; i <= kPFTypeModule; ++i) {
     Add(i, kStaticKeys[i - kPFTypeObject], object);

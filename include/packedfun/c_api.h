@@ -92,6 +92,10 @@ typedef enum {
   kPFTypeUInt64 = 13,     /*!< v_uint64 (ABI 1.4): an integer in [2**63, 2**64), beyond int64;
                                every smaller integer travels as kPFTypeInt, so each value has
                                one form. A library older than 1.4 sees an unknown POD index. */
+  kPFTypeContainerView =
+      14, /*!< v_ptr: borrowed const PFContainerView* (ABI 1.4): a caller's
+               sequence or mapping, read in place during the call; passed only
+               where the callee asked for it (PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT) */
   kPFTypeStaticObjectBegin = 64,
   kPFTypeObject = 64,   /*!< root of all object types */
   kPFTypeString = 65,   /*!< PFBytesObject holding UTF-8 */
@@ -150,6 +154,45 @@ typedef struct PFAny {
  *  pre-set to None by the caller and, on success, holds a new ref that the caller owns. On failure
  *  (non-zero return) the error is in the thread's error slot and `*result` is still None. */
 typedef int (*PFSafeCall)(void* self, const PFAny* args, int32_t num_args, PFAny* result);
+
+/* Added in ABI 1.4: container views (appended; nothing above changed). */
+
+struct PFContainerView;
+
+/*! What a callee can read from a container view. A binding passes views only to a call that keeps
+ *  its lock (the GIL) held, so every entry runs on the calling thread, under that lock, during the
+ *  call; none of them runs the caller's code or keeps anything past its return. */
+typedef struct PFContainerViewVTable {
+  /*! Stores items [start, start + n) of a sequence view in out[0, n) while they are plain ints
+   *  (exact ints of the caller's language that fit int64); returns how many it stored, fewer than
+   *  `n` when item start + result is not one (or the view is a mapping). Never fails. */
+  int64_t (*read_int64)(const struct PFContainerView* view, int64_t start, int64_t* out, int64_t n);
+  /*! As read_int64 for plain floats, and plain ints converted to double (what a float parameter
+   *  makes of an int). */
+  int64_t (*read_float64)(const struct PFContainerView* view, int64_t start, double* out,
+                          int64_t n);
+  /*! Reads up to `max_items` entries of a mapping view, from `*cursor` (0 at first; advanced past
+   *  what was read), into kv[2i] (key) and kv[2i + 1] (value): borrowed cells of the plain kinds
+   *  (int, float, SmallStr, or StrView over views[2i] / views[2i + 1], caller-provided room for
+   *  2 * max_items). Returns how many entries it stored: fewer than `max_items` at the end, or
+   *  when the next entry is not plain (the callee compares its count with `size`). Never fails. */
+  int64_t (*read_entries)(const struct PFContainerView* view, int64_t* cursor, PFAny* kv,
+                          PFByteArray* views, int64_t max_items);
+  /*! Converts the whole container into `*out` (new ref): the Array (kind kPFTypeArray) or Map
+   *  (kPFTypeMap) the caller passes when it passes no view, with that conversion's errors. Returns
+   *  0, or non-zero with the error in the slot. */
+  int (*materialize)(const struct PFContainerView* view, PFAny* out);
+} PFContainerViewVTable;
+
+/*! A caller's container lent to one call (kPFTypeContainerView). The caller owns it and may embed
+ *  it at the start of a larger record of its own. */
+typedef struct PFContainerView {
+  const PFContainerViewVTable* vtable; /*!< the readers; borrowed */
+  int32_t kind;     /*!< kPFTypeArray (a sequence: list, tuple) or kPFTypeMap (a mapping: dict) */
+  int32_t reserved; /*!< zero */
+  int64_t size;     /*!< items of a sequence, entries of a mapping, when the call began */
+  void* handle;     /*!< the caller's container (e.g. a PyObject*); opaque to the callee */
+} PFContainerView;
 
 /* ------------------------------------------------------------------------------------------------
  * Objects
@@ -251,7 +294,8 @@ PACKEDFUN_API int PFObjectVisitChildren(PFObject* obj, PFObjectVisitor visit, vo
  */
 
 /*! Makes an owned copy of `*view` (borrowed) in `*out` (new ref): objects gain a reference,
- *  RawStr/StrView become strings, BytesView becomes bytes (small or object form), POD is copied.
+ *  RawStr/StrView become strings, BytesView becomes bytes (small or object form), POD is copied,
+ *  a container view (ABI 1.4) becomes its Array or Map (PFContainerViewVTable.materialize).
  *  kPFTypeDLTensorPtr becomes a Tensor object that copies the DLTensor metadata; for a promotable
  *  argument (PFDLTensorArg, ABI 1.2) it owns a reference to the producer's keeper, otherwise it
  *  borrows the data (the C producer guarantees the data outlives it). */
@@ -420,6 +464,18 @@ PACKEDFUN_API int PFFunctionGetGlobalMetadata(const PFByteArray* name, PFAny* ou
  *  enum to its IntEnum member) reads the metadata of those Functions only; for every other
  *  Function the decision is this one load. Added in ABI 1.4. */
 #define PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT 4u
+
+/*! Bits [8, 32) of PFObject.flags of a Function (ABI 1.4): bit PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT
+ *  + i set means that argument i (i < PACKEDFUN_FUNCTION_MAX_VIEW_ARGS) may arrive as a
+ *  kPFTypeContainerView instead of the Array or Map a list, tuple or dict becomes. A binding may
+ *  pass such a view only to a call that keeps its lock held (PACKEDFUN_FUNCTION_FLAG_GIL_HOLD).
+ *  The creator sets the bits before it shares the Function: the C++ typed wrappers set them for
+ *  the parameters that read views (std::vector of int64_t or double, std::map and
+ *  std::unordered_map with std::string keys), PFModuleGetFunction from the library's
+ *  `const uint32_t __packedfun_view_args__<name>` (these bits, unshifted). A Function without
+ *  them, such as every one built against an older ABI, receives Arrays and Maps as before. */
+#define PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT 8
+#define PACKEDFUN_FUNCTION_MAX_VIEW_ARGS 24
 
 /*! GIL policies: what a language binding does with its caller's lock while the function runs. */
 #define kPFGILRelease 0 /*!< release it for the call (the default) */

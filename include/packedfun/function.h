@@ -119,8 +119,12 @@ class Function : public ObjectRef {
     using Record = detail::TypedRecord<F>;
     const void* id = detail::BodyId(f);
     Record* rec = new Record{{id}, std::move(name), std::move(params), std::move(f)};
-    return detail::ObjectUnsafe::FromOwned<Function>(detail::CreateFunctionObject(
-        rec, &detail::TypedTrampoline<F>, &detail::DeleteRecord<Record>));
+    PFObject* obj = detail::CreateFunctionObject(rec, &detail::TypedTrampoline<F>,
+                                                 &detail::DeleteRecord<Record>);
+    // Not shared yet: the parameters that read a caller's list or dict in place (ABI 1.4).
+    obj->flags |= detail::FunctionSignature<std::decay_t<F>>::ViewArgs()
+                  << PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT;
+    return detail::ObjectUnsafe::FromOwned<Function>(obj);
   }
 
   /*! Attaches a metadata record (see PFFunctionSetMetadata) to this Function. */

@@ -29,6 +29,11 @@ std::string ExportedMetadata(const F&, const char* name, const ArgList& args) no
     return std::string();
   }
 }
+/*! The container-view argument bits (ABI 1.4) of an exported typed function. */
+template <typename F>
+constexpr uint32_t ExportedViewArgs(const F&) noexcept {
+  return FunctionSignature<std::decay_t<F>>::ViewArgs();
+}
 /*! Moves a string PFAny (a new ref) into an std::string; nullopt for None. */
 inline std::optional<std::string> TakeOptionalString(PFAny* v) {
   Any owner = AnyUnsafe::MoveFromPFAny(v);
@@ -212,6 +217,10 @@ class Module : public ObjectRef {
     static const std::string json =                                                           \
         ::packedfun::detail::ExportedMetadata(Callable, #ExportName, {__VA_ARGS__});          \
     return json.empty() ? nullptr : json.c_str();                                             \
+  }                                                                                           \
+  extern "C" {                                                                                \
+  PACKEDFUN_EXPORT extern const uint32_t __packedfun_view_args__##ExportName =                \
+      ::packedfun::detail::ExportedViewArgs(Callable);                                        \
   }
 
 /*! As PACKEDFUN_DLL_EXPORT_TYPED_FUNC for a packed callable `void(PackedArgs args, Any* rv)`. */

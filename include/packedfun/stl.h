@@ -101,6 +101,29 @@ struct SeqTraitsBase {
     return out;
   }
   static std::optional<SeqT> TryFrom(const PFAny* v) { return TryFromReported<SeqT>(v); }
+
+  /*! A std::vector of int64_t or double reads a caller's list in place (kPFTypeContainerView):
+   *  no Array between the two, one pass over the items. */
+  static constexpr bool kReadsContainerView =
+      N == 0 && (std::is_same<T, int64_t>::value || std::is_same<T, double>::value);
+  /*! The vector of `view`, or nullopt unless every item is plain (the typed call then converts
+   *  the view's Array as usual: same result, same errors). */
+  static std::optional<SeqT> TryFromContainerView(const PFContainerView* view) {
+    if constexpr (kReadsContainerView) {
+      if (view->kind != kPFTypeArray) return std::nullopt;
+      SeqT out(static_cast<size_t>(view->size));
+      int64_t got;
+      if constexpr (std::is_same<T, int64_t>::value) {
+        got = view->vtable->read_int64(view, 0, out.data(), view->size);
+      } else {
+        got = view->vtable->read_float64(view, 0, out.data(), view->size);
+      }
+      if (got != view->size) return std::nullopt;
+      return out;
+    }
+    return std::nullopt;
+  }
+
   static std::string TypeName() {
     std::string inner = TypeTraits<T>::TypeName();
     if constexpr (N == 0) {
@@ -163,6 +186,40 @@ struct MapTraitsBase {
     out.emplace(std::move(k), std::move(val));
   }
   static std::optional<MapT> TryFrom(const PFAny* v) { return TryFromReported<MapT>(v); }
+
+  /*! A map from std::string to a number or std::string reads a caller's dict in place
+   *  (kPFTypeContainerView): no Map between the two. */
+  static constexpr bool kReadsContainerView =
+      std::is_same<K, std::string>::value &&
+      (std::is_arithmetic<V>::value || std::is_same<V, std::string>::value);
+  /*! The map of `view`, or nullopt unless every entry is plain and converts (the typed call then
+   *  converts the view's Map as usual: same result, same errors). */
+  static std::optional<MapT> TryFromContainerView(const PFContainerView* view) {
+    if constexpr (kReadsContainerView) {
+      if (view->kind != kPFTypeMap) return std::nullopt;
+      MapT out;
+      if constexpr (std::is_same<MapT, std::unordered_map<K, V>>::value) {
+        out.reserve(static_cast<size_t>(view->size));
+      }
+      constexpr int64_t kBatch = 32;
+      PFAny kv[2 * kBatch];
+      PFByteArray views[2 * kBatch];
+      int64_t cursor = 0, total = 0, got = kBatch;
+      try {
+        while (got == kBatch) {
+          got = view->vtable->read_entries(view, &cursor, kv, views, kBatch);
+          for (int64_t i = 0; i < got; ++i) Insert(out, kv[2 * i], kv[2 * i + 1]);
+          total += got;
+        }
+      } catch (const ElementMismatch&) {
+        return std::nullopt;
+      }
+      if (total != view->size) return std::nullopt;
+      return out;
+    }
+    return std::nullopt;
+  }
+
   static std::string TypeName() {
     return "dict[" + TypeTraits<K>::TypeName() + ", " + TypeTraits<V>::TypeName() + "]";
   }

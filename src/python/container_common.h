@@ -72,6 +72,9 @@ static inline int pfpy_one_arg(PFPyOneArg* a, PyObject* o, PyObject* what) {
   a->pack.views = &a->view;
   a->pack.temps = &a->temp;
   a->pack.num_temps = 0;
+  a->pack.num_views = 0;
+  a->pack.view_args = 0; /* stored values must be real containers */
+  a->pack.func = NULL;
   if (pfpy_arg_from_py(o, &a->pack, 0, what) != 0) return -1;
   if (PFPY_UNLIKELY(a->arg.type_index == kPFTypeDLTensorPtr)) { /* stored: must own the data */
     pfpy_args_release(&a->pack);

@@ -251,7 +251,7 @@ int pfpy_any_from_py(PyObject* o, PFAny* out) {
   PFAny arg;
   PFByteArray view;
   PFObject* temp = NULL;
-  PFPyArgs pack = {&arg, &view, &temp, 0};
+  PFPyArgs pack = {&arg, &view, &temp, 0, 0, 0, NULL};
   if (pfpy_arg_from_py(o, &pack, -1, NULL) != 0) return -1;
   if (pack.num_temps != 0) { /* the temporary's reference moves into *out */
     *out = arg;

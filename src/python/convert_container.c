@@ -1,5 +1,7 @@
 /* Python lists, tuples and dicts -> native Array/List/Map/Dict, nested, with the path of a bad
  * element. */
+#include "container_view.h"
+#include "convert_plain.h"
 #include "core.h"
 #include "object_system.h"
 
@@ -154,21 +156,6 @@ static int create(int32_t kind, Items* it, int distinct, PFAny* out) {
   return 0;
 }
 
-/* Stores `o` in `*out` when it is an exact int that fits a machine word without any call. */
-static inline int small_int(PyObject* o, PFAny* out) {
-  if (!PyLong_CheckExact(o)) return 0;
-#if PY_VERSION_HEX >= 0x030C0000
-  if (!PyUnstable_Long_IsCompact((PyLongObject*)o)) return 0;
-  PFPY_SET_POD(out, kPFTypeInt, v_int64, (int64_t)PyUnstable_Long_CompactValue((PyLongObject*)o));
-#else
-  Py_ssize_t size = Py_SIZE(o);
-  if (size < -1 || size > 1) return 0;
-  int64_t digit = (int64_t)((PyLongObject*)o)->ob_digit[0];
-  PFPY_SET_POD(out, kPFTypeInt, v_int64, size < 0 ? -digit : size == 0 ? 0 : digit);
-#endif
-  return 1;
-}
-
 /* Converts src[i..] into dst[i..] while the items are small ints; returns where it stopped.
  * Locals only in the loop (no stores the compiler must assume alias the list). */
 static Py_ssize_t small_int_run(PyObject* const* src, Py_ssize_t i, Py_ssize_t n, PFAny* dst) {
@@ -188,38 +175,11 @@ static Py_ssize_t small_int_run(PyObject* const* src, Py_ssize_t i, Py_ssize_t n
 #else
   for (; i < n; ++i) {
     PFAny v;
-    if (!small_int(src[i], &v)) break;
+    if (!pfpy_small_int(src[i], &v)) break;
     dst[i] = v;
   }
 #endif
   return i;
-}
-
-/* Stores `o` in `*out` when it is a value whose conversion runs no Python code, takes no
- * reference and cannot fail: a small int, an exact float, an exact ASCII str (up to 7 bytes
- * inline as its own owned copy, longer as a view over `view`). Floats and strs are tested by
- * exact type: PyFloat_Check would walk the subtype chain of every str. */
-static inline int plain_from_py(PyObject* o, PFAny* out, PFByteArray* view) {
-  if (small_int(o, out)) return 1;
-  PyTypeObject* t = Py_TYPE(o);
-  if (t == &PyFloat_Type) {
-    PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
-    return 1;
-  }
-  if (t != &PyUnicode_Type || !PyUnicode_IS_COMPACT_ASCII(o)) return 0; /* ASCII is UTF-8 */
-  const char* data = (const char*)PyUnicode_DATA(o);
-  Py_ssize_t size = PyUnicode_GET_LENGTH(o);
-  if (size <= 7) {
-    out->type_index = kPFTypeSmallStr;
-    out->small_len = (uint32_t)size;
-    out->v_int64 = 0;
-    memcpy(out->v_bytes, data, (size_t)size);
-    return 1;
-  }
-  view->data = data;
-  view->size = (size_t)size;
-  PFPY_SET_POD(out, kPFTypeStrView, v_ptr, view);
-  return 1;
 }
 
 /* Makes the str/bytes view in `*cell` (over a buffer the caller keeps alive) an owned value. */
@@ -267,7 +227,7 @@ static int array_from_py(Ctx* ctx, PyObject* o, PFAny* out) {
     }
     PyObject* item = is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
     PFByteArray view;
-    if (PFPY_LIKELY(plain_from_py(item, &cells[i], &view))) { /* no call, no refs */
+    if (PFPY_LIKELY(pfpy_plain_from_py(item, &cells[i], &view))) { /* no call, no refs */
       rc = own_view(&cells[i]);
     } else {
       Py_INCREF(item); /* converting may run Python code that mutates the list */
@@ -314,7 +274,7 @@ static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
       break;
     }
     PyObject* item = is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
-    if (PFPY_LIKELY(plain_from_py(item, &it.items[i], &it.views[i]))) { /* no call, no refs */
+    if (PFPY_LIKELY(pfpy_plain_from_py(item, &it.items[i], &it.views[i]))) { /* no call, no refs */
       it.filled = i + 1;
       continue;
     }
@@ -355,8 +315,8 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
       break;
     }
     /* The common entry (str or int key, number or str value) runs no Python code: no refs. */
-    if (PFPY_LIKELY(plain_from_py(key, &it.items[2 * i], &it.views[2 * i]) &&
-                    plain_from_py(value, &it.items[2 * i + 1], &it.views[2 * i + 1]))) {
+    if (PFPY_LIKELY(pfpy_plain_from_py(key, &it.items[2 * i], &it.views[2 * i]) &&
+                    pfpy_plain_from_py(value, &it.items[2 * i + 1], &it.views[2 * i + 1]))) {
       it.filled = 2 * i + 2;
       continue;
     }
@@ -381,7 +341,7 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
 /* Converts one element into `*out`: an owned value, or a StrView/BytesView over `view` that
  * borrows `o`'s buffer (the caller keeps `o` alive until the container is created). */
 static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view) {
-  if (plain_from_py(o, out, view)) return 0;
+  if (pfpy_plain_from_py(o, out, view)) return 0;
   if (o == Py_None) {
     PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
   } else if (PyBool_Check(o)) {
@@ -509,6 +469,7 @@ int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fnam
 }
 
 int pfpy_container_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  if (pfpy_view_arg_wanted(pack, pos)) return pfpy_container_view_arg(o, pack, pos, fname);
   PFAny* slot = &pack->args[pos < 0 ? 0 : pos];
   PFAny made;
   int32_t kind = PyDict_Check(o) ? kPFTypeMap : kPFTypeArray;

@@ -101,6 +101,9 @@ typedef struct {
   PFByteArray* views; /* backing PFByteArray for StrView/BytesView args, one slot per arg */
   PFObject** temps;   /* objects to release after the call */
   int num_temps;
+  int num_views;      /* container views among the args (container_view.c) */
+  uint32_t view_args; /* arguments that may be container views (bit i: argument i); 0: none */
+  PyObject* func;     /* the PFPyFunction called, when view_args is not 0 (borrowed) */
 } PFPyArgs;
 
 /*! Converts `o` (borrowed) into the argument `pack->args[pos]` (the cases the inline fast path

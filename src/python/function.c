@@ -1,4 +1,5 @@
 /* packedfun.Function: calls a native Function through vectorcall (the hot path of the package). */
+#include "container_view.h"
 #include "core.h"
 #include "tensor.h"
 
@@ -126,9 +127,21 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
                                                                    PyObject* const* args,
                                                                    Py_ssize_t n, PFPyArgs* pack) {
   PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
+  uint32_t flags = __atomic_load_n(&fo->header.flags, __ATOMIC_RELAXED);
+  if (flags & PACKEDFUN_FUNCTION_FLAG_GIL_HOLD) { /* views are read under the GIL only */
+    pack->view_args = flags >> PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT;
+    pack->func = (PyObject*)f;
+  }
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (PFPY_UNLIKELY(pfpy_arg_from_py(args[i], pack, i, f->name) != 0)) {
       pfpy_function_name_argument_error(f, i);
+      pfpy_args_release(pack);
+      return NULL;
+    }
+  }
+  if (PFPY_UNLIKELY(pack->num_views != 0) &&
+      !(__atomic_load_n(&fo->header.flags, __ATOMIC_RELAXED) & PACKEDFUN_FUNCTION_FLAG_GIL_HOLD)) {
+    if (pfpy_container_views_settle(pack, n) != 0) { /* the policy changed meanwhile: cold */
       pfpy_args_release(pack);
       return NULL;
     }
@@ -167,14 +180,19 @@ static PFPY_NOINLINE PyObject* call_general(PFPyFunction* f, PyObject* const* ar
     PFAny stack[PFPY_STACK_ARGS];
     PFByteArray views[PFPY_STACK_ARGS];
     PFObject* temps[PFPY_STACK_ARGS];
-    PFPyArgs pack = {stack, views, temps, 0};
+    PFPyArgs pack = {stack, views, temps, 0, 0, 0, NULL};
     return call_packed(f, args, n, &pack);
   }
   size_t bytes = (size_t)n * (sizeof(PFAny) + sizeof(PFByteArray) + sizeof(PFObject*));
   char* block = (char*)PyMem_Malloc(bytes);
   if (block == NULL) return PyErr_NoMemory();
-  PFPyArgs pack = {(PFAny*)block, (PFByteArray*)(block + (size_t)n * sizeof(PFAny)),
-                   (PFObject**)(block + (size_t)n * (sizeof(PFAny) + sizeof(PFByteArray))), 0};
+  PFPyArgs pack = {(PFAny*)block,
+                   (PFByteArray*)(block + (size_t)n * sizeof(PFAny)),
+                   (PFObject**)(block + (size_t)n * (sizeof(PFAny) + sizeof(PFByteArray))),
+                   0,
+                   0,
+                   0,
+                   NULL};
   PyObject* result = call_packed(f, args, n, &pack);
   PyMem_Free(block);
   return result;

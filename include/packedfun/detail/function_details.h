@@ -93,6 +93,25 @@ void DeleteRecord(void* self) noexcept {
   delete static_cast<Record*>(self);
 }
 
+/*! Whether parameters of type T read container views (ABI 1.4): TypeTraits<T> says so with
+ *  `kReadsContainerView` and reads one with `TryFromContainerView` (nullopt: not all plain). */
+template <typename T, typename = void>
+struct ReadsContainerView : std::false_type {};
+template <typename T>
+struct ReadsContainerView<T, std::void_t<decltype(TypeTraits<T>::kReadsContainerView)>>
+    : std::integral_constant<bool, TypeTraits<T>::kReadsContainerView> {};
+
+/*! The argument bits of PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT (unshifted) for parameters A... */
+template <typename... A>
+constexpr uint32_t ViewArgBits() {
+  constexpr bool reads[] = {false, ReadsContainerView<TraitsKey<A>>::value...};
+  uint32_t bits = 0;
+  for (size_t i = 0; i < sizeof...(A) && i < PACKEDFUN_FUNCTION_MAX_VIEW_ARGS; ++i) {
+    if (reads[i + 1]) bits |= 1u << i;
+  }
+  return bits;
+}
+
 /*! The signature of a callable: function pointers, lambdas, functors (a single operator()). */
 template <typename F>
 struct FunctionSignature : FunctionSignature<decltype(&F::operator())> {};
@@ -100,6 +119,8 @@ template <typename R, typename... A>
 struct FunctionSignature<R (*)(A...)> {
   using Result = R;
   static constexpr int32_t kNumArgs = sizeof...(A);
+  /*! The parameters that read container views (PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT bits). */
+  static constexpr uint32_t ViewArgs() { return ViewArgBits<A...>(); }
   /*! The type schemas of the result, then of each parameter (for the metadata record). */
   static std::vector<std::string> TypeSchemas() { return {TypeSchema<R>(), TypeSchema<A>()...}; }
   template <typename Fn>
@@ -168,26 +189,56 @@ __attribute__((noinline, cold)) inline std::string ArgumentWhere(const char* nam
   throw Error(err.kind(), where + ": " + message);
 }
 
+template <typename T>
+T ConvertCell(const PFAny* cell, size_t i, const char* name, const ParamNames* params);
+
+/*! A view that is not all plain: converted as the Array or Map the caller would have passed, so
+ *  results and errors are exactly those. The caller's conversion error (materialize) leaves as
+ *  it came, outside ConvertCell's rewording. */
+template <typename T>
+__attribute__((noinline)) T ConvertMaterialized(const PFContainerView* view, size_t i,
+                                                const char* name, const ParamNames* params) {
+  PFAny made;
+  SetPod(&made, kPFTypeNone);
+  CheckCallResult(view->vtable->materialize(view, &made));
+  Any owner = AnyUnsafe::MoveFromPFAny(&made);
+  return ConvertCell<T>(&owner.raw(), i, name, params);
+}
+
 /*! Converts argument i to T or throws the argument error. */
 template <typename T>
 T ConvertArgument(const PFAny* argv, size_t i, const char* name, const ParamNames* params) {
+  if constexpr (ReadsContainerView<T>::value) {
+    if (argv[i].type_index == kPFTypeContainerView) {
+      const auto* view = static_cast<const PFContainerView*>(argv[i].v_ptr);
+      std::optional<T> v = TypeTraits<T>::TryFromContainerView(view);
+      if (v) return std::move(*v);
+      return ConvertMaterialized<T>(view, i, name, params);
+    }
+  }
+  return ConvertCell<T>(argv + i, i, name, params);
+}
+
+/*! Converts the value `cell` of argument i to T or throws the argument error. */
+template <typename T>
+T ConvertCell(const PFAny* cell, size_t i, const char* name, const ParamNames* params) {
   static_assert(HasTryFrom<T>::value,
                 "a typed Function parameter must be a type that can be received (int64_t, "
                 "double, bool, String, std::string, Bytes, Function, ObjectRef, Any, AnyView, "
                 "std::optional<...>, ...): `const char*` cannot, use String");
   std::optional<T> v;
-  if constexpr (noexcept(TypeTraits<T>::TryFrom(argv + i))) {
-    v = TypeTraits<T>::TryFrom(argv + i);
+  if constexpr (noexcept(TypeTraits<T>::TryFrom(cell))) {
+    v = TypeTraits<T>::TryFrom(cell);
   } else {
     try {  // containers: their element checks throw without the argument's name
-      v = TypeTraits<T>::TryFrom(argv + i);
+      v = TypeTraits<T>::TryFrom(cell);
     } catch (const ElementError& err) {
       ThrowElementInArgument(name, params, i, err);
     } catch (const Error& err) {
       ThrowInArgument(name, params, i, err);
     }
   }
-  if (!v) ThrowArgumentError(name, params, i, &TypeTraits<T>::TypeName, IntRangeName<T>(), argv[i]);
+  if (!v) ThrowArgumentError(name, params, i, &TypeTraits<T>::TypeName, IntRangeName<T>(), *cell);
   return std::move(*v);
 }
 

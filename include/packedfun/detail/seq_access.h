@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ namespace detail {
  *  walks by index, so it stays valid while a List grows (but not past a shrink). */
 template <typename T, typename Self>
 class SeqAccess {
+  /*! Elements whose check is their noexcept TryFrom (numbers, bool): tried first, inline. */
+  static constexpr bool kPlainElement = std::is_arithmetic<T>::value;
+
  public:
   class iterator {
    public:
@@ -54,6 +58,9 @@ class SeqAccess {
       throw Error("IndexError", Self::_type_name() + " index " + std::to_string(i) +
                                     " out of range for size " + std::to_string(n));
     }
+    if constexpr (kPlainElement) {  // the common case: no container name built per element
+      if (std::optional<T> r = TypeTraits<T>::TryFrom(&seq()->data[j])) return *r;
+    }
     return ElementAs<T>(seq()->data[j], Self::_type_name(), j);
   }
   T front() const { return (*this)[0]; }
@@ -73,6 +80,9 @@ class SeqAccess {
     if constexpr (!IsAnyElement<T>()) {
       const PFSeqObject* s = reinterpret_cast<const PFSeqObject*>(obj);
       for (int64_t i = 0; i < s->size; ++i) {
+        if constexpr (kPlainElement) {  // the path piece only for the element that fails
+          if (TypeTraits<T>::TryFrom(&s->data[i])) continue;
+        }
         CheckElement<T>(s->data[i], "[" + std::to_string(i) + "]");
       }
     }

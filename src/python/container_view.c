@@ -1,0 +1,172 @@
+/* Container views (ABI 1.4): a list, tuple or dict argument lent to a C++ parameter that reads it
+ * in place (std::vector, std::map, ...), instead of an Array or Map built for the call. */
+#include "container_view.h"
+
+#include "convert_plain.h"
+#include "object_system.h"
+
+/* One view: the record the callee reads (first), and what materialize needs to convert it as
+ * the call would have. It travels in the call's temps (a PFObject header, never handed out), so
+ * pfpy_args_release recycles it with the Array temps; always under the GIL. */
+typedef struct ViewTemp {
+  PFObject header;
+  PFContainerView view;
+  PyObject* func; /* the PFPyFunction called (borrowed for the call) */
+  PyObject* fname;
+  Py_ssize_t pos;
+  struct ViewTemp* next; /* in the free list */
+} ViewTemp;
+
+static ViewTemp* view_free_list;
+
+static void view_recycle(PFObject* obj) {
+  ViewTemp* t = (ViewTemp*)obj;
+  t->next = view_free_list;
+  view_free_list = t;
+}
+
+/* The items of a sequence view, or NULL when it changed size since the call began (Python code
+ * run by a later argument's conversion): the callee then falls back to materialize. */
+static PyObject* const* view_items(const PFContainerView* view) {
+  PyObject* o = (PyObject*)view->handle;
+  if (view->kind != kPFTypeArray) return NULL;
+  if (PyList_Check(o)) {
+    return PyList_GET_SIZE(o) == view->size ? ((PyListObject*)o)->ob_item : NULL;
+  }
+  return ((PyTupleObject*)o)->ob_item;
+}
+
+/* An exact int that fits int64, read without calling Python code. */
+static inline int exact_int64(PyObject* o, int64_t* out) {
+  PFAny v;
+  if (PFPY_LIKELY(pfpy_small_int(o, &v))) {
+    *out = v.v_int64;
+    return 1;
+  }
+  if (!PyLong_CheckExact(o)) return 0;
+  int overflow = 0;
+  long long big = PyLong_AsLongLongAndOverflow(o, &overflow); /* cannot fail for an exact int */
+  if (overflow != 0) return 0;
+  *out = (int64_t)big;
+  return 1;
+}
+
+static int64_t view_read_int64(const PFContainerView* view, int64_t start, int64_t* out,
+                               int64_t n) {
+  PyObject* const* src = view_items(view);
+  if (src == NULL || start < 0 || n < 0 || start + n > view->size) return 0;
+  src += start;
+  int64_t i = 0;
+  for (; i < n; ++i) {
+    if (!exact_int64(src[i], &out[i])) break;
+  }
+  return i;
+}
+
+static int64_t view_read_float64(const PFContainerView* view, int64_t start, double* out,
+                                 int64_t n) {
+  PyObject* const* src = view_items(view);
+  if (src == NULL || start < 0 || n < 0 || start + n > view->size) return 0;
+  src += start;
+  int64_t i = 0;
+  for (; i < n; ++i) {
+    PyObject* o = src[i];
+    int64_t whole;
+    if (Py_IS_TYPE(o, &PyFloat_Type)) {
+      out[i] = PyFloat_AS_DOUBLE(o);
+    } else if (exact_int64(o, &whole)) {
+      out[i] = (double)whole;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+static int64_t view_read_entries(const PFContainerView* view, int64_t* cursor, PFAny* kv,
+                                 PFByteArray* views, int64_t max_items) {
+  PyObject* o = (PyObject*)view->handle;
+  if (view->kind != kPFTypeMap || PyDict_GET_SIZE(o) != view->size) return 0;
+  Py_ssize_t pos = (Py_ssize_t)*cursor;
+  int64_t got = 0;
+  PyObject *key, *value;
+  while (got < max_items) {
+    Py_ssize_t at = pos;
+    if (!PyDict_Next(o, &pos, &key, &value)) break;
+    if (!pfpy_plain_from_py(key, &kv[2 * got], &views[2 * got]) ||
+        !pfpy_plain_from_py(value, &kv[2 * got + 1], &views[2 * got + 1])) {
+      pos = at; /* not plain: stop before it */
+      break;
+    }
+    ++got;
+  }
+  *cursor = (int64_t)pos;
+  return got;
+}
+
+/* The conversion the call would have made without the view; its errors read the same, reworded
+ * for a Function that names its parameters as its argument errors are. */
+static int view_materialize(const PFContainerView* view, PFAny* out) {
+  const ViewTemp* t = (const ViewTemp*)((const char*)view - offsetof(ViewTemp, view));
+  if (pfpy_container_from_py((PyObject*)view->handle, view->kind, out, t->fname, t->pos) == 0) {
+    return 0;
+  }
+  if (t->func != NULL) pfpy_function_name_argument_error((PFPyFunction*)t->func, t->pos);
+  return pfpy_raise_python_as_native();
+}
+
+static const PFContainerViewVTable view_vtable = {
+    view_read_int64,
+    view_read_float64,
+    view_read_entries,
+    view_materialize,
+};
+
+int pfpy_container_view_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  ViewTemp* t = view_free_list;
+  if (t != NULL) {
+    view_free_list = t->next;
+  } else {
+    t = (ViewTemp*)PyMem_Calloc(1, sizeof(ViewTemp));
+    if (t == NULL) {
+      PyErr_NoMemory();
+      return -1;
+    }
+    t->header.type_index = kPFTypeObject;
+    t->header.deleter = view_recycle;
+    t->view.vtable = &view_vtable;
+  }
+  t->header.ref_count = 1;
+  int is_dict = PyDict_Check(o);
+  t->view.kind = is_dict ? kPFTypeMap : kPFTypeArray;
+  t->view.size = is_dict           ? PyDict_GET_SIZE(o)
+                 : PyList_Check(o) ? PyList_GET_SIZE(o)
+                                   : PyTuple_GET_SIZE(o);
+  t->view.handle = o;
+  t->func = pack->func;
+  t->fname = fname;
+  t->pos = pos;
+  pack->temps[pack->num_temps++] = &t->header;
+  ++pack->num_views;
+  PFPY_SET_POD(&pack->args[pos], kPFTypeContainerView, v_ptr, &t->view);
+  return 0;
+}
+
+int pfpy_container_views_settle(PFPyArgs* pack, Py_ssize_t n) {
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PFAny* cell = &pack->args[i];
+    if (cell->type_index != kPFTypeContainerView) continue;
+    const ViewTemp* t = (const ViewTemp*)((const char*)cell->v_ptr - offsetof(ViewTemp, view));
+    PFAny made;
+    if (pfpy_container_from_py((PyObject*)t->view.handle, t->view.kind, &made, t->fname, i) != 0) {
+      return -1;
+    }
+    for (int k = 0; k < pack->num_temps; ++k) { /* the Array/Map takes the view's temp slot */
+      if (pack->temps[k] == &t->header) pack->temps[k] = made.v_obj;
+    }
+    view_recycle((PFObject*)&t->header);
+    *cell = made;
+  }
+  pack->num_views = 0;
+  return 0;
+}

@@ -1,0 +1,24 @@
+/* Private header of packedfun._core: container views (container_view.c, ABI 1.4). */
+#ifndef PACKEDFUN_SRC_PYTHON_CONTAINER_VIEW_H_
+#define PACKEDFUN_SRC_PYTHON_CONTAINER_VIEW_H_
+
+#include "core.h"
+
+/*! Whether argument `pos` of the call `pack` is for may travel as a container view: its Function
+ *  declared it (PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT) and keeps the GIL held (call_packed fills
+ *  pack->view_args only then). */
+static inline int pfpy_view_arg_wanted(const PFPyArgs* pack, Py_ssize_t pos) {
+  return pos >= 0 && pos < PACKEDFUN_FUNCTION_MAX_VIEW_ARGS && ((pack->view_args >> pos) & 1u);
+}
+
+/*! Passes the list, tuple or dict `o` (borrowed; the caller's args keep it alive) as argument
+ *  `pos`: a kPFTypeContainerView whose record is one of `pack`'s temporaries. Returns 0, or -1
+ *  with MemoryError. */
+int pfpy_container_view_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
+
+/*! Replaces each view among the `n` arguments of `pack` with the Array/Map it stands for (a
+ *  Function whose GIL policy changed to "release" while its arguments converted). Returns 0, or
+ *  -1 with the conversion's Python exception. */
+int pfpy_container_views_settle(PFPyArgs* pack, Py_ssize_t n);
+
+#endif /* PACKEDFUN_SRC_PYTHON_CONTAINER_VIEW_H_ */

@@ -1,0 +1,287 @@
+"""Container views (ABI 1.4, issue 11): std parameters read a list/tuple/dict in place.
+
+A Function whose parameters read views (std::vector<int64_t/double>, std::map/unordered_map with
+str keys) and that keeps the GIL gets a kPFTypeContainerView from _core instead of an Array/Map;
+the ctypes backend, a released call and an older library get the Array/Map as before. Every
+result and error must be the same either way: each case is run under both GIL policies (the
+released call never receives a view) and compared.
+"""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pf = pytest.importorskip("packedfun")
+cpp = pytest.importorskip("packedfun.cpp")
+from packedfun._backend import BACKEND, core  # noqa: E402
+
+VIEW_SHIFT = 8
+ARRAY, MAP, VIEW = 72, 73, 14
+
+SOURCE = r"""
+#include <packedfun/array.h>
+#include <packedfun/stl.h>
+
+#include <map>
+#include <string>
+#include <unordered_map>
+
+int64_t vsum(const std::vector<int64_t>& v) {
+  int64_t s = 0;
+  for (int64_t x : v) s += x;
+  return s;
+}
+double fsum(std::vector<double> v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+std::vector<int64_t> vecho(std::vector<int64_t> v) { return v; }
+double msum(const std::map<std::string, double>& d) {
+  double s = 0;
+  for (const auto& kv : d) s += kv.second;
+  return s;
+}
+int64_t usum(std::unordered_map<std::string, int64_t> d) {
+  int64_t s = 0;
+  for (const auto& kv : d) s += kv.second + static_cast<int64_t>(kv.first.size());
+  return s;
+}
+std::string mjoin(const std::map<std::string, std::string>& d) {
+  std::string out;
+  for (const auto& kv : d) out += kv.first + "=" + kv.second + ";";
+  return out;
+}
+int64_t mixed(std::vector<int64_t> a, packedfun::Array<int64_t> b, std::vector<double> c) {
+  int64_t s = 0;
+  for (int64_t x : a) s += x;
+  for (int64_t x : b) s += 10 * x;
+  for (double x : c) s += static_cast<int64_t>(100 * x);
+  return s;
+}
+"""
+FUNCTIONS = ["vsum", "fsum", "vecho", "msum", "usum", "mjoin", "mixed"]
+
+# A C library reading argument 0 through the ABI: what it arrived as, what read_int64 gave, and
+# what PFAnyViewToOwned made of it. `probe` declares a view argument; `old_probe` is a library
+# built before ABI 1.4 (no __packedfun_view_args__ symbol): it must keep receiving an Array.
+PROBE = r"""
+#include <packedfun/c_api.h>
+
+static int report(const PFAny* arg, PFAny* result) {
+  PFAny cells[5];
+  int64_t got = -1, sum = 0, buf[16];
+  if (arg->type_index == kPFTypeContainerView) {
+    const PFContainerView* view = (const PFContainerView*)arg->v_ptr;
+    int64_t n = view->size < 16 ? view->size : 16;
+    got = view->vtable->read_int64(view, 0, buf, n);
+    for (int64_t i = 0; i < got; ++i) sum += buf[i];
+  }
+  PFAny owned;
+  if (PFAnyViewToOwned(arg, &owned) != 0) return -1;
+  int64_t values[5] = {arg->type_index, got, sum, owned.type_index, -1};
+  if (owned.type_index == kPFTypeArray) values[4] = ((const PFSeqObject*)owned.v_obj)->size;
+  if (owned.type_index == kPFTypeMap && PFMapSize(owned.v_obj, &values[4]) != 0) return -1;
+  PFAnyRelease(&owned);
+  for (int i = 0; i < 5; ++i) {
+    cells[i].type_index = kPFTypeInt;
+    cells[i].zero_padding = 0;
+    cells[i].v_int64 = values[i];
+  }
+  return PFArrayCreate(cells, 5, result);
+}
+
+int __packedfun_probe(void* self, const PFAny* args, int32_t n, PFAny* result) {
+  (void)self;
+  (void)n;
+  return report(&args[0], result);
+}
+int __packedfun_old_probe(void* self, const PFAny* args, int32_t n, PFAny* result) {
+  (void)self;
+  (void)n;
+  return report(&args[0], result);
+}
+const int32_t __packedfun_gil__probe = kPFGILHold;
+const uint32_t __packedfun_view_args__probe = 1;
+const int32_t __packedfun_gil__old_probe = kPFGILHold;
+"""
+
+
+@pytest.fixture(scope="module")
+def m(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("container-views")
+    mod = cpp.load_inline(
+        "container_views", cpp_sources=SOURCE, functions=FUNCTIONS, build_directory=cache
+    )
+    for name in FUNCTIONS:
+        getattr(mod, name).gil_policy = "hold"
+    return mod
+
+
+@pytest.fixture(scope="module")
+def probes(tmp_path_factory):
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    tmp = tmp_path_factory.mktemp("container-view-probe")
+    pkg = Path(pf.__file__).resolve().parent
+    src = tmp / "probe.c"
+    src.write_text(PROBE)
+    out = tmp / "libprobe.so"
+    subprocess.run(
+        [
+            cc,
+            "-std=c11",
+            "-Wall",
+            "-Werror",
+            "-shared",
+            "-fPIC",
+            f"-I{pkg / 'include'}",
+            str(src),
+            "-o",
+            str(out),
+            f"-L{pkg / 'lib'}",
+            "-lpackedfun",
+            f"-Wl,-rpath,{pkg / 'lib'}",
+        ],  # fmt: skip
+        check=True,
+    )
+    return pf.load_module(str(out))
+
+
+def outcome(f, arg):
+    try:
+        return ("ok", f(arg))
+    except Exception as exc:  # noqa: BLE001 - the very type and message are compared
+        return (type(exc).__name__, str(exc))
+
+
+def both_policies(f, arg):
+    """The outcome with the GIL held (a view on _core) and released (an Array/Map)."""
+    f.gil_policy = "hold"
+    held = outcome(f, arg)
+    f.gil_policy = "release"
+    try:
+        released = outcome(f, arg)
+    finally:
+        f.gil_policy = "hold"
+    return held, released
+
+
+class Index:
+    def __index__(self):
+        return 3
+
+
+SEQUENCES = [
+    list(range(100)),
+    (1, 2, 3),
+    [],
+    [2**40, -(2**62), 2**63 - 1],
+    [True, 2],
+    [1, Index()],
+    [1.5, 2],
+    [1, "x"],
+    [1, None],
+    [1, 2**63],
+    [1, 2**70],
+    [-(2**63) - 1],
+    [[1]],
+    {"a": 1},
+    "abc",
+    3,
+]
+MAPPINGS = [
+    {f"key{i}": float(i) for i in range(100)},
+    {},
+    {"a": 1, "b": 2.5},
+    {"a long key, past seven bytes": 1.0},
+    {"é": 1.0},
+    {"a": True},
+    {"a": "x"},
+    {"a": [1]},
+    {"a": 2**70},
+    {1: 2.0},
+    [1.0],
+    None,
+]
+
+
+@pytest.mark.parametrize("name", ["vsum", "fsum", "vecho"])
+def test_sequences_convert_as_before(m, name):
+    f = getattr(m, name)
+    for arg in SEQUENCES:
+        held, released = both_policies(f, arg)
+        if name == "vecho" and held[0] == "ok":
+            held, released = ("ok", list(held[1])), ("ok", list(released[1]))
+        assert held == released, arg
+
+
+@pytest.mark.parametrize("name", ["msum", "usum", "mjoin"])
+def test_mappings_convert_as_before(m, name):
+    f = getattr(m, name)
+    for arg in MAPPINGS + [{"a": "b", "c": "a string past seven bytes"}]:
+        assert both_policies(f, arg)[0] == both_policies(f, arg)[1], arg
+
+
+def test_results_and_messages(m):
+    assert m.vsum(list(range(100))) == 4950
+    assert m.vsum((2**40, -3)) == 2**40 - 3
+    assert m.fsum([1, 2.5, True]) == 4.5
+    assert list(m.vecho([3, 1, 2])) == [3, 1, 2]
+    assert m.msum({f"key{i}": float(i) for i in range(100)}) == 4950.0
+    assert m.usum({"ab": 1, "c": 2}) == 6
+    assert m.mjoin({"b": "long value string", "a": "x"}) == "a=x;b=long value string;"
+    with pytest.raises(TypeError, match=r"^vsum: argument 0\[1\]: expected int, got str"):
+        m.vsum([1, "x"])
+    with pytest.raises(OverflowError, match=r"^vsum: argument 0\[1\]: int too large for uint64"):
+        m.vsum([1, 2**70])
+    with pytest.raises(TypeError, match=r"^msum: argument 0\['a'\]: expected float, got str"):
+        m.msum({"a": "x"})
+    with pytest.raises(TypeError, match=r"^usum: argument 0\[1\] key: expected str, got int"):
+        m.usum({1: 2})
+    with pytest.raises(TypeError, match=r"^mjoin: argument 0: expected dict\[str, str\]"):
+        m.mjoin([1])
+
+
+def test_runtime_sets_the_view_argument_bits(m):
+    bits = {name: core.function_flags(getattr(m, name)) >> VIEW_SHIFT for name in FUNCTIONS}
+    assert bits == {"vsum": 1, "fsum": 1, "vecho": 1, "msum": 1, "usum": 1, "mjoin": 1,
+                    "mixed": 0b101}  # fmt: skip
+    assert m.mixed([1, 2], [3], [0.5]) == 3 + 30 + 50  # the Array<int64_t> in the middle
+    assert core.function_flags(pf.get_global_func("testing.echo")) >> VIEW_SHIFT == 0
+
+
+def test_a_declared_view_argument_reads_the_list_in_place(probes):
+    view = BACKEND == "_core"  # ctypes passes the Array as before
+    first = VIEW if view else ARRAY
+    assert list(probes.probe([1, 2, 3])) == [first, 3 if view else -1, 6 if view else 0, ARRAY, 3]
+    # read_int64 stops before the str; PFAnyViewToOwned still makes the whole Array
+    assert list(probes.probe([1, "x", 2])) == [first, 1 if view else -1, 1 if view else 0,
+                                                ARRAY, 3]  # fmt: skip
+    assert list(probes.probe({"a": 1})) == [first if view else MAP, 0 if view else -1, 0, MAP, 1]
+    assert list(probes.probe(5)) == [1, -1, 0, 1, -1]  # not a container: an int as always
+    with pytest.raises(OverflowError, match=r"^probe: argument 0\[1\]: int too large"):
+        probes.probe([1, 2**70])  # the materialized conversion's own error
+    probes.probe.gil_policy = "release"  # views are read under the GIL only
+    try:
+        assert list(probes.probe([1, 2])) == [ARRAY, -1, 0, ARRAY, 2]
+    finally:
+        probes.probe.gil_policy = "hold"
+
+
+def test_a_library_older_than_abi_1_4_receives_arrays(probes):
+    assert core.function_flags(probes.old_probe) >> VIEW_SHIFT == 0
+    assert list(probes.old_probe([1, 2, 3])) == [ARRAY, -1, 0, ARRAY, 3]
+    assert list(probes.old_probe({"a": 1, "b": 2})) == [MAP, -1, 0, MAP, 2]
+    with pytest.raises(OverflowError, match=r"^old_probe: argument 0\[1\]: int too large"):
+        probes.old_probe([1, 2**70])
+
+
+def test_views_are_not_kept(m, probes):
+    # the view's record is recycled after each call: calls in a row see their own containers
+    for n in range(1, 40):
+        assert m.vsum(list(range(n))) == n * (n - 1) // 2
+        assert list(probes.probe(list(range(n)))[3:]) == [ARRAY, n]
