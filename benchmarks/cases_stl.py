@@ -5,7 +5,9 @@ Each function sums its container, so the time is the conversion. packedfun's hel
 ``packedfun.cpp.load_inline`` and nanobind's with the C++ compiler, into ``benchmarks/_build/stl``.
 The sums are declared trivial (GIL policy "hold"), as nanobind's functions are and as the core
 cases' packedfun functions are: the GIL release of the default policy is measured in
-``cases_threads.py``, not here.
+``cases_threads.py``, not here. The "packedfun, Array/Map" column calls the same sums through
+exports without view-argument bits (as a library built before ABI 1.4 has): the list or dict
+arrives as an Array or Map, the path every std parameter took before container views.
 """
 
 from __future__ import annotations
@@ -42,6 +44,17 @@ double umap_sum(const std::unordered_map<std::string, double>& d) {
   for (const auto& kv : d) s += kv.second;
   return s;
 }
+// The same sums as a library built before ABI 1.4 exports them: without view-argument bits their
+// list or dict arrives as an Array or Map ("packedfun, Array/Map" column, the path before views).
+#define PF_BENCH_ARRAYS(name)                                                               \
+  extern "C" int __packedfun_##name(void*, const PFAny*, int32_t, PFAny*);                  \
+  extern "C" PACKEDFUN_EXPORT int __packedfun_##name##_arrays(void* self, const PFAny* args, \
+                                                              int32_t n, PFAny* result) {   \
+    return __packedfun_##name(self, args, n, result);                                       \
+  }
+PF_BENCH_ARRAYS(vec_sum)
+PF_BENCH_ARRAYS(map_sum)
+PF_BENCH_ARRAYS(umap_sum)
 int64_t array_sum(packedfun::Array<int64_t> a) {
   int64_t s = 0;
   for (int64_t x : a) s += x;
@@ -49,6 +62,7 @@ int64_t array_sum(packedfun::Array<int64_t> a) {
 }
 """
 NAMES = ("vec_sum", "map_sum", "umap_sum", "array_sum")
+ARRAYS_PEER = "packedfun, Array/Map"
 
 
 def _nanobind_module():
@@ -85,7 +99,7 @@ def _modules(peers: Peers) -> dict:
         mod = packedfun.cpp.load_inline(
             "bench_stl", cpp_sources=PF_SOURCE, functions=list(NAMES), build_directory=str(BUILD)
         )
-        for name in NAMES:
+        for name in NAMES + tuple(n + "_arrays" for n in NAMES[:3]):
             getattr(mod, name).gil_policy = "hold"
         mods["packedfun"] = mod
     if "nanobind" in peers.loaded:
@@ -113,6 +127,8 @@ def make_cases(peers: Peers) -> list:
             if f(arg) != want:
                 raise AssertionError(f"{peer}: {name} returned {f(arg)!r}, expected {want!r}")
             loops[peer] = call_loop(f, arg)
+            if peer == "packedfun":  # the same call with the Array/Map in between (before 1.4)
+                loops[ARRAYS_PEER] = call_loop(getattr(mod, name + "_arrays"), arg)
         target = Target("≤ nanobind", faster_than=("nanobind", 1.0))
         cases.append(Case(label, loops, empty_loop(1), target, group="stl"))
     cases.extend(_kept_cases(peers, mods, ints))

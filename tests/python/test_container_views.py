@@ -285,3 +285,21 @@ def test_views_are_not_kept(m, probes):
     for n in range(1, 40):
         assert m.vsum(list(range(n))) == n * (n - 1) // 2
         assert list(probes.probe(list(range(n)))[3:]) == [ARRAY, n]
+
+
+def test_a_policy_released_while_converting_gets_arrays(probes):
+    # Argument 1's __index__ runs Python code after argument 0 became a view: the call then
+    # releases the GIL, so the view is replaced by its Array before the call.
+    probe = probes.probe
+
+    class Release:
+        def __index__(self):
+            probe.gil_policy = "release"
+            return 1
+
+    try:
+        assert list(probe([1, 2, 3], 5))[0] == (VIEW if BACKEND == "_core" else ARRAY)
+        assert list(probe([1, 2, 3], Release())) == [ARRAY, -1, 0, ARRAY, 3]
+        assert probe.gil_policy == "release"
+    finally:
+        probe.gil_policy = "hold"
