@@ -65,10 +65,9 @@ template <class F>
 inline int Guard(F&& body) {
   try {
     return body();
-  }
-  PACKEDFUN_RETHROW_FORCED_UNWIND  // a body dropping a reference may run a binding's deleter
-      catch (...) {
-    return RaiseCurrentException();
+  } catch (...) {
+    PACKEDFUN_RETHROW_FORCED_UNWIND  // a body dropping a reference may run a binding's deleter
+        return RaiseCurrentException();
   }
 }
 

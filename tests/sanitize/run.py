@@ -62,6 +62,8 @@ EXCLUDED = {
     "test_benchmarks_smoke.py": "times packedfun against its peers' extensions, built "
     "unsanitized, in a child with no sanitizer: only timings are checked",
     "test_scaling_smoke.py": "a timing report run in a child process (timings are not tested)",
+    "test_sanitize_forced_unwind.py": "builds and runs its own ASan program (no packedfun), with "
+    "and without the forced-unwind preload, which the run's environment would impose on it",
 }
 REPORT = re.compile(
     r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SUMMARY: \w+Sanitizer"
@@ -110,6 +112,16 @@ def build() -> None:
     _run(["cmake", "--build", BUILD, "-j", os.environ.get("PACKEDFUN_SANITIZE_JOBS", "2")])
 
 
+def build_forced_unwind_shim(dest: Path) -> Path:
+    """``forced_unwind.c`` built into ``dest``: the preload that makes pthread_exit unpoison the
+    thread's stack before its forced unwind, as ASan itself does before a C++ throw (ASan
+    intercepts neither pthread_exit nor _Unwind_ForcedUnwind; see the file and
+    docs/reliability.md). Built plain: it only calls into the ASan runtime preloaded before it."""
+    shim = dest / "libpackedfun_forced_unwind.so"
+    _run(["gcc", "-O1", "-shared", "-fPIC", HERE / "forced_unwind.c", "-o", shim, "-ldl"])
+    return shim
+
+
 def stage() -> Path:
     """An importable packedfun under build/sanitize/python: the Python sources plus what
     ``cmake --install`` puts into the package (the sanitized libraries, _core, the headers and the
@@ -123,6 +135,15 @@ def stage() -> Path:
     return package
 
 
+def forced_unwind_suppressions() -> Path:
+    """lsan.supp and lsan_forced_unwind.supp in one file (LeakSanitizer reads a single one)."""
+    path = BUILD / "lsan_forced_unwind.supp"
+    text = (HERE / "lsan.supp").read_text() + (HERE / "lsan_forced_unwind.supp").read_text()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
 def environment(preload: str, backend: str) -> dict:
     reports = REPORTS / backend
     env = dict(os.environ)
@@ -134,6 +155,9 @@ def environment(preload: str, backend: str) -> dict:
         f"allocator_may_return_null=1:print_summary=1:log_path={reports / 'asan'}",
         UBSAN_OPTIONS=f"print_stacktrace=1:halt_on_error=1:log_path={reports / 'ubsan'}",
         LSAN_OPTIONS=f"suppressions={HERE / 'lsan.supp'}:print_suppressions=0",
+        # only for the children that end daemon threads mid-call (lsan_forced_unwind.supp)
+        PACKEDFUN_SANITIZE_FORCED_UNWIND_LSAN_OPTIONS=f"suppressions={forced_unwind_suppressions()}"
+        ":print_suppressions=0",
         PACKEDFUN_SANITIZE_REPORTS=str(reports),  # sitecustomize notes each process's argv there
         PACKEDFUN_BACKEND=backend,
         PACKEDFUN_CACHE_DIR=str(BUILD / "jit"),  # shared: each JIT module compiles once
@@ -210,6 +234,7 @@ def main(argv: list) -> int:
     began = time.monotonic()
     build()
     stage()
+    preload += ":" + str(build_forced_unwind_shim(BUILD))
     print(f"== sanitized build and staging: {time.monotonic() - began:.0f} s", flush=True)
     if subset:
         files = SUBSET

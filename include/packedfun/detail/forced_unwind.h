@@ -2,25 +2,21 @@
 #ifndef PACKEDFUN_DETAIL_FORCED_UNWIND_H_
 #define PACKEDFUN_DETAIL_FORCED_UNWIND_H_
 
-#include <cstddef>  // defines __GLIBCXX__ under libstdc++, whose <cxxabi.h> has __forced_unwind
-#if defined(__GLIBCXX__)
-#include <cxxabi.h>
-#endif
+#include <exception>
 
 /*!
- * Put first among the handlers of every `try` whose body can run code of another language (a
- * callback, or the deleter of an object that language owns): lets the forced unwind through.
- * CPython ends a thread that wants its lock during interpreter exit with pthread_exit, which
- * unwinds C++ frames with abi::__forced_unwind; a `catch (...)` that swallows it aborts the
- * process ("FATAL: exception not rethrown"), and so does one inside a noexcept function.
+ * Put first inside the `catch (...)` of every `try` whose body can run code of another language (a
+ * callback, or the deleter of an object that language owns): rethrows an unwind that is not a C++
+ * exception. CPython ends a thread that wants its lock during interpreter exit with pthread_exit,
+ * which unwinds C++ frames with a forced unwind (abi::__forced_unwind under libstdc++); a
+ * `catch (...)` that swallows it aborts the process ("FATAL: exception not rethrown"), and so does
+ * one inside a noexcept function. Inside a catch-all, std::current_exception() is empty exactly
+ * when what unwinds is not a C++ exception: a forced unwind, or another language's exception, which
+ * a C++ handler must let through as well. Not a `catch (abi::__forced_unwind&)` handler: a forced
+ * unwind has no C++ object, so libstdc++ binds that reference to a null pointer, which UBSan
+ * reports ("reference binding to null pointer of type 'struct __forced_unwind'").
  */
-#if defined(__GLIBCXX__)
 #define PACKEDFUN_RETHROW_FORCED_UNWIND \
-  catch (abi::__forced_unwind&) {       \
-    throw;                              \
-  }
-#else
-#define PACKEDFUN_RETHROW_FORCED_UNWIND
-#endif
+  if (!std::current_exception()) throw;
 
 #endif  // PACKEDFUN_DETAIL_FORCED_UNWIND_H_

@@ -364,9 +364,8 @@ int SafeCallTyped(F&& f, const char* name, const ParamNames* params, const PFAny
     return 0;
   } catch (const Error& e) {
     return SetRaisedFromError(e);
-  }
-  PACKEDFUN_RETHROW_FORCED_UNWIND
-  catch (...) {
+  } catch (...) {
+    PACKEDFUN_RETHROW_FORCED_UNWIND
     return SetRaisedFromCurrentException();
   }
 }
@@ -381,9 +380,8 @@ int SafeCallPacked(F&& f, const PFAny* args, int32_t num_args, PFAny* result) {
     return 0;
   } catch (const Error& e) {
     return SetRaisedFromError(e);
-  }
-  PACKEDFUN_RETHROW_FORCED_UNWIND
-  catch (...) {
+  } catch (...) {
+    PACKEDFUN_RETHROW_FORCED_UNWIND
     return SetRaisedFromCurrentException();
   }
 }
