@@ -333,17 +333,35 @@ def _from_dlpack(x) -> Tensor:
 
 def _from_numpy(x) -> Tensor:
     """A Tensor sharing NumPy array ``x``'s memory and keeping ``x`` alive through an Opaque, as
-    ``_core``'s own import of an array does. Not through ``x.__dlpack__()``: NumPy's deleter leaves
-    the array alive once the interpreter is finalizing (it checks ``Py_IsInitialized()``, already 0
-    while the interpreter drops module globals), so a Tensor still alive at exit leaked its
-    array."""
-    keep: list = []  # the view's storage, until the runtime copied it
-    arg = _numpy_dltensor(x, "from_dlpack", keep)
-    view = _pack_ptr(abi.kPFTypeDLTensorPtr, _DLTENSOR_ARG_TAG, arg)
+    ``_core``'s own import of an array does. NumPy's capsule only describes the array here: its
+    deleter leaves the array alive once the interpreter is finalizing (it checks
+    ``Py_IsInitialized()``, already 0 while the interpreter drops module globals), so a Tensor
+    that owned the capsule and was still alive at exit leaked its array."""
+    _check_numpy_dtype(x, "from_dlpack")
+    try:
+        capsule = x.__dlpack__(max_version=(1, 3))
+    except TypeError:  # NumPy before 2.0: legacy capsules only
+        capsule = x.__dlpack__()
+    arg = PFDLTensorArg()
+    if _api.PyCapsule_IsValid(id(capsule), _VERSIONED):
+        versioned = DLManagedTensorVersioned.from_address(
+            _api.PyCapsule_GetPointer(capsule, _VERSIONED)
+        )
+        arg.tensor = versioned.dl_tensor
+        arg.flags = _DLTENSOR_ARG_READ_ONLY if versioned.flags & _READ_ONLY else 0
+    else:
+        legacy = DLManagedTensor.from_address(_api.PyCapsule_GetPointer(capsule, _LEGACY))
+        arg.tensor = legacy.dl_tensor
+    arg.keeper = keeper = make_opaque(x)
+    view = _pack_ptr(abi.kPFTypeDLTensorPtr, _DLTENSOR_ARG_TAG, ctypes.addressof(arg))
     out = PFAny()
-    if LIB.PFAnyViewToOwned(view, byref(out)):
+    try:  # the Tensor copies the metadata and takes its own reference to the keeper
+        failed = LIB.PFAnyViewToOwned(view, byref(out))
+    finally:
+        LIB.PFObjectDecRef(keeper)
+    if failed:
         raise_last_error("from_dlpack")
-    return wrap_tensor(out.v_obj)
+    return wrap_tensor(out.v_obj)  # the capsule, never consumed, gives NumPy's record back
 
 
 # ---- arguments -----------------------------------------------------------------------------------
