@@ -52,16 +52,14 @@ class SeqAccess {
   bool empty() const noexcept { return size() == 0; }
   /*! Element i (negative counts from the end); IndexError when out of range. */
   T operator[](int64_t i) const {
-    int64_t n = size();
-    int64_t j = i < 0 ? i + n : i;
-    if (j < 0 || j >= n) {
-      throw Error("IndexError", Self::_type_name() + " index " + std::to_string(i) +
-                                    " out of range for size " + std::to_string(n));
+    if constexpr (kPlainElement) {  // the common case inline: no string built, no call
+      int64_t n = size();
+      int64_t j = i < 0 ? i + n : i;
+      if (j >= 0 && j < n) {
+        if (std::optional<T> r = TypeTraits<T>::TryFrom(&seq()->data[j])) return *r;
+      }
     }
-    if constexpr (kPlainElement) {  // the common case: no container name built per element
-      if (std::optional<T> r = TypeTraits<T>::TryFrom(&seq()->data[j])) return *r;
-    }
-    return ElementAs<T>(seq()->data[j], Self::_type_name(), j);
+    return At(i);
   }
   T front() const { return (*this)[0]; }
   T back() const { return (*this)[-1]; }
@@ -97,6 +95,16 @@ class SeqAccess {
 
  protected:
   const Self& self() const noexcept { return static_cast<const Self&>(*this); }
+  /*! operator[]'s full path: IndexError, and the element error naming the container. */
+  __attribute__((noinline)) T At(int64_t i) const {
+    int64_t n = size();
+    int64_t j = i < 0 ? i + n : i;
+    if (j < 0 || j >= n) {
+      throw Error("IndexError", Self::_type_name() + " index " + std::to_string(i) +
+                                    " out of range for size " + std::to_string(n));
+    }
+    return ElementAs<T>(seq()->data[j], Self::_type_name(), j);
+  }
   /*! A new sequence from C++ values, made by `create` (PFArrayCreate or PFListCreate). */
   template <typename It>
   static PFObject* Build(It first, It last, int (*create)(const PFAny*, int64_t, PFAny*)) {
