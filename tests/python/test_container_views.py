@@ -22,6 +22,7 @@ ARRAY, MAP, VIEW = 72, 73, 14
 
 SOURCE = r"""
 #include <packedfun/array.h>
+#include <packedfun/registry.h>
 #include <packedfun/stl.h>
 
 #include <map>
@@ -61,6 +62,9 @@ int64_t mixed(std::vector<int64_t> a, packedfun::Array<int64_t> b, std::vector<d
   for (double x : c) s += static_cast<int64_t>(100 * x);
   return s;
 }
+PACKEDFUN_REGISTER_GLOBAL("test_container_views.named")
+    .set_body_typed([](const std::vector<int64_t>& values, int64_t k) { return vsum(values) * k; },
+                    {"values", "k"});
 """
 FUNCTIONS = ["vsum", "fsum", "vecho", "msum", "usum", "mjoin", "mixed"]
 
@@ -303,3 +307,32 @@ def test_a_policy_released_while_converting_gets_arrays(probes):
         assert probe.gil_policy == "release"
     finally:
         probe.gil_policy = "hold"
+
+
+def test_named_parameters_word_errors_the_same(m):
+    # A materialized view's error is reworded by the metadata as an argument error is.
+    named = pf.get_global_func("test_container_views.named")
+    assert core.function_flags(named) >> VIEW_SHIFT == 1
+    call = lambda values: named(values, k=2)  # noqa: E731
+    for values in ([1, 2, 3], [1, "x"], [1, 2**70], [[1]], {"a": 1}):
+        held, released = both_policies(call_as(named, call), values)
+        assert held == released, values
+    with pytest.raises(OverflowError, match=r"argument 'values'\[1\]: int too large for uint64"):
+        named([1, 2**70], k=2)
+    assert named([1, 2, 3], k=2) == 12
+
+
+class call_as:  # noqa: N801 - a callable carrying the Function's gil_policy, for both_policies
+    def __init__(self, func, call):
+        self.func, self.call = func, call
+
+    def __call__(self, arg):
+        return self.call(arg)
+
+    @property
+    def gil_policy(self):
+        return self.func.gil_policy
+
+    @gil_policy.setter
+    def gil_policy(self, policy):
+        self.func.gil_policy = policy
