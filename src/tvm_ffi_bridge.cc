@@ -102,8 +102,9 @@ int RaiseTVMError(void* err, const std::string& name) noexcept {
     const ErrorCell* cell = Cell<ErrorCell>(err);
     std::string_view kind(cell->kind.data, cell->kind.size);
     std::string_view message(cell->message.data, cell->message.size);
-    SetRaisedSteal(
-        NewError(kind.empty() ? "RuntimeError" : kind, message, &cell->backtrace, nullptr));
+    std::string frames = BacktraceFromTVM({cell->backtrace.data, cell->backtrace.size});
+    PFByteArray backtrace{frames.data(), frames.size()};
+    SetRaisedSteal(NewError(kind.empty() ? "RuntimeError" : kind, message, &backtrace, nullptr));
     return -1;
   });
   g_api.ObjectDecRef(err);
@@ -125,6 +126,15 @@ int PassErrorToTVM() noexcept {
     PFErrorMoveFromRaised(&ignored);
     DecRef(ignored);
     backtrace = none;
+  }
+  std::string frames;
+  if (backtrace.size != 0) {
+    try {
+      frames = BacktraceToTVM({backtrace.data, backtrace.size});
+      backtrace = PFByteArray{frames.data(), frames.size()};
+    } catch (...) {  // out of memory: the error still crosses, without its frames
+      backtrace = none;
+    }
   }
   void* err = nullptr;
   if (g_api.ErrorCreate(&kind, &message, &backtrace, &err) != 0) {

@@ -271,9 +271,11 @@ void ObjectToPF(const PFAny& in, PFAny* out, const char* what) {
       return;
     case kError: {
       const ErrorCell* cell = Cell<ErrorCell>(in.v_obj);
+      std::string frames = BacktraceFromTVM({cell->backtrace.data, cell->backtrace.size});
+      PFByteArray backtrace{frames.data(), frames.size()};
       *out = ObjectAny(NewError(std::string_view(cell->kind.data, cell->kind.size),
                                 std::string_view(cell->message.data, cell->message.size),
-                                &cell->backtrace, nullptr));
+                                &backtrace, nullptr));
       return;
     }
     case kFunction:

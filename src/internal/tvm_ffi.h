@@ -207,6 +207,16 @@ void ToPF(const PFAny& in, PFAny* out, const char* what);
  *  Empty when the text is not such a record. */
 std::string MetadataFromExport(std::string_view exported, const std::string& name);
 
+/*! A kernel's backtrace as tvm-ffi stores it (most recent call first, `  File "f", line n, in g`
+ *  frames) in packedfun's order (most recent call last), cut where the bridge called the kernel:
+ *  the frames from there outward are the caller's own stack (packedfun's call path, then the
+ *  binding's), which tvm-ffi's own callers never see either, since its capture stops at its FFI
+ *  boundary. Without symbols for the bridge, nothing is cut. */
+std::string BacktraceFromTVM(std::string_view text);
+
+/*! packedfun's backtrace text (most recent call last) in tvm-ffi's order (most recent first). */
+std::string BacktraceToTVM(std::string_view text);
+
 /*! The type key of a tvm-ffi type index, for messages. */
 std::string TypeKey(int32_t type_index);
 

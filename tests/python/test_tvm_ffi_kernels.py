@@ -212,6 +212,40 @@ def test_torch_tensors(lib):
     assert run_child(lib, code=_TORCH).strip() == "ok"
 
 
+_BACKTRACE = """
+import sys, traceback
+if sys.argv[2] == "tvm_ffi":
+    import tvm_ffi as ffi
+else:
+    import packedfun as ffi
+m = ffi.load_module(sys.argv[1])
+try:
+    m.fail_nested(3)
+except ValueError as e:
+    print("".join(traceback.format_exception(e)))
+"""
+
+
+def _kernel_frames(text: str) -> list:
+    """The kernel's own frames of a rendered traceback, in the order printed."""
+    return [line.split(", in ")[-1] for line in text.splitlines()
+            if ", in " in line and ("FailOuter" in line or "FailInner" in line)]  # fmt: skip
+
+
+def test_kernel_backtrace_is_the_kernels_own_in_python_order(lib):
+    ours = run_child(lib, "packedfun", code=_BACKTRACE)
+    theirs = run_child(lib, "tvm_ffi", code=_BACKTRACE)
+    assert "nested 3" in ours
+    # Most recent call last, as Python prints (and as tvm-ffi's own traceback shows them).
+    frames = _kernel_frames(ours)
+    assert len(frames) == 2 and "FailOuter" in frames[0] and "FailInner" in frames[1], ours
+    assert frames == _kernel_frames(theirs), (ours, theirs)
+    # Cut where packedfun called the kernel: none of packedfun's call path shows.
+    native = ours.split("Native backtrace", 1)[-1]
+    for machinery in ("packedfun::", "call_released", "function_vectorcall", "PFFunctionCall"):
+        assert machinery not in native, ours
+
+
 _MISSING = """
 import sys, packedfun as pf, packedfun.module as pm
 pm._find_tvm_ffi_library = lambda: None  # as if apache-tvm-ffi were not installed
