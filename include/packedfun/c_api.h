@@ -470,7 +470,7 @@ PACKEDFUN_API int PFFunctionGetGlobalMetadata(const PFByteArray* name, PFAny* ou
  *  kPFTypeContainerView instead of the Array or Map a list, tuple or dict becomes. A binding may
  *  pass such a view only to a call that keeps its lock held (PACKEDFUN_FUNCTION_FLAG_GIL_HOLD).
  *  The creator sets the bits before it shares the Function: the C++ typed wrappers set them for
- *  the parameters that read views (std::vector of int64_t or double, std::map and
+ *  the parameters that read views (std::vector of integers or double, std::map and
  *  std::unordered_map with std::string keys), PFModuleGetFunction from the library's
  *  `const uint32_t __packedfun_view_args__<name>` (these bits, unshifted). A Function without
  *  them, such as every one built against an older ABI, receives Arrays and Maps as before. */

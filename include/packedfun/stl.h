@@ -102,26 +102,48 @@ struct SeqTraitsBase {
   }
   static std::optional<SeqT> TryFrom(const PFAny* v) { return TryFromReported<SeqT>(v); }
 
-  /*! A std::vector of int64_t or double reads a caller's list in place (kPFTypeContainerView):
-   *  no Array between the two, one pass over the items. */
+  /*! A std::vector of integers (not bool) or double reads a caller's list in place
+   *  (kPFTypeContainerView): no Array between the two, one pass over the items. (float is left
+   *  out: an int through double to float could round twice where the Array path rounds once.) */
   static constexpr bool kReadsContainerView =
-      N == 0 && (std::is_same<T, int64_t>::value || std::is_same<T, double>::value);
-  /*! The vector of `view`, or nullopt unless every item is plain (the typed call then converts
-   *  the view's Array as usual: same result, same errors). */
+      N == 0 && ((std::is_integral<T>::value && !std::is_same<T, bool>::value) ||
+                 std::is_same<T, double>::value);
+  /*! The vector of `view`, or nullopt unless every item is plain and fits T (the typed call then
+   *  converts the view's Array as usual: same result, same errors). */
   static std::optional<SeqT> TryFromContainerView(const PFContainerView* view) {
     if constexpr (kReadsContainerView) {
       if (view->kind != kPFTypeArray) return std::nullopt;
-      SeqT out(static_cast<size_t>(view->size));
-      int64_t got;
+      const int64_t n = view->size;
+      SeqT out(static_cast<size_t>(n));
       if constexpr (std::is_same<T, int64_t>::value) {
-        got = view->vtable->read_int64(view, 0, out.data(), view->size);
-      } else {
-        got = view->vtable->read_float64(view, 0, out.data(), view->size);
+        if (view->vtable->read_int64(view, 0, out.data(), n) != n) return std::nullopt;
+      } else if constexpr (std::is_same<T, double>::value) {
+        if (view->vtable->read_float64(view, 0, out.data(), n) != n) return std::nullopt;
+      } else if (!ReadNarrowed(view, out.data())) {
+        return std::nullopt;
       }
-      if (got != view->size) return std::nullopt;
       return out;
     }
     return std::nullopt;
+  }
+  /*! The other integer types: read in chunks as int64, each value then taken as TypeTraits<T>
+   *  takes an int (its range check included). False at the first item that is not. */
+  static bool ReadNarrowed(const PFContainerView* view, T* dst) {
+    constexpr int64_t kChunk = 64;
+    int64_t buf[kChunk];
+    for (int64_t start = 0; start < view->size; start += kChunk) {
+      const int64_t m = view->size - start < kChunk ? view->size - start : kChunk;
+      if (view->vtable->read_int64(view, start, buf, m) != m) return false;
+      for (int64_t k = 0; k < m; ++k) {
+        PFAny cell;
+        SetPod(&cell, kPFTypeInt);
+        cell.v_int64 = buf[k];
+        std::optional<T> r = TypeTraits<T>::TryFrom(&cell);
+        if (!r) return false;
+        dst[start + k] = *r;
+      }
+    }
+    return true;
   }
 
   static std::string TypeName() {

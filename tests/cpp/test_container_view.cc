@@ -178,6 +178,24 @@ TEST(ContainerView, PlainSequenceIsReadInPlace) {
   EXPECT_EQ(floats.materialized, 0);
 }
 
+TEST(ContainerView, NarrowIntegersAreRangeChecked) {
+  pf::Function u8 = pf::Function::FromTyped(
+      [](const std::vector<uint8_t>& v) {
+        int64_t s = 0;
+        for (uint8_t x : v) s += x;
+        return s;
+      },
+      "u8");
+  std::vector<PFAny> many;
+  for (int i = 0; i < 150; ++i) many.push_back(Int(i));  // past one 64-item chunk
+  FakeView v = Seq(many);
+  EXPECT_EQ(Call(u8, AsArg(v)), "ok 11175");
+  EXPECT_EQ(v.materialized, 0);
+  FakeView wide = Seq({Int(1), Int(256)});
+  EXPECT_EQ(Call(u8, AsArg(wide)), CallMaterialized(u8, wide));
+  EXPECT_EQ(wide.materialized, 2);
+}
+
 TEST(ContainerView, AnythingElseConvertsAsItsArray) {
   pf::Function vsum = VectorSum();
   FakeView bad = Seq({Int(1), Small("x")});

@@ -40,6 +40,21 @@ double fsum(std::vector<double> v) {
   return s;
 }
 std::vector<int64_t> vecho(std::vector<int64_t> v) { return v; }
+int64_t i32sum(const std::vector<int32_t>& v) {
+  int64_t s = 0;
+  for (int32_t x : v) s += x;
+  return s;
+}
+int64_t u8sum(std::vector<uint8_t> v) {
+  int64_t s = 0;
+  for (uint8_t x : v) s += x;
+  return s;
+}
+double f32sum(std::vector<float> v) {
+  double s = 0;
+  for (float x : v) s += x;
+  return s;
+}
 double msum(const std::map<std::string, double>& d) {
   double s = 0;
   for (const auto& kv : d) s += kv.second;
@@ -66,7 +81,7 @@ PACKEDFUN_REGISTER_GLOBAL("test_container_views.named")
     .set_body_typed([](const std::vector<int64_t>& values, int64_t k) { return vsum(values) * k; },
                     {"values", "k"});
 """
-FUNCTIONS = ["vsum", "fsum", "vecho", "msum", "usum", "mjoin", "mixed"]
+FUNCTIONS = ["vsum", "fsum", "vecho", "i32sum", "u8sum", "f32sum", "msum", "usum", "mjoin", "mixed"]
 
 # A C library reading argument 0 through the ABI: what it arrived as, what read_int64 gave, and
 # what PFAnyViewToOwned made of it. `probe` declares a view argument; `old_probe` is a library
@@ -192,6 +207,12 @@ SEQUENCES = [
     [1, 2**63],
     [1, 2**70],
     [-(2**63) - 1],
+    list(range(200)),
+    [255, 256],
+    [-1, 5],
+    [2**31 - 1, -(2**31)],
+    [2**31],
+    [2**53 + 1, 0.5],
     [[1]],
     {"a": 1},
     "abc",
@@ -213,7 +234,7 @@ MAPPINGS = [
 ]
 
 
-@pytest.mark.parametrize("name", ["vsum", "fsum", "vecho"])
+@pytest.mark.parametrize("name", ["vsum", "fsum", "vecho", "i32sum", "u8sum", "f32sum"])
 def test_sequences_convert_as_before(m, name):
     f = getattr(m, name)
     for arg in SEQUENCES:
@@ -235,6 +256,9 @@ def test_results_and_messages(m):
     assert m.vsum((2**40, -3)) == 2**40 - 3
     assert m.fsum([1, 2.5, True]) == 4.5
     assert list(m.vecho([3, 1, 2])) == [3, 1, 2]
+    assert m.i32sum(list(range(200))) == 19900 and m.u8sum([255, 1]) == 256
+    with pytest.raises(OverflowError, match=r"u8sum: argument 0\[1\]"):
+        m.u8sum([255, 256])
     assert m.msum({f"key{i}": float(i) for i in range(100)}) == 4950.0
     assert m.usum({"ab": 1, "c": 2}) == 6
     assert m.mjoin({"b": "long value string", "a": "x"}) == "a=x;b=long value string;"
@@ -252,8 +276,8 @@ def test_results_and_messages(m):
 
 def test_runtime_sets_the_view_argument_bits(m):
     bits = {name: core.function_flags(getattr(m, name)) >> VIEW_SHIFT for name in FUNCTIONS}
-    assert bits == {"vsum": 1, "fsum": 1, "vecho": 1, "msum": 1, "usum": 1, "mjoin": 1,
-                    "mixed": 0b101}  # fmt: skip
+    assert bits == {"vsum": 1, "fsum": 1, "vecho": 1, "i32sum": 1, "u8sum": 1, "f32sum": 0,
+                    "msum": 1, "usum": 1, "mjoin": 1, "mixed": 0b101}  # fmt: skip
     assert m.mixed([1, 2], [3], [0.5]) == 3 + 30 + 50  # the Array<int64_t> in the middle
     assert core.function_flags(pf.get_global_func("testing.echo")) >> VIEW_SHIFT == 0
 
