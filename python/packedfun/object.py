@@ -116,20 +116,14 @@ def _install_init(cls: Any, type_index: int) -> None:
         cls.__init__ = _no_arguments
 
 
-_type_key_of = core.Object.type_key.__get__  # the native type key, without a lookup on self
-
-
 def _missing_attribute(self: Any, name: str) -> Any:
-    """``__getattr__`` of reflected classes (called only after normal lookup failed): the
-    AttributeError names the object's native type key beside the class, since one class may stand
-    for several native types."""
-    try:
-        key = _type_key_of(self)
-    except Exception:  # an object whose type cannot be read must still raise AttributeError
-        key = "?"
-    err = AttributeError(
-        f"{type(self).__name__!r} object (native type {key!r}) has no attribute {name!r}"
-    )
+    """``__getattr__`` of reflected classes on a backend that cannot rename a class (ctypes):
+    raises the AttributeError CPython raises on ``_core``, where the class's ``tp_name`` is its
+    type key. A user's subclass goes by its own name there, so it does here."""
+    cls = type(self)
+    named = cls.__dict__.get("_pf_tp_name")  # (class name, type key), set by _name_class
+    shown = named[1] if named is not None and named[0] == cls.__name__ else cls.__name__
+    err = AttributeError(f"'{shown:.100}' object has no attribute '{name}'")
     err.name, err.obj = name, self  # as Python 3.10+ sets them, for "did you mean" hints
     try:
         raise err
@@ -138,6 +132,22 @@ def _missing_attribute(self: Any, name: str) -> Any:
         # traceback -> frame -> error) that keeps `self` and the caller's frames alive until a
         # collection, and so outlive a `del` (getattr(obj, name, default) swallows the error).
         del err
+
+
+def _name_class(cls: Any, type_key: str) -> None:
+    """Makes CPython name instances of ``cls`` by the type key, as it names a C extension's types
+    by their module-qualified name: ``'testing.TestIntPair' object has no attribute 'zz'``.
+
+    On ``_core`` this is the class's ``tp_name``, with no attribute hook (a ``__getattr__`` would
+    turn off CPython's attribute-access specialization for every read of a field or method);
+    ``__name__``, ``__qualname__``, ``__module__``, ``repr(cls)`` and pickling stay the class's.
+    """
+    if core.set_type_name(cls, type_key):
+        return
+    if cls.__dict__.get("__getattr__", _missing_attribute) is _missing_attribute:
+        # as on _core, renaming the class (``cls.__name__ = ...``) brings its name back
+        cls._pf_tp_name = (cls.__name__, type_key)
+        cls.__getattr__ = _missing_attribute
 
 
 def _install_class(cls: Any, type_index: int, user_names: set) -> None:
@@ -151,9 +161,8 @@ def _install_class(cls: Any, type_index: int, user_names: set) -> None:
         _install_init(cls, type_index)
     if "__repr__" not in user_names and cls.__repr__ is core.Object.__repr__:
         cls.__repr__ = _object_repr
-    if "__getattr__" not in user_names:
-        cls.__getattr__ = _missing_attribute
     cls.__pf_type_index__ = type_index
+    _name_class(cls, type_info(type_index)["type_key"])
     _pickle.attach(cls)
 
 
@@ -237,8 +246,8 @@ def _automatic_class(type_index: int, info: dict) -> type:
     for index in missing:
         _install_members(cls, index, set())
     _install_init(cls, type_index)
-    cls.__getattr__ = _missing_attribute
     cls.__pf_type_index__ = type_index
+    _name_class(cls, info["type_key"])
     cls.__pf_unregistered__ = True
     _pickle.attach(cls)
     return cls

@@ -299,6 +299,49 @@ static PyTypeObject FieldDescr_Type = {
     .tp_new = field_new,
 };
 
+/* ---- class names
+ * --------------------------------------------------------------------------------- */
+
+/* set_type_name(cls, name): points the tp_name of `cls` (a class statement's heap type) at a copy
+ * of `name`, the native type key, so that CPython's own messages name the native type the way they
+ * name a C extension's types ("'mylib.Point' object has no attribute 'x'"). __name__, __qualname__
+ * and __module__ read ht_name, ht_qualname and the class dict, so they stay the class's own. No
+ * attribute hook is needed, which keeps LOAD_ATTR/LOAD_METHOD specialized (CPython only
+ * specializes types whose tp_getattro is the generic one). The copy lives where PyType_FromSpec
+ * keeps its own: _ht_tpname (3.11+), which type_dealloc frees with PyMem_Free. `cls.__name__ = x`
+ * later points tp_name back into the new ht_name (type_set_name); the copy stays owned by
+ * _ht_tpname until then. Returns False where this cannot be done safely (the caller then keeps a
+ * __getattr__ hook with the same message). */
+static PyObject* set_type_name(PyObject* mod, PyObject* const* args, Py_ssize_t nargs) {
+  (void)mod;
+  if (nargs != 2) return PyErr_Format(PyExc_TypeError, "set_type_name expects 2 arguments");
+  PyObject *cls = args[0], *name = args[1];
+  if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject*)cls, &PFPyObject_Type) ||
+      !PyType_HasFeature((PyTypeObject*)cls, Py_TPFLAGS_HEAPTYPE)) {
+    return PyErr_Format(PyExc_TypeError, "set_type_name expects a packedfun.Object subclass");
+  }
+  if (!PyUnicode_Check(name)) return PyErr_Format(PyExc_TypeError, "type name must be a str");
+#if PY_VERSION_HEX >= 0x030B0000 && !defined(Py_LIMITED_API)
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(name, &size);
+  if (utf8 == NULL) return NULL;
+  if ((size_t)size != strlen(utf8)) {
+    return PyErr_Format(PyExc_ValueError, "type name must not contain null characters");
+  }
+  char* copy = (char*)PyMem_Malloc((size_t)size + 1);
+  if (copy == NULL) return PyErr_NoMemory();
+  memcpy(copy, utf8, (size_t)size + 1);
+  PyHeapTypeObject* heap = (PyHeapTypeObject*)cls;
+  char* old = heap->_ht_tpname; /* a previous copy (registered twice), never ht_name's buffer */
+  heap->ht_type.tp_name = copy;
+  heap->_ht_tpname = copy;
+  PyMem_Free(old);
+  Py_RETURN_TRUE;
+#else
+  Py_RETURN_FALSE;
+#endif
+}
+
 /* ---- registration in the module
  * ------------------------------------------------------------------ */
 
@@ -311,6 +354,9 @@ static PyMethodDef object_system_functions[] = {
      "type_info(type_index)\n--\n\nEverything the type table knows of a type, as a dict."},
     {"type_is_instance", (PyCFunction)(void (*)(void))type_is_instance, METH_FASTCALL,
      "type_is_instance(type_index, base_index)\n--\n\nWhether the type derives from base."},
+    {"set_type_name", (PyCFunction)(void (*)(void))set_type_name, METH_FASTCALL,
+     "set_type_name(cls, name)\n--\n\nMakes `name` the name CPython prints for instances of "
+     "`cls` (its tp_name); False where it cannot."},
     {NULL, NULL, 0, NULL}};
 
 int pfpy_object_system_add(PyObject* m) {

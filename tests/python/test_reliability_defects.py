@@ -57,11 +57,14 @@ def test_class_without_constructor_refuses_arguments():
 # ---- missing attributes -------------------------------------------------------------------------
 def test_missing_attribute_names_the_type_key():
     pair = _ctor("testing.TestIntPair")(1, 2)
-    with pytest.raises(AttributeError, match=r"native type 'testing\.TestIntPair'.*'zz'") as info:
+    # the type key as CPython words it for C types (test_object_names.py has the details)
+    with pytest.raises(
+        AttributeError, match=r"^'testing\.TestIntPair' object has no attribute 'zz'$"
+    ) as info:
         pair.zz  # noqa: B018
     assert info.value.name == "zz"
     assert not hasattr(pair, "zz") and getattr(pair, "zz", 5) == 5
-    assert pair.a == 1  # fields are untouched by __getattr__
+    assert pair.a == 1  # fields are untouched
 
 
 # ---- Map keys follow dict ------------------------------------------------------------------------

@@ -255,6 +255,19 @@ def fast_construct(cls) -> None:
         raise TypeError("fast_construct expects a packedfun.Object subclass")
 
 
+def set_type_name(cls, name: str) -> bool:
+    """``_core`` makes ``name`` the class's ``tp_name`` (what CPython's own messages print); a
+    ctypes backend cannot reach a heap type's storage safely, so it answers False and the caller
+    keeps a ``__getattr__`` hook that words the message the same way."""
+    if not (isinstance(cls, type) and issubclass(cls, Object)):
+        raise TypeError("set_type_name expects a packedfun.Object subclass")
+    if not isinstance(name, str):
+        raise TypeError("type name must be a str")
+    if "\0" in name:
+        raise ValueError("type name must not contain null characters")
+    return False
+
+
 class ModuleFunctionDescriptor:
     """ModuleFunctionDescriptor(func, name): a module's function as a class attribute of its
     Module. Reading it gives ``func``; calling it through the class drops the module argument.

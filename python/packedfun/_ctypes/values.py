@@ -114,17 +114,18 @@ class Object:
 
     # Only default arguments and attributes until the native reference is dropped: at exit this
     # may run after the interpreter wiped this module's globals (and its builtins are no longer
-    # found either), and a failed lookup here used to leave the native object unreleased.
-    def __del__(self, _DecRef=_DecRef, _Unset=AttributeError):
+    # found either), and a failed lookup here used to leave the native object unreleased. The
+    # slots are read past any __getattr__ (_get), which a subclass may define to answer any name.
+    def __del__(self, _DecRef=_DecRef, _Unset=AttributeError, _get=object.__getattribute__):
         try:
-            handle = self._pf_handle
+            handle = _get(self, "_pf_handle")
         except _Unset:  # made without __new__
             return
         if handle:
             self._pf_handle = 0
             _DecRef(handle)
         try:
-            lent = self._pf_gc_lent
+            lent = _get(self, "_pf_gc_lent")
         except _Unset:
             return
         if lent is not None:
