@@ -103,8 +103,10 @@ def make_cases(peers: Peers) -> list:
         Case(f"tvm-ffi kernel {name}", ls, empty_loop(nargs), TARGET, group="tvm-ffi kernels")
         for name, (ls, nargs) in loops.items()
     ]
-    # Two torch tensors: about a third of packedfun's call is torch's own DLPack exchange API
-    # (the conversion packedfun's own functions use too), which caps this row near 1.4×.
+    # Two torch tensors: this row measured 1.29-1.40× tvm-ffi's speed, not 2×. Callgrind shows why
+    # (docs/tvm-ffi-kernels.md, "Speed"): the work both FFIs must do per call (torch's own DLPack
+    # exchange API for the two tensors, which packedfun's own functions use too; the GIL release;
+    # the kernel) is already over 1470 of the 1950 instructions that 2× would leave packedfun.
     try:
         import torch
 

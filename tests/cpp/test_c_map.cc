@@ -58,15 +58,21 @@ int64_t Lookup(PFObject* map, PFAny key) {
   return v;
 }
 
+/*! Fails the test unless `map` is a Map of `expected` entries; call it inside
+ *  ASSERT_NO_FATAL_FAILURE so that a miss stops the test before the map is read. */
+void CheckMapOfSize(const PFAny& map, int64_t expected) {
+  ASSERT_EQ(map.type_index, kPFTypeMap);
+  int64_t size = -1;
+  ASSERT_EQ(PFMapSize(map.v_obj, &size), 0);
+  EXPECT_EQ(size, expected);
+}
+
 TEST(CMap, StringKeysMatchInEveryForm) {
   const char* long_key = "a key longer than seven bytes";
   PFAny kv[4] = {RawStr("short"), Int(1), RawStr(long_key), Int(2)};
   PFAny map;
   ASSERT_EQ(PFMapCreate(kv, 2, &map), 0);
-  ASSERT_EQ(map.type_index, kPFTypeMap);
-  int64_t size = 0;
-  ASSERT_EQ(PFMapSize(map.v_obj, &size), 0);
-  EXPECT_EQ(size, 2);
+  ASSERT_NO_FATAL_FAILURE(CheckMapOfSize(map, 2));
 
   EXPECT_EQ(Lookup(map.v_obj, RawStr("short")), 1);
   PFAny small = Owned("short");
@@ -103,9 +109,7 @@ TEST(CMap, LaterDuplicatesWinAndOrderIsInsertionOrder) {
                  RawStr("c"), Int(3), RawStr("b"), Int(4)};
   PFAny map;
   ASSERT_EQ(PFMapCreate(kv, 4, &map), 0);
-  int64_t size = 0;
-  PFMapSize(map.v_obj, &size);
-  EXPECT_EQ(size, 3);
+  ASSERT_NO_FATAL_FAILURE(CheckMapOfSize(map, 3));
   EXPECT_EQ(Lookup(map.v_obj, RawStr("b")), 4);
   PFAny items;
   ASSERT_EQ(PFMapItems(map.v_obj, &items), 0);
@@ -200,10 +204,7 @@ TEST(CMap, CreateDistinctKeepsOrderAndFindsKeysOnceLookedUp) {
                  RawStr("zero")};
   PFAny map;
   ASSERT_EQ(PFMapCreateDistinct(kv, 4, &map), 0);
-  EXPECT_EQ(map.type_index, kPFTypeMap);
-  int64_t size = 0;
-  ASSERT_EQ(PFMapSize(map.v_obj, &size), 0);
-  EXPECT_EQ(size, 4);
+  ASSERT_NO_FATAL_FAILURE(CheckMapOfSize(map, 4));
   PFAny out[8];
   int64_t cursor = 0, got = 0;
   ASSERT_EQ(PFMapReadEntries(map.v_obj, &cursor, out, 4, &got), 0);
@@ -301,9 +302,7 @@ TEST(CMap, ManyEntries) {
   PFAny map;
   ASSERT_EQ(PFMapCreate(kv, kN, &map), 0);
   delete[] kv;
-  int64_t size = 0;
-  PFMapSize(map.v_obj, &size);
-  EXPECT_EQ(size, kN);
+  ASSERT_NO_FATAL_FAILURE(CheckMapOfSize(map, kN));
   for (int i = 0; i < kN; ++i) ASSERT_EQ(Lookup(map.v_obj, RawStr(keys[i].c_str())), i);
   PFAnyRelease(&map);
 }

@@ -1,7 +1,9 @@
-# Test helper: builds an external CMake project against the installed packedfun.
+# Test helper: builds an external CMake project, or a one-file C library, against packedfun.
 """Shared by the tests that play an extension author: ``build_external(source, build)`` configures
-``source`` with ``-Dpackedfun_DIR=$(packedfun-config --cmakedir)`` and builds it; ``run(cmd)``
-runs a command and fails the test with its output when it exits non-zero."""
+``source`` with ``-Dpackedfun_DIR=$(packedfun-config --cmakedir)`` and builds it;
+``build_c_library(text, out)`` compiles C11 source text into a shared library linked to the
+installed runtime; ``run(cmd)`` runs a command and fails the test with its output when it exits
+non-zero."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import packedfun
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -49,3 +52,18 @@ def build_external(source: Path, build: Path) -> Path:
     run(configure)
     run([cmake, "--build", build, "-j", "2"])
     return build
+
+
+def build_c_library(text: str, out: Path) -> Path:
+    """Compiles the C11 source `text` into the shared library `out` (the source is written beside
+    it) against the headers and runtime of the imported packedfun; returns `out`. Without a C
+    compiler the test skips."""
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    pkg = Path(packedfun.__file__).resolve().parent
+    src = out.with_suffix(".c")
+    src.write_text(text)
+    run([cc, "-std=c11", "-shared", "-fPIC", f"-I{pkg / 'include'}", src, "-o", out,
+         f"-L{pkg / 'lib'}", "-lpackedfun", f"-Wl,-rpath,{pkg / 'lib'}"])  # fmt: skip
+    return out

@@ -4,6 +4,7 @@ import json
 
 import packedfun
 import pytest
+from cmake_project import build_c_library
 from packedfun import testing
 from packedfun._backend import core
 
@@ -303,21 +304,7 @@ def test_exported_functions_carry_metadata(exported):
 
 
 def test_old_style_exports_still_load(tmp_path):
-    import shutil
-    import subprocess
-    from pathlib import Path
-
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    pkg = Path(packedfun.__file__).resolve().parent
-    src = tmp_path / "old.c"
-    src.write_text(OLD_STYLE)
-    out = tmp_path / "libold.so"
-    subprocess.run(
-        [cc, "-std=c11", "-shared", "-fPIC", f"-I{pkg / 'include'}", str(src), "-o", str(out)],
-        check=True,
-    )
+    out = build_c_library(OLD_STYLE, tmp_path / "libold.so")
     mod = packedfun.load_module(str(out))
     assert mod.twice(21) == 42
     assert mod.get_function_metadata("twice") is None

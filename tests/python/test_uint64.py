@@ -2,12 +2,10 @@
 
 import json
 import pickle
-import shutil
-import subprocess
-from pathlib import Path
 
 import packedfun
 import pytest
+from cmake_project import build_c_library
 from packedfun import structural, testing
 
 U64_MAX = 2**64 - 1
@@ -83,9 +81,9 @@ def test_uint64_in_containers():
 def test_uint64_pickle_json_and_structural_equality():
     array = packedfun.convert([1, 2**63, U64_MAX])
     assert list(pickle.loads(pickle.dumps(array))) == [1, 2**63, U64_MAX]
-    text = packedfun.serialize.to_json(array)
+    text = packedfun.to_json(array)
     assert json.loads(text)["nodes"][0]["items"] == [1, 2**63, U64_MAX]
-    assert list(packedfun.serialize.from_json(text)) == [1, 2**63, U64_MAX]
+    assert list(packedfun.from_json(text)) == [1, 2**63, U64_MAX]
     same = packedfun.convert([1, 2**63, U64_MAX])
     assert structural.structural_equal(array, same)
     assert structural.structural_hash(array) == structural.structural_hash(same)
@@ -133,29 +131,7 @@ int __packedfun_twice(void* self, const PFAny* args, int32_t n, PFAny* result) {
 
 
 def test_library_older_than_abi_1_4_refuses_with_a_type_error(tmp_path):
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    pkg = Path(packedfun.__file__).resolve().parent
-    src = tmp_path / "old.c"
-    src.write_text(OLD_INT_PARAM)
-    out = tmp_path / "libold_int.so"
-    subprocess.run(
-        [
-            cc,
-            "-std=c11",
-            "-shared",
-            "-fPIC",
-            f"-I{pkg / 'include'}",
-            str(src),
-            "-o",
-            str(out),
-            f"-L{pkg / 'lib'}",
-            "-lpackedfun",
-            f"-Wl,-rpath,{pkg / 'lib'}",
-        ],  # fmt: skip
-        check=True,
-    )
+    out = build_c_library(OLD_INT_PARAM, tmp_path / "libold_int.so")
     twice = packedfun.load_module(str(out)).twice
     assert twice(21) == 42 and twice(2**61) == 2**62  # int64 values as before
     with pytest.raises(TypeError, match="expected int, got uint64"):
