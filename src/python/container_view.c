@@ -25,15 +25,17 @@ static void view_recycle(PFObject* obj) {
   view_free_list = t;
 }
 
-/* The items of a sequence view, or NULL when it changed size since the call began (Python code
- * run by a later argument's conversion): the callee then falls back to materialize. */
-static PyObject* const* view_items(const PFContainerView* view) {
+/* Items [start, start + n) of a sequence view, or NULL when there is nothing to read: an empty or
+ * out-of-bounds range (an empty list's items may be NULL itself), or a list that changed size
+ * since the call began (Python code run by a later argument's conversion), where the callee
+ * then falls back to materialize. */
+static PyObject* const* view_items(const PFContainerView* view, int64_t start, int64_t n) {
   PyObject* o = (PyObject*)view->handle;
-  if (view->kind != kPFTypeArray) return NULL;
+  if (view->kind != kPFTypeArray || start < 0 || n <= 0 || start + n > view->size) return NULL;
   if (PyList_Check(o)) {
-    return PyList_GET_SIZE(o) == view->size ? ((PyListObject*)o)->ob_item : NULL;
+    return PyList_GET_SIZE(o) == view->size ? ((PyListObject*)o)->ob_item + start : NULL;
   }
-  return ((PyTupleObject*)o)->ob_item;
+  return ((PyTupleObject*)o)->ob_item + start;
 }
 
 /* An exact int that fits int64, read without calling Python code. */
@@ -53,9 +55,8 @@ static inline int exact_int64(PyObject* o, int64_t* out) {
 
 static int64_t view_read_int64(const PFContainerView* view, int64_t start, int64_t* out,
                                int64_t n) {
-  PyObject* const* src = view_items(view);
-  if (src == NULL || start < 0 || n < 0 || start + n > view->size) return 0;
-  src += start;
+  PyObject* const* src = view_items(view, start, n);
+  if (src == NULL) return 0;
   int64_t i = 0;
   for (; i < n; ++i) {
     if (!exact_int64(src[i], &out[i])) break;
@@ -65,9 +66,8 @@ static int64_t view_read_int64(const PFContainerView* view, int64_t start, int64
 
 static int64_t view_read_float64(const PFContainerView* view, int64_t start, double* out,
                                  int64_t n) {
-  PyObject* const* src = view_items(view);
-  if (src == NULL || start < 0 || n < 0 || start + n > view->size) return 0;
-  src += start;
+  PyObject* const* src = view_items(view, start, n);
+  if (src == NULL) return 0;
   int64_t i = 0;
   for (; i < n; ++i) {
     PyObject* o = src[i];
