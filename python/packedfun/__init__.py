@@ -54,10 +54,12 @@ def __getattr__(name: str) -> object:
     # Names whose modules cost more to import than they are used: loaded on first access, so
     # `import packedfun` imports no more of the standard library than its calls need (enum, json,
     # inspect, typing, ctypes and pickle load when first used).
-    if name in ("to_json", "from_json"):
-        from . import serialize
+    if name in ("to_json", "from_json", "serialize"):
+        import importlib  # not `from . import serialize`: its hasattr check would call back here
 
-        return getattr(serialize, name)
+        serialize = importlib.import_module(".serialize", __name__)  # binds packedfun.serialize
+
+        return serialize if name == "serialize" else getattr(serialize, name)
     if name == "DLDeviceType":
         from .tensor import _dl_device_type_class
 

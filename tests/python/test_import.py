@@ -62,6 +62,7 @@ assert packedfun.device(t.cuda, 3).type == "cuda"
 assert packedfun.from_json(packedfun.to_json([1, "a"])) == [1, "a"]
 from packedfun import to_json, from_json, DLDeviceType
 assert DLDeviceType is t and to_json is packedfun.to_json
+assert packedfun.serialize.to_json is to_json  # the submodule as an attribute, as before
 try:
     packedfun.no_such_name
 except AttributeError as e:
