@@ -141,6 +141,17 @@ typedef struct {
   unsigned int seen_tag;
 } FieldDescr;
 
+/* Whether `type`'s version tag names its current state. 3.13 no longer sets
+ * Py_TPFLAGS_VALID_VERSION_TAG (the cache of known types never hit there, and every read paid the
+ * subtype walk); it clears the tag to 0 when the type changes instead. */
+static inline int version_tag_valid(PyTypeObject* type) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return type->tp_version_tag != 0;
+#else
+  return PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG) && type->tp_version_tag != 0;
+#endif
+}
+
 /* The native object behind `obj` if it has the field's type, else NULL with an exception. */
 static PFPY_NOINLINE int check_object_type(FieldDescr* d, PyObject* obj) {
   PyTypeObject* type = Py_TYPE(obj);
@@ -149,7 +160,7 @@ static PFPY_NOINLINE int check_object_type(FieldDescr* d, PyObject* obj) {
                  type->tp_name);
     return -1;
   }
-  if (PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG) && type->tp_version_tag != 0) {
+  if (version_tag_valid(type)) {
     d->seen_type = type;
     d->seen_tag = type->tp_version_tag;
   }
@@ -159,7 +170,7 @@ static PFPY_NOINLINE int check_object_type(FieldDescr* d, PyObject* obj) {
 static PFObject* field_target(FieldDescr* d, PyObject* obj) {
   PyTypeObject* type = Py_TYPE(obj);
   int known = type == d->seen_type && type->tp_version_tag == d->seen_tag &&
-              PyType_HasFeature(type, Py_TPFLAGS_VALID_VERSION_TAG);
+              version_tag_valid(type);
   if (PFPY_UNLIKELY(!known) && check_object_type(d, obj) != 0) return NULL;
   PFObject* h = ((PFPyObject*)obj)->handle;
   if (PFPY_UNLIKELY(h == NULL)) {
