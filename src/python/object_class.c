@@ -169,8 +169,8 @@ static PFPY_NOINLINE int check_object_type(FieldDescr* d, PyObject* obj) {
 
 static PFObject* field_target(FieldDescr* d, PyObject* obj) {
   PyTypeObject* type = Py_TYPE(obj);
-  int known = type == d->seen_type && type->tp_version_tag == d->seen_tag &&
-              version_tag_valid(type);
+  int known =
+      type == d->seen_type && type->tp_version_tag == d->seen_tag && version_tag_valid(type);
   if (PFPY_UNLIKELY(!known) && check_object_type(d, obj) != 0) return NULL;
   PFObject* h = ((PFPyObject*)obj)->handle;
   if (PFPY_UNLIKELY(h == NULL)) {
