@@ -30,7 +30,9 @@ def test_shared_nodes_once_and_cycles():
     doc = json.loads(to_json(value))
     assert sum(1 for n in doc["nodes"] if n["type"] == "testing.TestIntPair") == 1
     back = from_json(to_json(value))
-    assert back[0].same_as(back[1]) and back[2].same_as(back)
+    cycle = back[2].same_as(back)
+    del value[2], back[2]  # native cycles no collector frees (docs/concepts.md): broken here
+    assert back[0].same_as(back[1]) and cycle
     assert (back[0].a, back[0].b) == (3, 4)
 
 

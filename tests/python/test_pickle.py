@@ -58,11 +58,17 @@ def test_cycles_and_sharing_are_preserved(protocol):
     lst = packedfun.List([1])
     lst.append(lst)
     back = _roundtrip(lst, protocol)
-    assert back[1].same_as(back) and back[0] == 1
+    # Native cycles no collector frees (docs/concepts.md): broken before the test ends, or the
+    # sanitized run's leak check at exit reports them.
+    preserved = back[1].same_as(back) and back[0] == 1
+    del lst[1], back[1]
+    assert preserved
     dct = packedfun.Dict({"k": 1})
     dct["self"] = dct
     back = _roundtrip(dct, protocol)
-    assert back["self"].same_as(back)
+    preserved = back["self"].same_as(back)
+    del dct["self"], back["self"]
+    assert preserved
     pair = _pair(1, 2)
     shared = packedfun.Array([pair, packedfun.Map({"p": pair}), pair])
     back = _roundtrip(shared, protocol)
