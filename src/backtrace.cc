@@ -67,6 +67,7 @@ constexpr int kCacheBits = 12;
 constexpr uint64_t kDeltaMask = 0xFFFF;
 constexpr uint64_t kDeltaTerminal = 0xFFFF;  // the stack ended after this frame
 constexpr uint64_t kDeltaUnusable = 0xFFFE;  // seen with several distances
+constexpr uint64_t kDeltaStop = 0xFFFD;      // EndsBacktrace: the capture ends with this frame
 
 std::atomic<uint64_t> g_frame_cache[1 << kCacheBits];  // (pc << 16) | delta; 0 when empty
 
@@ -95,7 +96,12 @@ void CacheStore(uintptr_t pc, uint64_t delta) noexcept {
     }
     if ((e >> 16) != pc) continue;
     uint64_t old = e & kDeltaMask;
-    if (old == delta || old == kDeltaUnusable) return;
+    if (old == delta || old == kDeltaStop) return;  // a stop is its file's property: final
+    if (delta == kDeltaStop) {
+      g_frame_cache[i].store((static_cast<uint64_t>(pc) << 16) | delta, std::memory_order_relaxed);
+      return;
+    }
+    if (old == kDeltaUnusable) return;
     if (old == kDeltaTerminal && delta != kDeltaTerminal) return;
     // A distance learned before is replaced by "terminal"; two distances mean "unusable".
     uint64_t now = old != kDeltaTerminal && delta == kDeltaTerminal ? delta : kDeltaUnusable;
@@ -136,6 +142,7 @@ struct UnwindState {
   uintptr_t lo, hi;
   uintptr_t prev_cfa;  // stack pointer of the frame seen last
   uintptr_t last_pc;   // return address of the frame seen last, 0 before the first
+  bool stopped;        // ended at a frame that ends the backtrace (not at the stack's end)
 };
 
 /*! Records one frame; returns false once enough frames are recorded. */
@@ -156,13 +163,21 @@ _Unwind_Reason_Code OnFrame(struct _Unwind_Context* ctx, void* arg) {
   uintptr_t pc = _Unwind_GetIP(ctx);
   uintptr_t sp = _Unwind_GetCFA(ctx);
   if (pc == 0) return _URC_END_OF_STACK;
-  if (st->last_pc != 0 && sp > st->prev_cfa && sp - st->prev_cfa < kDeltaUnusable) {
+  if (st->last_pc != 0 && sp > st->prev_cfa && sp - st->prev_cfa < kDeltaStop) {
     CacheStore(st->last_pc, sp - st->prev_cfa);
   }
   bool first = st->last_pc == 0;  // Walk's own frame
   st->prev_cfa = sp;
   st->last_pc = pc;
-  if (!first && !Record(st, pc)) return _URC_END_OF_STACK;
+  if (first) return _URC_NO_REASON;
+  if (!Record(st, pc)) return _URC_END_OF_STACK;
+  // The caller's code (a binding, the interpreter): symbolization would stop here, so does the
+  // capture, and the cache remembers it so that the fast walk stops here too.
+  if (!st->in_prefix && EndsBacktrace(reinterpret_cast<void*>(pc))) {
+    CacheStore(pc, kDeltaStop);
+    st->stopped = true;
+    return _URC_END_OF_STACK;
+  }
   return _URC_NO_REASON;
 }
 
@@ -171,12 +186,14 @@ bool WalkCached(UnwindState* st, uintptr_t sp, uintptr_t pc) noexcept {
 #if defined(__x86_64__)
   const StackBounds& stack = ThreadStack();
   if (!stack.known) return false;
+  // Copied out: read through the thread_local in the loop, each frame cost a __tls_get_addr call.
+  const uintptr_t stack_lo = stack.lo, stack_hi = stack.hi;
   for (;;) {
     uint64_t delta = CacheLookup(pc);
     if (delta == 0 || delta == kDeltaUnusable) return false;
-    if (!Record(st, pc) || delta == kDeltaTerminal) return true;
+    if (!Record(st, pc) || delta == kDeltaTerminal || delta == kDeltaStop) return true;
     uintptr_t cfa = sp + delta;
-    if (sp < stack.lo || cfa > stack.hi || cfa < sp + 8) return false;
+    if (sp < stack_lo || cfa > stack_hi || cfa < sp + 8) return false;
     sp = cfa;
     pc = *reinterpret_cast<const uintptr_t*>(cfa - 8);
   }
@@ -190,7 +207,7 @@ bool WalkCached(UnwindState* st, uintptr_t sp, uintptr_t pc) noexcept {
 
 /*! Walks the caller's stack: cached when possible, else with the unwinder (filling the cache). */
 __attribute__((noinline)) int Walk(void** pcs, int max_frames, uintptr_t lo, uintptr_t hi) {
-  UnwindState st{pcs, max_frames, 0, true, lo, hi, 0, 0};
+  UnwindState st{pcs, max_frames, 0, true, lo, hi, 0, 0, false};
   auto sp = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
   auto pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   if (WalkCached(&st, sp, pc)) return st.count;
@@ -198,7 +215,9 @@ __attribute__((noinline)) int Walk(void** pcs, int max_frames, uintptr_t lo, uin
   st.in_prefix = true;
   _Unwind_Backtrace(&OnFrame, &st);
   // The unwinder stopped on its own: remember where the stack ends.
-  if (st.count < max_frames && st.count > 0) CacheStore(st.last_pc, kDeltaTerminal);
+  if (!st.stopped && st.count < max_frames && st.count > 0) {
+    CacheStore(st.last_pc, kDeltaTerminal);
+  }
   return st.count;
 }
 

@@ -136,21 +136,30 @@ std::string MangledName(const Dl_info& info, const std::string& file, uintptr_t 
   return std::string();
 }
 
+/*! What the file holding `addr` makes of its frame: kStop when it ends a backtrace (see the file
+ *  comment), kSkip for the runtime's own code, else kKeep (the function's name decides later). */
+Verdict ClassifyFile(uintptr_t addr, Dl_info* info, struct link_map** map, std::string* file) {
+  std::memset(info, 0, sizeof(*info));
+  *map = nullptr;
+  if (dladdr1(reinterpret_cast<void*>(addr), info, reinterpret_cast<void**>(map),
+              RTLD_DL_LINKMAP) == 0 ||
+      *map == nullptr) {
+    return Verdict::kStop;  // JIT code or a stack we cannot read: the caller's business
+  }
+  if (info->dli_fbase == RuntimeBase()) return Verdict::kSkip;
+  *file =
+      (*map)->l_name != nullptr && (*map)->l_name[0] != '\0' ? (*map)->l_name : "/proc/self/exe";
+  ElfFileInfo elf = GetElfFileInfo(*file);
+  return !elf.needs_runtime || elf.python_extension ? Verdict::kStop : Verdict::kKeep;
+}
+
 Verdict Classify(void* pc, Frame* frame) {
   // The return address points after the call; the byte before it is inside the call.
   uintptr_t addr = reinterpret_cast<uintptr_t>(pc) - 1;
   Dl_info info;
-  std::memset(&info, 0, sizeof(info));
-  struct link_map* map = nullptr;
-  if (dladdr1(reinterpret_cast<void*>(addr), &info, reinterpret_cast<void**>(&map),
-              RTLD_DL_LINKMAP) == 0 ||
-      map == nullptr) {
-    return Verdict::kStop;  // JIT code or a stack we cannot read: the caller's business
-  }
-  if (info.dli_fbase == RuntimeBase()) return Verdict::kSkip;
-  frame->file = map->l_name != nullptr && map->l_name[0] != '\0' ? map->l_name : "/proc/self/exe";
-  ElfFileInfo elf = GetElfFileInfo(frame->file);
-  if (!elf.needs_runtime || elf.python_extension) return Verdict::kStop;
+  struct link_map* map;
+  Verdict verdict = ClassifyFile(addr, &info, &map, &frame->file);
+  if (verdict != Verdict::kKeep) return verdict;
   frame->vaddr = addr - map->l_addr;
   std::string mangled = MangledName(info, frame->file, frame->vaddr);
   frame->name = mangled.empty() ? "??" : ShortFunctionName(mangled.c_str());
@@ -158,6 +167,17 @@ Verdict Classify(void* pc, Frame* frame) {
 }
 
 }  // namespace
+
+bool EndsBacktrace(void* pc) noexcept {
+  try {
+    Dl_info info;
+    struct link_map* map;
+    std::string file;
+    return ClassifyFile(reinterpret_cast<uintptr_t>(pc) - 1, &info, &map, &file) == Verdict::kStop;
+  } catch (...) {
+    return false;  // out of memory reading the file: capture on, symbolization decides later
+  }
+}
 
 std::string SymbolizeBacktrace(void* const* pcs, int count) {
   std::vector<Frame> kept;

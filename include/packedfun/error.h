@@ -18,7 +18,9 @@ namespace packedfun {
  * An error with a kind ("ValueError", ...), a message, a backtrace and an optional cause. It
  * wraps a PFErrorObject, so an error that crosses the C ABI and comes back is the same object,
  * with its kind, message, cause and backtrace intact. The native backtrace is captured when the
- * Error is created and symbolized only when backtrace() is asked for.
+ * Error is created and symbolized only when backtrace() is asked for; the "Kind: message" text of
+ * what() is likewise built on its first call, since an error crossing into another language never
+ * reads it.
  */
 class Error : public std::exception {
  public:
@@ -33,16 +35,42 @@ class Error : public std::exception {
   static Error FromObject(ObjectPtr<PFObject> error) {
     Error e;
     e.obj_ = std::move(error);
-    const PFErrorObject* raw = reinterpret_cast<const PFErrorObject*>(e.obj_.get());
-    e.SetText(std::string(raw->kind.data, raw->kind.size),
-              std::string(raw->message.data, raw->message.size));
     return e;
   }
+  // Copies share the error object; each builds its own what() text when asked.
+  Error(const Error& other) : obj_(other.obj_), fallback_(other.fallback_) {}
+  Error(Error&& other) noexcept
+      : obj_(std::move(other.obj_)), fallback_(std::move(other.fallback_)), what_(other.what_) {
+    other.what_ = nullptr;
+  }
+  Error& operator=(const Error& other) {
+    if (this != &other) {
+      obj_ = other.obj_;
+      fallback_ = other.fallback_;
+      ClearWhat();
+    }
+    return *this;
+  }
+  Error& operator=(Error&& other) noexcept {
+    if (this != &other) {
+      obj_ = std::move(other.obj_);
+      fallback_ = std::move(other.fallback_);
+      ClearWhat();
+      what_ = other.what_;
+      other.what_ = nullptr;
+    }
+    return *this;
+  }
+  ~Error() override { ClearWhat(); }
 
-  std::string kind() const { return what_.substr(0, kind_size_); }
-  std::string message() const { return what_.substr(kind_size_ + 2); }
-  /*! "Kind: message". */
-  const char* what() const noexcept override { return what_.c_str(); }
+  std::string kind() const { return Part(true); }
+  std::string message() const { return Part(false); }
+  /*! "Kind: message", built on the first call; valid as long as this Error, and safe to call
+   *  from several threads at once. */
+  const char* what() const noexcept override {
+    const char* text = __atomic_load_n(&what_, __ATOMIC_ACQUIRE);
+    return text != nullptr ? text : BuildWhat();
+  }
   /*! The backtrace text, innermost frame first (symbolized on first request). */
   std::string backtrace() const {
     PFByteArray bt{nullptr, 0};
@@ -63,22 +91,21 @@ class Error : public std::exception {
     if (obj_) {
       PFErrorSetRaised(obj_.get());
     } else {
-      std::string k = what_.substr(0, kind_size_), m = what_.substr(kind_size_ + 2);
-      PFErrorSetRaisedFromCStr(k.c_str(), m.c_str());
+      PFErrorSetRaisedFromCStr(fallback_.kind.c_str(), fallback_.message.c_str());
     }
   }
 
  private:
+  /*! Kind and message kept here only when the error object could not be allocated. */
+  struct Fallback {
+    std::string kind, message;
+  };
+
   Error() = default;
-  void SetText(const std::string& kind, const std::string& message) {
-    kind_size_ = kind.size();
-    what_ = kind + ": " + message;
-  }
   // Out of line so that `throw Error(...)` in user code is a call from the user's own line: the
   // backtrace's innermost user frame then points at it, not at this header.
   __attribute__((noinline)) void Init(const std::string& kind, const std::string& message,
                                       const PFByteArray* backtrace) {
-    SetText(kind, message);
     PFByteArray k{kind.data(), kind.size()}, m{message.data(), message.size()};
     PFObject* out = nullptr;
     if (PFErrorCreate(&k, &m, backtrace, nullptr, &out) == 0) {
@@ -86,12 +113,47 @@ class Error : public std::exception {
     } else {
       PFErrorMoveFromRaised(&out);  // only allocation can fail: keep the text, drop the rest
       PFObjectDecRef(out);
+      fallback_.kind = kind;
+      fallback_.message = message;
     }
+  }
+  std::string Part(bool kind) const {
+    if (!obj_) return kind ? fallback_.kind : fallback_.message;
+    const PFErrorObject* raw = reinterpret_cast<const PFErrorObject*>(obj_.get());
+    const PFByteArray& part = kind ? raw->kind : raw->message;
+    return std::string(part.data, part.size);
+  }
+  /*! Builds the what() text and publishes it; a thread that loses the race frees its copy. */
+  __attribute__((noinline, cold)) const char* BuildWhat() const noexcept {
+    PFByteArray k{fallback_.kind.data(), fallback_.kind.size()};
+    PFByteArray m{fallback_.message.data(), fallback_.message.size()};
+    if (obj_) {
+      const PFErrorObject* raw = reinterpret_cast<const PFErrorObject*>(obj_.get());
+      k = raw->kind;
+      m = raw->message;
+    }
+    char* text = new (std::nothrow) char[k.size + m.size + 3];
+    if (text == nullptr) return "packedfun::Error (out of memory for its text)";
+    std::char_traits<char>::copy(text, k.data, k.size);
+    std::char_traits<char>::copy(text + k.size, ": ", 2);
+    std::char_traits<char>::copy(text + k.size + 2, m.data, m.size);
+    text[k.size + 2 + m.size] = '\0';
+    char* expected = nullptr;
+    if (__atomic_compare_exchange_n(&what_, &expected, text, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      return text;
+    }
+    delete[] text;
+    return expected;
+  }
+  void ClearWhat() noexcept {
+    delete[] what_;
+    what_ = nullptr;
   }
 
   ObjectPtr<PFObject> obj_;
-  std::string what_;
-  size_t kind_size_ = 0;
+  Fallback fallback_;
+  mutable char* what_ = nullptr;  // written once, atomically, by BuildWhat
 };
 
 namespace detail {

@@ -11,9 +11,16 @@ namespace detail {
 constexpr int kMaxBacktraceFrames = 32;
 
 /*! Records up to `max_frames` raw return addresses of the calling thread, innermost first,
- *  skipping the runtime's own innermost frames. Returns the count; 0 when capture is disabled
- *  (environment variable PACKEDFUN_BACKTRACE=0). Does not allocate. */
+ *  skipping the runtime's own innermost frames and ending with the first frame that ends a
+ *  symbolized backtrace (EndsBacktrace: the frames past it would be dropped anyway). Returns the
+ *  count; 0 when capture is disabled (environment variable PACKEDFUN_BACKTRACE=0). Allocates only
+ *  the first time a return address is seen (to classify its file). */
 int CaptureBacktrace(void** pcs, int max_frames) noexcept;
+
+/*! True when the frame returning to `pc` ends a symbolized backtrace: its file is a language
+ *  binding, does not link the runtime, or is unknown (JIT code). SymbolizeBacktrace stops at the
+ *  same frame. Never throws (false when the file cannot be classified for lack of memory). */
+bool EndsBacktrace(void* pc) noexcept;
 
 /*! Turns raw return addresses (innermost first) into "\n"-separated text, one frame of the
  *  user's code per line, most recent call last:

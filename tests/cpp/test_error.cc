@@ -4,6 +4,9 @@
 #include <packedfun/packedfun.h>
 
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -24,6 +27,49 @@ TEST(Error, CatchableAsStdException) {
     throw Error("KeyError", "missing");
   } catch (const std::exception& e) {
     EXPECT_STREQ(e.what(), "KeyError: missing");
+  }
+}
+
+TEST(Error, WhatOfACaughtErrorAndItsCopies) {
+  try {
+    PACKEDFUN_THROW(IndexError) << "index " << 7 << " is out of range";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "IndexError: index 7 is out of range");
+    EXPECT_EQ(e.what(), e.what());  // built once, then the same text for the error's life
+    Error copy = e;
+    EXPECT_STREQ(copy.what(), e.what());
+    Error moved = std::move(copy);
+    EXPECT_STREQ(moved.what(), "IndexError: index 7 is out of range");
+    Error assigned("KeyError", "k");
+    EXPECT_STREQ(assigned.what(), "KeyError: k");
+    assigned = moved;
+    EXPECT_STREQ(assigned.what(), "IndexError: index 7 is out of range");
+    EXPECT_EQ(assigned.kind(), "IndexError");
+    EXPECT_EQ(assigned.message(), "index 7 is out of range");
+  }
+  // An error that came back through the C ABI (thrown by ThrowRaised) has the same text.
+  PFErrorSetRaisedFromCStr("ValueError", "from the slot");
+  try {
+    packedfun::detail::ThrowRaised();
+  } catch (const std::exception& e) {
+    EXPECT_STREQ(e.what(), "ValueError: from the slot");
+  }
+}
+
+TEST(Error, WhatFromManyThreadsAtOnce) {
+  for (int round = 0; round < 20; ++round) {
+    Error e("ValueError", "shared by threads " + std::to_string(round));
+    std::string want = "ValueError: shared by threads " + std::to_string(round);
+    std::vector<const char*> seen(8, nullptr);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < seen.size(); ++t) {
+      threads.emplace_back([&e, &seen, t] { seen[t] = e.what(); });
+    }
+    for (std::thread& t : threads) t.join();
+    for (const char* text : seen) {
+      EXPECT_EQ(text, seen[0]);  // every thread got the one published text
+      EXPECT_EQ(want, text);
+    }
   }
 }
 
