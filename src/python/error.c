@@ -63,6 +63,61 @@ static struct {
   PyObject* notes_name;    /* "__notes__" */
 } fast = {NULL, NULL, NULL, NULL, -1, NULL, NULL};
 
+/* ---- kinds seen before: a few kinds make nearly every error, so the str of each recent one is
+ * kept (its hash computed once): a compare instead of a decode, a fresh str and a hash per
+ * crossing. Only ASCII kinds, whose bytes are their str's data. Guarded by the GIL (per thread
+ * where there is none). */
+#define PFPY_KIND_CACHE 8
+#ifdef Py_GIL_DISABLED
+static _Thread_local PyObject* kind_cache[PFPY_KIND_CACHE];
+static _Thread_local unsigned kind_cache_next;
+#else
+static PyObject* kind_cache[PFPY_KIND_CACHE];
+static unsigned kind_cache_next;
+#endif
+
+/* The kind as a str, a new reference (NULL with an exception on failure). */
+static PyObject* kind_to_str(const PFByteArray* b) {
+  for (int i = 0; i < PFPY_KIND_CACHE && b->data != NULL && kind_cache[i] != NULL; ++i) {
+    PyObject* k = kind_cache[i];
+    if ((size_t)PyUnicode_GET_LENGTH(k) == b->size &&
+        memcmp(PyUnicode_DATA(k), b->data, b->size) == 0) {
+      return Py_NewRef(k);
+    }
+  }
+  PyObject* k = decode_lenient(b);
+  if (k != NULL && PyUnicode_IS_COMPACT_ASCII(k) && PyObject_Hash(k) != -1) {
+    PyObject* old = kind_cache[kind_cache_next];
+    kind_cache[kind_cache_next] = Py_NewRef(k);
+    kind_cache_next = (kind_cache_next + 1) % PFPY_KIND_CACHE;
+    Py_XDECREF(old);
+  }
+  return k;
+}
+
+/* exc.kind = kind and exc.__notes__ = notes. An instance of a built-in exception type gets them
+ * straight in a new instance dict: no descriptor there can take either name, so it is what
+ * setattr does without the attribute machinery. Any other class goes through setattr. */
+static int set_kind_and_notes(PyObject* exc, PyObject* kind, PyObject* notes) {
+  PyBaseExceptionObject* base = (PyBaseExceptionObject*)exc;
+  PyTypeObject* t = Py_TYPE(exc);
+  if (!(t->tp_flags & Py_TPFLAGS_HEAPTYPE) && t->tp_setattro == PyObject_GenericSetAttr &&
+      base->dict == NULL) {
+    PyObject* dict = PyDict_New();
+    if (dict == NULL) return -1;
+    if (PyDict_SetItem(dict, fast.kind_name, kind) != 0 ||
+        PyDict_SetItem(dict, fast.notes_name, notes) != 0) {
+      Py_DECREF(dict);
+      return -1;
+    }
+    base->dict = dict;
+    return 0;
+  }
+  int rc = PyObject_SetAttr(exc, fast.kind_name, kind);
+  if (rc == 0) rc = PyObject_SetAttr(exc, fast.notes_name, notes);
+  return rc;
+}
+
 /* cls(message), or Error(message, kind) when that raises an Exception (as _make_exception). */
 static PyObject* construct_exception(PyObject* cls, PyObject* kind, PyObject* message) {
   PyObject* exc = PyObject_CallOneArg(cls, message);
@@ -89,8 +144,7 @@ static PyObject* make_exception_fast(PyObject* kind, PyObject* message, PyObject
   Py_INCREF(handle);
   *(PyObject**)((char*)note + fast.error_offset) = handle; /* the slot of a fresh note: empty */
   PyList_SET_ITEM(notes, 0, note);                         /* stolen */
-  int rc = PyObject_SetAttr(exc, fast.kind_name, kind);
-  if (rc == 0) rc = PyObject_SetAttr(exc, fast.notes_name, notes);
+  int rc = set_kind_and_notes(exc, kind, notes);
   Py_DECREF(notes);
   if (rc != 0) Py_CLEAR(exc);
   return exc;
@@ -109,7 +163,7 @@ static PyObject* make_exception(PyObject* kind, PyObject* message, PyObject* han
 /* Raises `err` (stolen) through the error factory (or a plain RuntimeError without one). */
 static PFPY_NOINLINE PyObject* raise_through_factory(PFObject* err) {
   PFErrorObject* e = (PFErrorObject*)err;
-  PyObject* kind = decode_lenient(&e->kind);
+  PyObject* kind = kind_to_str(&e->kind);
   PyObject* message = decode_lenient(&e->message);
   PyObject* handle = NULL;
   PyObject* exc = NULL;

@@ -87,6 +87,18 @@ def test_every_error_carries_kind_and_one_note():
             assert isinstance(note, str) and note.startswith("Native backtrace")
 
 
+def test_kinds_in_rotation_keep_their_names():
+    # More kinds in turn than the compiled backend keeps decoded, a non-ASCII one among them.
+    kinds = [c.__name__ for c in BUILTIN_KINDS] + ["test_error.Ünïcode", "test_error.Other"]
+    for _ in range(3):
+        for kind in kinds:
+            with pytest.raises(Exception) as info:
+                testing.test_raise_error(kind, "m")
+            assert info.value.kind == kind
+            assert sorted(vars(info.value)) == ["__notes__", "kind"]
+            assert info.value.args == ("m",)
+
+
 def test_a_replaced_error_factory_is_used():
     from packedfun import error
     from packedfun._backend import core
