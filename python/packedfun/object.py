@@ -116,24 +116,6 @@ def _install_init(cls: Any, type_index: int) -> None:
         cls.__init__ = _no_arguments
 
 
-def _missing_attribute(self: Any, name: str) -> Any:
-    """``__getattr__`` of reflected classes on a backend that cannot rename a class (ctypes):
-    raises the AttributeError CPython raises on ``_core``, where the class's ``tp_name`` is its
-    type key. A user's subclass goes by its own name there, so it does here."""
-    cls = type(self)
-    named = cls.__dict__.get("_pf_tp_name")  # (class name, type key), set by _name_class
-    shown = named[1] if named is not None and named[0] == cls.__name__ else cls.__name__
-    err = AttributeError(f"'{shown:.100}' object has no attribute '{name}'")
-    err.name, err.obj = name, self  # as Python 3.10+ sets them, for "did you mean" hints
-    try:
-        raise err
-    finally:
-        # The traceback holds this frame: a local naming the error would make a cycle (error ->
-        # traceback -> frame -> error) that keeps `self` and the caller's frames alive until a
-        # collection, and so outlive a `del` (getattr(obj, name, default) swallows the error).
-        del err
-
-
 def _name_class(cls: Any, type_key: str) -> None:
     """Makes CPython name instances of ``cls`` by the type key, as it names a C extension's types
     by their module-qualified name: ``'testing.TestIntPair' object has no attribute 'zz'``.
@@ -141,13 +123,9 @@ def _name_class(cls: Any, type_key: str) -> None:
     On ``_core`` this is the class's ``tp_name``, with no attribute hook (a ``__getattr__`` would
     turn off CPython's attribute-access specialization for every read of a field or method);
     ``__name__``, ``__qualname__``, ``__module__``, ``repr(cls)`` and pickling stay the class's.
+    The ctypes backend words its messages and a missing attribute's the same way.
     """
-    if core.set_type_name(cls, type_key):
-        return
-    if cls.__dict__.get("__getattr__", _missing_attribute) is _missing_attribute:
-        # as on _core, renaming the class (``cls.__name__ = ...``) brings its name back
-        cls._pf_tp_name = (cls.__name__, type_key)
-        cls.__getattr__ = _missing_attribute
+    core.set_type_name(cls, type_key)
 
 
 def _install_class(cls: Any, type_index: int, user_names: set) -> None:

@@ -321,8 +321,7 @@ static PyTypeObject FieldDescr_Type = {
  * specializes types whose tp_getattro is the generic one). The copy lives where PyType_FromSpec
  * keeps its own: _ht_tpname (3.11+), which type_dealloc frees with PyMem_Free. `cls.__name__ = x`
  * later points tp_name back into the new ht_name (type_set_name); the copy stays owned by
- * _ht_tpname until then. Returns False where this cannot be done safely (the caller then keeps a
- * __getattr__ hook with the same message). */
+ * _ht_tpname until the class goes. Before 3.11 (no _ht_tpname) the class keeps its name. */
 static PyObject* set_type_name(PyObject* mod, PyObject* const* args, Py_ssize_t nargs) {
   (void)mod;
   if (nargs != 2) return PyErr_Format(PyExc_TypeError, "set_type_name expects 2 arguments");
@@ -347,10 +346,8 @@ static PyObject* set_type_name(PyObject* mod, PyObject* const* args, Py_ssize_t 
   heap->ht_type.tp_name = copy;
   heap->_ht_tpname = copy;
   PyMem_Free(old);
-  Py_RETURN_TRUE;
-#else
-  Py_RETURN_FALSE;
 #endif
+  Py_RETURN_NONE;
 }
 
 /* ---- registration in the module
@@ -367,7 +364,7 @@ static PyMethodDef object_system_functions[] = {
      "type_is_instance(type_index, base_index)\n--\n\nWhether the type derives from base."},
     {"set_type_name", (PyCFunction)(void (*)(void))set_type_name, METH_FASTCALL,
      "set_type_name(cls, name)\n--\n\nMakes `name` the name CPython prints for instances of "
-     "`cls` (its tp_name); False where it cannot."},
+     "`cls` (its tp_name)."},
     {NULL, NULL, 0, NULL}};
 
 int pfpy_object_system_add(PyObject* m) {

@@ -96,6 +96,18 @@ def test_other_cpython_messages_name_the_class_as_the_backend_can():
         pair[0]
 
 
+def test_packedfuns_own_messages_name_the_type_key_on_both_backends():
+    pair = _pair()
+    with pytest.raises(AttributeError, match=r"^field 'a' of testing\.TestIntPair is read-only$"):
+        pair.a = 5
+
+    class Mine(type(pair)):
+        pass
+
+    with pytest.raises(AttributeError, match=r"^field 'a' of Mine is read-only$"):
+        Mine(1, 2).a = 5
+
+
 def test_set_type_name_refuses_what_it_cannot_name():
     with pytest.raises(TypeError, match="packedfun.Object subclass"):
         core.set_type_name(int, "x.y")
@@ -161,8 +173,8 @@ def test_type_name_storage_is_freed_with_the_class():
         before = tracemalloc.get_traced_memory()[0]
         for _ in range(100):
             cls = type("Tmp", (core.Object,), {"__slots__": ()})
-            assert core.set_type_name(cls, long_key) is True
-            assert core.set_type_name(cls, long_key + "2") is True  # the first copy is freed
+            core.set_type_name(cls, long_key)
+            core.set_type_name(cls, long_key + "2")  # the first copy is freed
             cls.__name__ = "Renamed"  # tp_name goes back to ht_name; the copy is kept until...
             del cls  # ...type_dealloc frees it
             gc.collect()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 from ctypes import POINTER, byref, c_int32, c_void_p
 from types import MethodType
+from typing import Any
 
 from . import abi as abi
 from .abi import LIB, PFAny, PFByteArray
@@ -255,17 +256,34 @@ def fast_construct(cls) -> None:
         raise TypeError("fast_construct expects a packedfun.Object subclass")
 
 
-def set_type_name(cls, name: str) -> bool:
-    """``_core`` makes ``name`` the class's ``tp_name`` (what CPython's own messages print); a
-    ctypes backend cannot reach a heap type's storage safely, so it answers False and the caller
-    keeps a ``__getattr__`` hook that words the message the same way."""
+def set_type_name(cls, name: str) -> None:
+    """``_core`` makes ``name`` the class's ``tp_name``, which CPython's own messages print. Here
+    :func:`tp_name` (this backend's messages) reads it from the class, and a ``__getattr__`` hook
+    raises the AttributeError CPython raises there (unless the class defines its own)."""
     if not (isinstance(cls, type) and issubclass(cls, Object)):
         raise TypeError("set_type_name expects a packedfun.Object subclass")
     if not isinstance(name, str):
         raise TypeError("type name must be a str")
     if "\0" in name:
         raise ValueError("type name must not contain null characters")
-    return False
+    named: Any = cls  # attributes of our own on a user's class
+    named._pf_tp_name = (cls.__name__, name)
+    if cls.__dict__.get("__getattr__", _missing_attribute) is _missing_attribute:
+        named.__getattr__ = _missing_attribute
+
+
+def _missing_attribute(self, name: str):
+    """``__getattr__`` of the classes :func:`set_type_name` named (called only after the normal
+    lookup failed): CPython's message, with the name ``_core`` would show."""
+    err = AttributeError(f"'{tp_name(type(self)):.100}' object has no attribute '{name}'")
+    err.name, err.obj = name, self  # as Python 3.10+ sets them, for "did you mean" hints
+    try:
+        raise err
+    finally:
+        # The traceback holds this frame: a local naming the error would make a cycle (error ->
+        # traceback -> frame -> error) that keeps `self` and the caller's frames alive until a
+        # collection, and so outlive a `del` (getattr(obj, name, default) swallows the error).
+        del err
 
 
 class ModuleFunctionDescriptor:

@@ -209,7 +209,11 @@ _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
 
 def tp_name(cls: type) -> str:
     """What ``Py_TYPE(o)->tp_name`` is in C: the bare name of classes defined in Python, the
-    dotted name of types defined in C (builtins bare); packedfun's wrappers count as C types."""
+    dotted name of types defined in C (builtins bare); packedfun's wrappers count as C types.
+    A class named by ``set_type_name`` goes by its type key until it is renamed, as on ``_core``."""
+    named = cls.__dict__.get("_pf_tp_name")  # (class name when named, type key)
+    if named is not None and named[0] == cls.__name__:
+        return named[1]
     if cls in C_TYPES:
         return f"packedfun.{cls.__name__}"
     if cls.__flags__ & _HEAPTYPE or cls.__module__ == "builtins":
