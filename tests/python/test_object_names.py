@@ -36,8 +36,11 @@ def _missing(obj, name="zz"):
 
 def _run_child(code: str) -> str:
     """Runs ``code`` in a fresh interpreter on this backend under the debug allocator (which stops
-    on a buffer freed through the wrong allocator, or freed twice); returns its stdout."""
-    env = {**os.environ, "PYTHONMALLOC": "debug"}
+    on a buffer freed through the wrong allocator, or freed twice); returns its stdout. Under the
+    sanitized run its hooks sit on malloc instead of pymalloc: LeakSanitizer does not scan
+    pymalloc's arenas, so the objects they hold pointers to would be reported as leaked."""
+    sanitized = bool(os.environ.get("PACKEDFUN_SANITIZE_PRELOAD"))
+    env = {**os.environ, "PYTHONMALLOC": "malloc_debug" if sanitized else "debug"}
     src = "import packedfun as pf\nfrom packedfun import testing\ntesting.echo(0)\n"
     proc = subprocess.run(
         [sys.executable, "-c", src + textwrap.dedent(code)],
