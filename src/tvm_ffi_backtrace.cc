@@ -30,12 +30,21 @@ std::vector<std::string_view> SplitFrames(std::string_view text) {
   return frames;
 }
 
-/*! Whether `frame` is the bridge's own call into the kernel: where the caller's stack begins. */
+/*! Whether `frame` is the bridge's own call into the kernel: where the caller's stack begins.
+ *  Without debug information the frame names the demangled symbol (`packedfun::detail::tvmffi::`);
+ *  with it (`-g`, as the sanitized build has), tvm-ffi prints the short function name (`CallBody`)
+ *  and the source file, so the bridge's own file marks it too. */
 bool IsBridgeFrame(std::string_view frame) {
-  size_t in = frame.find(", in ");
-  size_t eol = frame.find('\n');
-  return in != std::string_view::npos && in < eol &&
-         frame.compare(in + 5, 27, "packedfun::detail::tvmffi::") == 0;
+  std::string_view head = frame.substr(0, frame.find('\n'));
+  size_t in = head.find(", in ");
+  if (in != std::string_view::npos &&
+      head.compare(in + 5, 27, "packedfun::detail::tvmffi::") == 0) {
+    return true;
+  }
+  constexpr std::string_view kBridgeFile = "tvm_ffi_bridge.cc\"";
+  size_t file_end = head.find("\", line ");
+  return file_end != std::string_view::npos && file_end + 1 >= kBridgeFile.size() &&
+         head.compare(file_end + 1 - kBridgeFile.size(), kBridgeFile.size(), kBridgeFile) == 0;
 }
 
 std::string Join(const std::vector<std::string_view>& frames, size_t begin, size_t end,
