@@ -56,14 +56,14 @@ def build_external(source: Path, build: Path) -> Path:
 
 def build_c_library(text: str, out: Path) -> Path:
     """Compiles the C11 source `text` into the shared library `out` (the source is written beside
-    it) against the headers and runtime of the imported packedfun; returns `out`. Without a C
-    compiler the test skips."""
+    it) against the headers and runtime of the imported packedfun; returns `out`. A warning fails
+    the test like an error; without a C compiler the test skips."""
     cc = shutil.which("cc")
     if cc is None:
         pytest.skip("no C compiler")
     pkg = Path(packedfun.__file__).resolve().parent
     src = out.with_suffix(".c")
     src.write_text(text)
-    run([cc, "-std=c11", "-shared", "-fPIC", f"-I{pkg / 'include'}", src, "-o", out,
-         f"-L{pkg / 'lib'}", "-lpackedfun", f"-Wl,-rpath,{pkg / 'lib'}"])  # fmt: skip
+    run([cc, "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", f"-I{pkg / 'include'}", src,
+         "-o", out, f"-L{pkg / 'lib'}", "-lpackedfun", f"-Wl,-rpath,{pkg / 'lib'}"])  # fmt: skip
     return out

@@ -7,14 +7,11 @@ result and error must be the same either way: each case is run under both GIL po
 released call never receives a view) and compared.
 """
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
 pf = pytest.importorskip("packedfun")
 cpp = pytest.importorskip("packedfun.cpp")
+from cmake_project import build_c_library  # noqa: E402
 from packedfun._backend import BACKEND, core  # noqa: E402
 
 VIEW_SHIFT = 8
@@ -141,32 +138,7 @@ def m(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def probes(tmp_path_factory):
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    tmp = tmp_path_factory.mktemp("container-view-probe")
-    pkg = Path(pf.__file__).resolve().parent
-    src = tmp / "probe.c"
-    src.write_text(PROBE)
-    out = tmp / "libprobe.so"
-    subprocess.run(
-        [
-            cc,
-            "-std=c11",
-            "-Wall",
-            "-Werror",
-            "-shared",
-            "-fPIC",
-            f"-I{pkg / 'include'}",
-            str(src),
-            "-o",
-            str(out),
-            f"-L{pkg / 'lib'}",
-            "-lpackedfun",
-            f"-Wl,-rpath,{pkg / 'lib'}",
-        ],  # fmt: skip
-        check=True,
-    )
+    out = build_c_library(PROBE, tmp_path_factory.mktemp("container-view-probe") / "libprobe.so")
     return pf.load_module(str(out))
 
 
