@@ -11,6 +11,7 @@ every other Function is returned untouched and its calls cost nothing more.
 from __future__ import annotations
 
 from ._backend import core
+from ._signature import _parse as _parse_record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
 if TYPE_CHECKING:
@@ -117,22 +118,11 @@ NAMED_RESULT = 4
 _NOT_ENUM: set[str] = set()
 
 
-_RETURN_KEYS: dict[str, str | None] = {}
-
-
 def _return_key(text: str) -> str | None:
-    """The bare type key a metadata record returns, or None; parsed once per record."""
-    try:
-        return _RETURN_KEYS[text]
-    except KeyError:
-        pass
-    import json
-
-    ret = json.loads(text).get("return")
-    if len(_RETURN_KEYS) >= 1024:
-        _RETURN_KEYS.clear()
-    key = _RETURN_KEYS[text] = ret if isinstance(ret, str) else None
-    return key
+    """The bare type key a metadata record returns, or None (the record parsed once, by the
+    metadata module's cache)."""
+    ret = _parse_record(text).get("return")
+    return ret if isinstance(ret, str) else None
 
 
 def wrap_enum_result(func: Any) -> Any:
