@@ -6,7 +6,6 @@ import ctypes
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import textwrap
@@ -86,13 +85,10 @@ def test_build_then_warm_hit_runs_nothing(tmp_path, wrapper, monkeypatch):
 
     monkeypatch.setattr(subprocess, "run", no_process)
     monkeypatch.setattr(subprocess, "Popen", no_process)
-    times = []
+    # No time bound here (tests assert no timings): the warm hit's cost is the benchmark's
+    # "load_inline warm-cache hit" row; here it must start no process and find the same library.
     for _ in range(20):
-        start = time.perf_counter()
         assert cpp.build("triple", [src], build_directory=cache) == path
-        times.append(time.perf_counter() - start)
-    if not os.environ.get("PACKEDFUN_SANITIZE_PRELOAD"):  # ASan's allocator: no time bound
-        assert statistics.median(times) < 0.005, times
 
 
 def test_warm_hit_in_fresh_process_spawns_no_compiler(tmp_path, wrapper):

@@ -1,8 +1,7 @@
 # Tests of packedfun.cpp.load_inline/build_inline: plain C++ functions exported, called from Python.
 import ctypes
 import os
-import statistics
-import time
+import subprocess
 
 import pytest
 
@@ -74,16 +73,21 @@ def test_docstrings_are_exported_verbatim(basics, cache):
             assert ctypes.c_char_p.in_dll(lib, symbol).value.decode() == doc
 
 
-def test_warm_load_inline_is_fast_and_stable(basics, cache):
+def test_warm_load_inline_starts_no_process_and_is_stable(basics, cache, monkeypatch):
+    # No time bound (tests assert no timings): benchmarks/ measures the warm hit ("load_inline
+    # warm-cache hit", beside tvm-ffi). What makes it cheap is checked instead: no compiler, no
+    # probe, no process of any kind, and the same library every time.
     path = cpp.build_inline("basics", cpp_sources=BASICS, functions=DOCS, build_directory=cache)
-    times = []
+
+    def no_process(*args, **kwargs):
+        raise AssertionError(f"a warm load_inline started a process: {args}")
+
+    monkeypatch.setattr(subprocess, "run", no_process)
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    monkeypatch.setattr(os, "system", no_process)
     for _ in range(20):
-        start = time.perf_counter()
         mod = cpp.load_inline("basics", cpp_sources=BASICS, functions=DOCS, build_directory=cache)
-        times.append(time.perf_counter() - start)
         assert mod.add(1, 1) == 2
-    if not os.environ.get("PACKEDFUN_SANITIZE_PRELOAD"):  # ASan's allocator: no time bound
-        assert statistics.median(times) < 0.005, times
     assert cpp.build_inline("basics", BASICS, None, DOCS, build_directory=cache) == path
 
 

@@ -233,15 +233,17 @@ def test_callbacks_from_a_native_thread_that_outlives_many_calls():
     "name", ["testing.spin_checking_signals", "testing.spin_checking_signals_release"]
 )
 def test_check_signals_stops_a_long_native_loop(name):
+    # No time bound: the loop would spin 10 minutes, so only a stop on the signal lets the child
+    # exit inside communicate()'s 30 s timeout (a miss fails with TimeoutExpired, not a hang).
     code = f"""
-    import time, packedfun, packedfun.testing
+    import packedfun, packedfun.testing
     f = packedfun.get_global_func({name!r})
     print("ready", flush=True)
     try:
-        f(10.0)
+        f(600.0)
         print("finished")
     except KeyboardInterrupt:
-        print("interrupted", time.time(), flush=True)
+        print("interrupted", flush=True)
     """
     child = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(code)],
@@ -253,14 +255,11 @@ def test_check_signals_stops_a_long_native_loop(name):
     try:
         assert child.stdout.readline().strip() == "ready"
         time.sleep(0.2)  # well inside the native loop
-        sent = time.time()
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=30)
     finally:
         child.kill()
-    words = out.split()
-    assert words[:1] == ["interrupted"], (out, err)
-    assert float(words[1]) - sent < 5.0  # long before the 10 s loop would have ended
+    assert out.split() == ["interrupted"], (out, err)
 
 
 # ---- several Python threads at once -------------------------------------------------------------
