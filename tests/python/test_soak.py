@@ -84,13 +84,22 @@ def _soak(name: str, body, n: int) -> None:
         assert rss_after - rss < MiB, f"{name}: RSS grew {(rss_after - rss) / MiB:.2f} MiB"
 
 
+# testing.object_live_count() counts only the testing library's own objects (TestIntPair and
+# kin), not Arrays, Maps or errors. So the bodies below send a fresh TestIntPair through each
+# container, error and callback: a leaked container, argument or error that holds it keeps it
+# alive, and the live count grows by one per call (test_live_count_sees_a_leaked_container).
+def _pair():
+    return testing.TestIntPair(1, 2)
+
+
 def test_soak_calls():
     add = pf.get_global_func("testing.add_int")
     echo = pf.get_global_func("testing.echo")
     text = "a string that is not interned" * 2
     _soak("add_int(1, 2)", lambda: add(1, 2), CALLS)
     _soak("echo(str)", lambda: echo(text), CALLS // 10)
-    _soak("echo([1, 'x', {'k': 2.5}])", lambda: echo([1, "x", {"k": 2.5}]), CALLS // 100)
+    _soak("echo([1, 'x', {'k': 2.5, 'p': pair}])",
+          lambda: echo([1, "x", {"k": 2.5, "p": _pair()}]), CALLS // 100)  # fmt: skip
 
 
 def test_soak_errors():
@@ -102,7 +111,14 @@ def test_soak_errors():
         except TypeError:
             pass
 
+    def wrong_object():
+        try:
+            typed(_pair())
+        except TypeError:
+            pass
+
     _soak("TypeError from a typed call", wrong_type, ERRORS)
+    _soak("TypeError from a typed call given an object", wrong_object, ERRORS // 10)
 
 
 def test_soak_callback_errors():
@@ -113,11 +129,23 @@ def test_soak_callback_errors():
 
     def call():
         try:
-            apply(failing, 1)
+            apply(failing, _pair())
         except ValueError:
             pass
 
     _soak("ValueError through a callback", call, ERRORS)
+
+
+def test_live_count_sees_a_leaked_container():
+    # The soak's live-object check must be able to fail: keep what each call returns (a stand-in
+    # for a leak of the Array holding the fresh object) and the check reports the growth.
+    echo = pf.get_global_func("testing.echo")
+    kept = []
+    # (the warm-up's 1,000 calls kept theirs too)
+    with pytest.raises(AssertionError, match=r"live native objects 1000 -> 1050"):
+        _soak("kept results", lambda: kept.append(echo([_pair()])), 50)
+    del kept
+    assert _live() == 0
 
 
 def test_soak_module_load_call_drop(tmp_path):
