@@ -30,7 +30,7 @@ from .registry import (
     register_global_func,
     remove_global_func,
 )
-from .stream import current_stream, use_stream
+from .stream import StreamContext, current_stream, get_raw_stream, use_raw_stream, use_stream
 from .structural import structural_equal, structural_first_difference, structural_hash
 from .tensor import (
     Device,
@@ -117,6 +117,9 @@ __all__ = [
     "from_dlpack",
     "use_stream",
     "current_stream",
+    "use_raw_stream",
+    "StreamContext",
+    "get_raw_stream",
     "set_tensor_return",
     "tensor_return",
     "get_global_func",

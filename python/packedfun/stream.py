@@ -2,16 +2,21 @@
 """``with packedfun.use_stream(device, stream): f(x)`` makes ``stream`` the stream that native code
 called inside the block sees for ``device`` (``packedfun::EnvGetStream(device)`` in C++).
 
-The slot is per thread and per device. A raw handle is an int (a ``cudaStream_t`` value); objects
-with a ``cuda_stream`` attribute (``torch.cuda.Stream``) or a ``ptr`` attribute (``cupy`` streams)
-are accepted too.
+The slot is per thread and per device. A raw handle is an int (a ``cudaStream_t`` value) or a
+``ctypes.c_void_p``; objects with a ``cuda_stream`` attribute (``torch.cuda.Stream``) or a ``ptr``
+attribute (``cupy`` streams) are accepted too.
+
+apache-tvm-ffi's names for the same two operations work too: ``use_raw_stream`` and
+``StreamContext`` are ``use_stream``, ``get_raw_stream`` is ``current_stream``.
 """
 
 from __future__ import annotations
 
+import sys
+
 from .tensor import device as _device
 
-__all__ = ["use_stream", "current_stream"]
+__all__ = ["use_stream", "current_stream", "use_raw_stream", "StreamContext", "get_raw_stream"]
 
 
 def _lib():
@@ -27,6 +32,9 @@ def _as_device(dev) -> _device:
 def _handle_of(stream) -> int:
     if stream is None:
         return 0
+    ctypes = sys.modules.get("ctypes")  # a c_void_p exists only once ctypes is loaded
+    if ctypes is not None and isinstance(stream, ctypes.c_void_p):
+        return stream.value or 0
     for attr in ("cuda_stream", "ptr"):
         value = getattr(stream, attr, None)
         if isinstance(value, int):
@@ -63,6 +71,11 @@ class use_stream:  # noqa: N801 - used as a function: ``with use_stream(...)``
         The raw handle (``cudaStream_t`` as an int), an object with ``cuda_stream``/``ptr``, or
         None for the default stream.
 
+    Returns
+    -------
+    use_stream
+        A context manager; ``with`` gives the same object back.
+
     Raises
     ------
     TypeError, OverflowError, ValueError
@@ -76,7 +89,7 @@ class use_stream:  # noqa: N801 - used as a function: ``with use_stream(...)``
         self._handle = _handle_of(stream)
         self._previous: list = []
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> use_stream:
         from ctypes import byref, c_void_p  # imported on first use: see packedfun/__init__.py
 
         dev_type, dev_id = self._device
@@ -87,7 +100,16 @@ class use_stream:  # noqa: N801 - used as a function: ``with use_stream(...)``
 
             raise_last_error("use_stream")
         self._previous.append(previous)
+        return self
 
     def __exit__(self, *exc: object) -> None:
         dev_type, dev_id = self._device
         _lib().PFEnvSetStream(dev_type, dev_id, self._previous.pop(), None)
+
+
+#: apache-tvm-ffi's names (``tvm_ffi.use_raw_stream(device, stream)``, ``tvm_ffi.StreamContext``):
+#: the same context manager as :class:`use_stream`.
+use_raw_stream = use_stream
+StreamContext = use_stream
+#: apache-tvm-ffi's name (``tvm_ffi.get_raw_stream(device)``) of :func:`current_stream`.
+get_raw_stream = current_stream

@@ -141,3 +141,23 @@ def test_testing_test_int_pair():
     assert isinstance(pair, packedfun.testing.TestIntPair)
     with pytest.raises(TypeError):
         packedfun.testing.TestIntPair("x", 2)
+
+
+def test_stream_names():
+    # tvm-ffi's get_raw_stream example, as written; the handle may be an int or a c_void_p.
+    import ctypes
+
+    dev = tvm_ffi.device("cpu:0")
+    with tvm_ffi.use_raw_stream(dev, 0):
+        assert tvm_ffi.get_raw_stream(dev) == 0
+    with tvm_ffi.use_raw_stream(dev, 0x1234) as ctx:
+        assert isinstance(ctx, tvm_ffi.StreamContext)
+        assert tvm_ffi.get_raw_stream(dev) == 0x1234
+        with tvm_ffi.StreamContext(dev, ctypes.c_void_p(0x5678)):
+            assert tvm_ffi.get_raw_stream(dev) == 0x5678
+        assert tvm_ffi.get_raw_stream(dev) == 0x1234
+    assert tvm_ffi.get_raw_stream(dev) == 0
+    with tvm_ffi.use_raw_stream(dev, ctypes.c_void_p()):  # NULL: the default stream
+        assert tvm_ffi.get_raw_stream(dev) == 0
+    with pytest.raises(TypeError, match="stream must be"):
+        tvm_ffi.use_raw_stream(dev, "0x1234")
