@@ -115,6 +115,35 @@ def _child_env() -> dict:
     return env
 
 
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _classifier_versions() -> set[tuple[int, int]]:
+    found = re.findall(r'"Programming Language :: Python :: (\d+)\.(\d+)"', PYPROJECT.read_text())
+    return {(int(a), int(b)) for a, b in found}
+
+
+def test_classifiers_name_the_supported_versions():
+    if not PYPROJECT.is_file():
+        pytest.skip("not running from a source checkout")
+    versions, floor = _classifier_versions(), requires_python_floor()
+    assert versions and min(versions) == floor, (sorted(versions), floor)
+    assert versions == {(floor[0], m) for m in range(floor[1], max(versions)[1] + 1)}, versions
+    choice = second_python()
+    if choice is not None:  # the newest version CI tests is one the package says it supports
+        assert choice[1] in versions, f"add a classifier for {choice[1]} to pyproject.toml"
+
+
+@pytest.mark.skipif(not IN_CI, reason="CI only (CI=true): a developer may run any supported Python")
+def test_ci_main_run_is_the_oldest_supported_python():
+    # With the second-Python run below (the newest installed), CI covers the oldest and the newest
+    # supported versions only if the main run is on the requires-python floor.
+    assert sys.version_info[:2] == requires_python_floor(), (
+        f"CI runs on {sys.version_info[0]}.{sys.version_info[1]}; the main run must use the "
+        f"requires-python floor {requires_python_floor()} (the second run covers the newest)"
+    )
+
+
 def test_suite_passes_on_a_second_python(tmp_path):
     if not PYPROJECT.is_file():
         pytest.skip("not running from a source checkout")
