@@ -1,5 +1,5 @@
 # The documentation site: Sphinx builds docs/ with warnings as errors, and the pages' examples run.
-"""Two checks on ``docs/``.
+"""Three checks on ``docs/``.
 
 1. ``sphinx-build -W --keep-going`` builds the site (``docs/conf.py``) into a temporary folder:
    a broken cross-reference, a page in no toctree, a docstring with bad markup, an undocumented
@@ -7,6 +7,8 @@
 2. The ```` ```python ```` blocks of each page run, in order, as one script in a child process
    (so a page's later blocks see its earlier names), from a scratch directory with a scratch JIT
    cache. A failure names the page and its Markdown line.
+3. The docstring examples (``>>>``) of ``packedfun`` and of every module the API reference
+   documents run under doctest, each docstring in a fresh namespace.
 
 Not-run blocks: a block whose fence is directly preceded by a line
 ``<!-- not-run: <reason> -->`` is shown but not executed (for code that needs a GPU or an artefact
@@ -149,6 +151,45 @@ def test_site_builds_without_warnings(tmp_path):
     index = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
     for page in ("python-guide", "reference/c-abi", "reference/python-api", "performance"):
         assert f'href="{page}.html"' in index, f"{page} is not linked from the index"
+
+
+# Runs the docstring examples (>>>) of the given modules with doctest, each docstring in a fresh
+# namespace (an example imports what it uses, as a reader would); prints "DOCTEST tries failures".
+_DOCTEST_DRIVER = """
+import doctest, importlib, sys
+tries = failures = 0
+for name in sys.argv[1:]:
+    module = importlib.import_module(name)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for test in doctest.DocTestFinder(exclude_empty=True).find(module, name, globs={}):
+        runner.run(test)
+    tries, failures = tries + runner.tries, failures + runner.failures
+print("DOCTEST", tries, failures)
+"""
+
+
+def _documented_modules() -> list[str]:
+    page = DOCS / "reference" / "python-api.md"
+    if not page.is_file():
+        return []
+    return re.findall(r"automodule:: (packedfun(?:\.\w+)*)", page.read_text())
+
+
+def test_docstring_examples_run(tmp_path):
+    # The API reference is generated from the docstrings: their examples are the site's too.
+    modules = ["packedfun", *_documented_modules()]
+    if len(modules) == 1:
+        pytest.skip("not running from a source checkout")
+    proc = subprocess.run(
+        [sys.executable, "-c", _DOCTEST_DRIVER, *modules],
+        capture_output=True, text=True, cwd=tmp_path, env=_child_env(tmp_path), timeout=600,
+        check=False,
+    )  # fmt: skip
+    summary = re.search(r"^DOCTEST (\d+) (\d+)$", proc.stdout, re.M)
+    assert proc.returncode == 0 and summary, proc.stdout[-6000:] + proc.stderr[-3000:]
+    tries, failures = map(int, summary.groups())
+    assert failures == 0, proc.stdout[-8000:]
+    assert tries >= 10, f"only {tries} docstring examples found in {modules}"
 
 
 def test_api_reference_covers_every_public_module():

@@ -1,6 +1,7 @@
 # packedfun.cpp: build and load C++/CUDA extensions on the fly, from inline strings or from files.
 """Compile C++ (and CUDA) into a packedfun module at run time.
 
+>>> import packedfun.cpp
 >>> mod = packedfun.cpp.load_inline(
 ...     "demo", cpp_sources="int64_t add(int64_t a, int64_t b) { return a + b; }",
 ...     functions="add")
