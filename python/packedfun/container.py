@@ -24,6 +24,11 @@ from .object import _register_builtin
 __all__ = ["Array", "Dict", "List", "Map", "Shape"]
 
 
+def _concatenable(other) -> bool:
+    """Whether ``+`` of a native sequence takes ``other``: a sequence, but not a string."""
+    return isinstance(other, (Sequence, core.Array, core.List)) and not isinstance(other, str)
+
+
 class Array(core.Array, Sequence):  # type: ignore[misc]
     """An immutable native array; ``Array([1, 2])`` converts each element.
 
@@ -33,23 +38,26 @@ class Array(core.Array, Sequence):  # type: ignore[misc]
     __slots__ = ()
 
     def __add__(self, other):
-        if not isinstance(other, (Sequence, core.Array, core.List)) or isinstance(other, str):
-            return NotImplemented
-        return Array([*self, *other])
+        return Array([*self, *other]) if _concatenable(other) else NotImplemented
 
     def __radd__(self, other):
-        if not isinstance(other, (Sequence, core.Array, core.List)) or isinstance(other, str):
-            return NotImplemented
-        return Array([*other, *self])
+        return Array([*other, *self]) if _concatenable(other) else NotImplemented
 
 
 class List(core.List, MutableSequence):  # type: ignore[misc]
     """A mutable native list; ``List([1, 2])`` converts each element.
 
-    Slices assign and delete as on a Python ``list`` (``lst[1:3] = [7, 8, 9]``).
+    Slices assign and delete as on a Python ``list`` (``lst[1:3] = [7, 8, 9]``). ``List + list``
+    and ``list + List`` concatenate into a new List (``lst += items`` extends in place).
     """
 
     __slots__ = ()
+
+    def __add__(self, other):
+        return List([*self, *other]) if _concatenable(other) else NotImplemented
+
+    def __radd__(self, other):
+        return List([*other, *self]) if _concatenable(other) else NotImplemented
 
     def __setitem__(self, key, value):
         if type(key) is not slice:
@@ -74,9 +82,23 @@ class List(core.List, MutableSequence):  # type: ignore[misc]
 
 
 class Shape(core.Shape, Sequence):  # type: ignore[misc]
-    """An immutable tuple of int64 (a tensor shape); compares and hashes like a tuple."""
+    """An immutable tuple of int64 (a tensor shape); compares and hashes like a tuple.
+
+    ``+`` and ``*`` give a plain ``tuple``, as on a tuple (``shape + (1,)``, ``2 * shape``).
+    """
 
     __slots__ = ()
+
+    def __add__(self, other):
+        return (*self, *other) if isinstance(other, (tuple, core.Shape)) else NotImplemented
+
+    def __radd__(self, other):
+        return (*other, *self) if isinstance(other, (tuple, core.Shape)) else NotImplemented
+
+    def __mul__(self, count):
+        return tuple(self) * count if isinstance(count, int) else NotImplemented
+
+    __rmul__ = __mul__
 
 
 class _NativeValues(ValuesView):

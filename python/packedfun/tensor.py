@@ -306,6 +306,11 @@ def _require_layout(tensor, *, require_alignment: int = 0, require_contiguous: b
     return tensor
 
 
+def _tensor_is_contiguous(tensor) -> bool:
+    """``Tensor.is_contiguous()`` of both backends: compact row-major, as ``require_contiguous``."""
+    return _is_contiguous(tensor.shape, tensor.strides)
+
+
 def _is_contiguous(shape: tuple, strides: tuple) -> bool:
     expected = 1
     for extent, stride in zip(reversed(shape), reversed(strides)):

@@ -435,8 +435,23 @@ static PyObject* tensor_numel_method(PyObject* self, PyObject* unused) {
   return tensor_numel(self, NULL);
 }
 
+/* is_contiguous() (apache-tvm-ffi's name) asks the shared Python layer, which from_dlpack's
+ * require_contiguous uses too, so both backends share one definition of "contiguous". */
+static PyObject* tensor_is_contiguous(PyObject* self, PyObject* unused) {
+  (void)unused;
+  PyObject* mod = PyImport_ImportModule("packedfun.tensor");
+  PyObject* check = mod != NULL ? PyObject_GetAttrString(mod, "_tensor_is_contiguous") : NULL;
+  PyObject* result = check != NULL ? PyObject_CallOneArg(check, self) : NULL;
+  Py_XDECREF(check);
+  Py_XDECREF(mod);
+  return result;
+}
+
 static PyMethodDef tensor_methods[] = {
     {"numel", tensor_numel_method, METH_NOARGS, "numel()\n--\n\nNumber of elements."},
+    {"is_contiguous", tensor_is_contiguous, METH_NOARGS,
+     "is_contiguous()\n--\n\nWhether the layout is compact row-major (dimensions of extent 1 "
+     "may have any stride)."},
     {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "A DLPack capsule sharing this tensor's memory (versioned when max_version >= (1, 0))."},

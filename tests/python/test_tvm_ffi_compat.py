@@ -85,6 +85,36 @@ def test_array_concatenation():
         arr + "ab"  # noqa: B018
 
 
+def test_list_concatenation():
+    lst, arr = tvm_ffi.List([1, 2]), tvm_ffi.convert([5])
+    for result, expected in ((lst + [3], [1, 2, 3]), ([0] + lst, [0, 1, 2]),
+                             (lst + lst, [1, 2, 1, 2]), (lst + arr, [1, 2, 5]),
+                             (lst + (9,), [1, 2, 9])):  # fmt: skip
+        assert type(result) is tvm_ffi.List and list(result) == expected
+        assert not result.same_as(lst)  # a new List
+    assert type(arr + lst) is tvm_ffi.Array and list(arr + lst) == [5, 1, 2]
+    assert list(lst) == [1, 2]  # unchanged
+    lst += [7]  # in place, as for list
+    assert list(lst) == [1, 2, 7]
+    with pytest.raises(TypeError):
+        lst + 1  # noqa: B018
+    with pytest.raises(OverflowError):
+        lst + [2**70]  # noqa: B018 - not convertible, as for List([2**70])
+
+
+def test_shape_concatenates_and_repeats_like_a_tuple():
+    shape = tvm_ffi.Shape((2, 3))
+    assert shape + (4,) == (2, 3, 4) and type(shape + (4,)) is tuple
+    assert (1,) + shape == (1, 2, 3) and type((1,) + shape) is tuple
+    assert shape + shape == (2, 3, 2, 3)
+    assert shape * 2 == 2 * shape == (2, 3, 2, 3) and type(shape * 2) is tuple
+    assert shape == (2, 3) and hash(shape) == hash((2, 3))  # unchanged
+    with pytest.raises(TypeError):
+        shape + [4]  # noqa: B018 - as for a tuple
+    with pytest.raises(TypeError):
+        shape * 1.5  # noqa: B018
+
+
 def test_list_slice_assignment_and_deletion():
     lst = tvm_ffi.List([1, 2, 3, 4])
     lst[1:3] = [9, 8, 7]
@@ -102,6 +132,24 @@ def test_list_slice_assignment_and_deletion():
     assert list(lst) == [5, 0, 0]
     with pytest.raises(IndexError):
         lst[7] = 1
+
+
+def test_tensor_is_contiguous():
+    base = np.zeros((2, 3, 4), "float32")
+    views = [base, base[1:2], base[:, 1:2], base[:, :, ::2], base.transpose(1, 0, 2), base[::-1],
+             base[:0], np.zeros(()), np.zeros((4, 1), "float32").T]  # fmt: skip
+    # base[:, 1:2] leaves gaps between its rows; a dimension of extent 1 may have any stride
+    # (the last view: shape (1, 4), strides (1, 1)). apache-tvm-ffi answers the same for each.
+    expected = [True, True, False, False, False, False, True, True, True]
+    got = [tvm_ffi.from_dlpack(v).is_contiguous() for v in views]
+    assert got == expected
+    # the same verdict as from_dlpack(..., require_contiguous=True)
+    for view, flag in zip(views, expected):
+        if flag:
+            tvm_ffi.from_dlpack(view, require_contiguous=True)
+        else:
+            with pytest.raises(ValueError, match="not contiguous"):
+                tvm_ffi.from_dlpack(view, require_contiguous=True)
 
 
 def test_tensor_numel_is_a_method():

@@ -170,6 +170,12 @@ class Tensor(Object):
 
     size = property(numel)
 
+    def is_contiguous(self) -> bool:
+        """Whether the layout is compact row-major (dimensions of extent 1 may have any stride)."""
+        from ..tensor import _tensor_is_contiguous  # the definition both backends share
+
+        return _tensor_is_contiguous(self)
+
     @property
     def dtype(self):
         d = self._dl().dtype
