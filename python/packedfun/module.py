@@ -218,6 +218,35 @@ class Module(metaclass=_ModuleMeta):
             func = items[name] = self.get_function(name)
         return func
 
+    def implements_function(self, name: str, query_imports: bool = False) -> bool:
+        """Whether this module exports the function ``name`` (``name in mod`` says the same).
+
+        Parameters
+        ----------
+        name : str
+            The exported name.
+        query_imports : bool
+            Also search the modules this one imports (depth first).
+
+        Returns
+        -------
+        bool
+
+        Raises
+        ------
+        TypeError
+            When ``name`` is not a str.
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"function name must be a str, got {type(name).__name__}")
+        if not query_imports and name in self._pf_items:
+            return True
+        return core.module_get_function(self._pf_handle, name, bool(query_imports)) is not None
+
+    def same_as(self, other: object) -> bool:
+        """Whether ``other`` is a Module of the same loaded library (as ``==``)."""
+        return isinstance(other, Module) and bool(self._pf_handle.same_as(other._pf_handle))
+
     def __contains__(self, name) -> bool:
         if not isinstance(name, str):
             return False

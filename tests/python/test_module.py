@@ -268,6 +268,23 @@ def test_imports(libs):
     assert imports[0].sub(10, 1) == 9
 
 
+def test_implements_function_and_same_as(libs):
+    # apache-tvm-ffi's Module methods under the same names
+    main = packedfun.load_module(libs["main"])
+    dep = packedfun.load_module(libs["dep"])
+    assert main.implements_function("add") and not main.implements_function("nope")
+    main["neg"]  # cached in the instance: still answered the same
+    assert main.implements_function("neg")
+    assert not main.implements_function("sub")
+    main.import_module(dep)
+    assert not main.implements_function("sub")
+    assert main.implements_function("sub", query_imports=True)
+    with pytest.raises(TypeError, match="must be a str"):
+        main.implements_function(3)
+    assert main.same_as(main) and not main.same_as(dep) and not main.same_as("add")
+    assert not main.same_as(packedfun.load_module(libs["main"]))  # as ==: another Module object
+
+
 def test_import_keeps_dependency_alive(libs):
     main = packedfun.load_module(libs["main"])
     main.import_module(packedfun.load_module(libs["dep"]))
