@@ -47,8 +47,10 @@ def test_ci_installs_nothing_else():
     for code in _code_lines():
         if re.match(r"^\w+_CMD='", code):
             continue  # the README's own commands
-        words = set(shlex.split(code.replace("$(", " ").replace(")", " "), posix=True))
-        hits = sorted(words & set(INSTALLERS))
+        words = shlex.split(code.replace("$(", " ").replace(")", " "), posix=True)
+        # by the program's base name: "$VENV/bin/pip" and pip3.11 are pip too
+        names = {re.sub(r"[\d.]+$", "", w.rsplit("/", 1)[-1]) for w in words}
+        hits = sorted(names & set(INSTALLERS))
         if hits or "ensurepip" in code or "-m pip" in code:
             offenders.append(code)
     assert not offenders, f".ci/run installs beyond the README's commands: {offenders}"
@@ -61,6 +63,12 @@ def test_installer_check_catches_an_extra_install(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "CI_RUN", fake)
     with pytest.raises(AssertionError, match="torch==2.13.0"):
         test_ci_installs_nothing_else()
+    extras = ('"$VENV/bin/pip" install jax', "pip3.11 install jax", "/usr/bin/uv pip install jax",
+              "python3 -m pip install jax")  # fmt: skip
+    for extra in extras:
+        fake.write_text(CI_RUN.read_text() + f"\n{extra}\n")
+        with pytest.raises(AssertionError, match="jax"):
+            test_ci_installs_nothing_else()
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is needed to run .ci/run")
