@@ -60,6 +60,10 @@ def __getattr__(name: str) -> object:
         serialize = importlib.import_module(".serialize", __name__)  # binds packedfun.serialize
 
         return serialize if name == "serialize" else getattr(serialize, name)
+    if name in ("cpp", "testing", "libinfo"):  # as `import tvm_ffi` gives tvm_ffi.cpp
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)  # binds packedfun.<name> too
     if name == "DLDeviceType":
         from .tensor import _dl_device_type_class
 

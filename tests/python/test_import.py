@@ -77,6 +77,25 @@ print("ok")
     assert result.stdout.strip() == "ok"
 
 
+def test_submodules_load_on_first_attribute_access():
+    # `import tvm_ffi` gives tvm_ffi.cpp: the same holds for packedfun, without loading anything
+    # at import time.
+    code = """
+import sys, packedfun
+assert not {"packedfun.cpp", "packedfun.testing", "packedfun.libinfo"} & set(sys.modules)
+mod = packedfun.cpp.load_inline
+assert "packedfun.cpp" in sys.modules and packedfun.cpp is sys.modules["packedfun.cpp"]
+assert packedfun.testing.TestIntPair(1, 2).sum() == 3
+assert packedfun.libinfo is sys.modules["packedfun.libinfo"]
+from packedfun import cpp, testing
+assert cpp is packedfun.cpp and testing is packedfun.testing
+print("ok")
+"""
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 def test_public_api():
     for name in packedfun.__all__:
         assert hasattr(packedfun, name), name
