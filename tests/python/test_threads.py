@@ -229,13 +229,36 @@ def test_callbacks_from_a_native_thread_that_outlives_many_calls():
 
 
 # ---- signals -----------------------------------------------------------------------------------
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def _wait_until_spinning(pid: int) -> None:
+    """Returns once the child has run 0.2 s of CPU since it printed "ready": only the native loop
+    it then enters spends that much, so the signal cannot arrive before the loop however slow a
+    loaded machine makes the child's way there (a fixed sleep could)."""
+    if not Path(f"/proc/{pid}/stat").exists():
+        time.sleep(1.0)  # no procfs: a generous margin instead
+        return
+    start, deadline = _cpu_seconds(pid), time.monotonic() + 60
+    while _cpu_seconds(pid) - start < 0.2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 @pytest.mark.parametrize(
     "name", ["testing.spin_checking_signals", "testing.spin_checking_signals_release"]
 )
 def test_check_signals_stops_a_long_native_loop(name):
     # No time bound: the loop would spin 10 minutes, so only a stop on the signal lets the child
     # exit inside communicate()'s 30 s timeout (a miss fails with TimeoutExpired, not a hang).
+    # The child installs Python's own Ctrl-C handler first: a Python whose parent ignores SIGINT
+    # keeps ignoring it (as in any job a non-interactive shell starts with `&`, such as a CI run
+    # in the background), and the loop then never sees the signal (the sanitized whole run's
+    # "finished" instead of "interrupted").
     code = f"""
+    import signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import packedfun, packedfun.testing
     f = packedfun.get_global_func({name!r})
     print("ready", flush=True)
@@ -254,7 +277,7 @@ def test_check_signals_stops_a_long_native_loop(name):
     )
     try:
         assert child.stdout.readline().strip() == "ready"
-        time.sleep(0.2)  # well inside the native loop
+        _wait_until_spinning(child.pid)
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=30)
     finally:
