@@ -1,8 +1,18 @@
-# pytest hooks of the Python suite: what the second-Python run (test_python_versions.py) skips.
-"""``test_python_versions.py`` re-runs this suite on a second CPython with
-``PACKEDFUN_PYTHON_MATRIX=child`` (its ctypes re-run inherits it). There, the tests whose subject
-does not depend on the Python version, and which the main run covers, are skipped with the reason,
-so that the second interpreter costs CI minutes only where it can find something new."""
+# pytest hooks of the Python suite: the tests a run leaves to another run, deselected with reasons.
+"""The README's test command runs this suite several times: the main run, its ctypes re-run
+(``test_ctypes_backend.py``), the sanitized passes on both backends (``test_sanitized_suite.py``)
+and the second-Python run (``test_python_versions.py``, with ``PACKEDFUN_PYTHON_MATRIX=child``; its
+ctypes re-run inherits it). A test that does not apply to a run is deselected there, not skipped,
+so that a skip always means something is missing (a GPU):
+
+* ``@pytest.mark.deselect_if(condition, reason=...)``: deselected where ``condition`` holds, e.g. a
+  test of one backend's mechanism in the other backend's run, or a backend-independent test in the
+  ctypes re-run (the main run has it).
+* In the second-Python run, the tests whose subject does not depend on the Python version
+  (``VERSION_INDEPENDENT``), which the main run covers, so that the second interpreter costs CI
+  minutes only where it can find something new.
+
+The end of the run lists what was deselected, by reason."""
 
 from __future__ import annotations
 
@@ -41,19 +51,49 @@ VERSION_INDEPENDENT = {
 }
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "deselect_if(condition, reason): deselected (not skipped) where condition holds: the test "
+        "does not apply to this run (tests/python/conftest.py)",
+    )
+
+
+def _deselection_reason(item: pytest.Item) -> str | None:
     # Tests marked crash_isolated (hostile input to native code) run only inside the child process
-    # that their file starts for them (PACKEDFUN_FUZZ_CHILD=1); elsewhere they are deselected,
-    # not skipped, since that child runs every one of them.
-    if os.environ.get("PACKEDFUN_FUZZ_CHILD") != "1":
-        isolated = [item for item in items if item.get_closest_marker("crash_isolated")]
-        if isolated:
-            config.hook.pytest_deselected(items=isolated)
-            items[:] = [item for item in items if not item.get_closest_marker("crash_isolated")]
-    if not SECOND_PYTHON_RUN:
-        return
-    for item in items:
+    # that their file starts for them (PACKEDFUN_FUZZ_CHILD=1), which runs every one of them.
+    if item.get_closest_marker("crash_isolated") and os.environ.get("PACKEDFUN_FUZZ_CHILD") != "1":
+        return "run by the crash-isolating child process of their file"
+    for mark in item.iter_markers("deselect_if"):
+        if mark.args[0]:
+            return mark.kwargs["reason"]
+    if SECOND_PYTHON_RUN:
         key = item.path.name
         reason = VERSION_INDEPENDENT.get(key) or VERSION_INDEPENDENT.get(f"{key}::{item.name}")
         if reason is not None:
-            item.add_marker(pytest.mark.skip(reason=f"second-Python run: {reason}"))
+            return f"second-Python run: {reason}"
+    return None
+
+
+_DESELECTED: dict[str, int] = {}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    keep, drop = [], []
+    for item in items:
+        reason = _deselection_reason(item)
+        if reason is None:
+            keep.append(item)
+        else:
+            drop.append(item)
+            _DESELECTED[reason] = _DESELECTED.get(reason, 0) + 1
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
+    if _DESELECTED:
+        terminalreporter.write_sep("-", "deselected: not for this run (tests/python/conftest.py)")
+        for reason, count in sorted(_DESELECTED.items()):
+            terminalreporter.write_line(f"DESELECTED [{count}] {reason}")

@@ -26,7 +26,7 @@ CORE_ROWS = [
     "C++ error caught in Python",
 ]
 
-pytestmark = pytest.mark.skipif(
+pytestmark = pytest.mark.deselect_if(
     os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
     reason="measures the default backend; runs in the default-backend pass",
 )

@@ -88,7 +88,7 @@ def _build_and_test(build_dir: Path, extra: list) -> None:
     assert cpp_tests, "no GoogleTest executable (tests/cpp/test_*.cc) was registered:\n" + output
 
 
-@pytest.mark.skipif(
+@pytest.mark.deselect_if(
     os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
     reason="backend-independent: runs in the default-backend pass",
 )

@@ -335,10 +335,9 @@ def test_error_object_and_backtrace_reach_the_factory():
 
 
 # ---- the whole suite on this backend ------------------------------------------------------------
-@pytest.mark.skipif(IN_SUITE_CHILD, reason="already inside the ctypes-backend run")
-@pytest.mark.skipif(
-    os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
-    reason="this run already uses the ctypes backend",
+@pytest.mark.deselect_if(
+    IN_SUITE_CHILD or os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
+    reason="starts the ctypes-backend run: not from inside a re-run or a ctypes run",
 )
 def test_whole_suite_passes_on_ctypes_backend():
     env = dict(os.environ)

@@ -24,7 +24,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "examples" / "python_packaging"
 
-pytestmark = pytest.mark.skipif(
+pytestmark = pytest.mark.deselect_if(
     os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
     reason="builds wheels; the child processes below run both backends",
 )

@@ -194,7 +194,7 @@ def test_failed_conversion_releases_earlier_temporaries():
     assert sys.getrefcount(obj) == before
 
 
-@pytest.mark.skipif(packedfun.BACKEND != "_core", reason="a _core property")
+@pytest.mark.deselect_if(packedfun.BACKEND != "_core", reason="a _core property")
 def test_pod_arguments_do_not_allocate():
     import itertools
     import tracemalloc

@@ -35,7 +35,9 @@ print("ok", packedfun.BACKEND)
     assert result.stdout.startswith("ok")
 
 
-@pytest.mark.skipif(packedfun.BACKEND != "_core", reason="the ctypes backend is built on ctypes")
+@pytest.mark.deselect_if(
+    packedfun.BACKEND != "_core", reason="a _core property: the ctypes backend is built on ctypes"
+)
 def test_import_loads_no_costly_standard_modules():
     # Each of these costs more to import than all of packedfun's own modules together; they load
     # when a call first needs them (signatures, enums, JSON, pickling of tensor data, streams).
@@ -114,7 +116,7 @@ def test_unknown_backend_rejected():
     assert "PACKEDFUN_BACKEND" in result.stderr
 
 
-@pytest.mark.skipif(packedfun.BACKEND != "_core", reason="needs the compiled backend")
+@pytest.mark.deselect_if(packedfun.BACKEND != "_core", reason="a _core property")
 def test_core_backend_is_default():
     result = run_python("import packedfun; print(packedfun.BACKEND)", PACKEDFUN_BACKEND="")
     assert result.stdout.strip() == "_core"

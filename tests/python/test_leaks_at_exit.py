@@ -60,7 +60,9 @@ def test_every_wrapper_holds_its_native_pointer_where_a_leak_checker_sees_it():
         assert wrapper.handle in _words_one_hop_away(wrapper), type(wrapper)
 
 
-@pytest.mark.skipif(packedfun.BACKEND != "ctypes", reason="_core releases in C (tp_dealloc)")
+@pytest.mark.deselect_if(
+    packedfun.BACKEND != "ctypes", reason="a ctypes property: _core releases in C (tp_dealloc)"
+)
 def test_wrapper_release_needs_neither_globals_nor_builtins():
     # At exit, the last collection frees wrappers after the interpreter wiped every module's
     # globals, and builtins were no longer found either: the ctypes __del__ failed on its first

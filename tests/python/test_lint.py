@@ -11,7 +11,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 PYTHON_DIRS = ["python", "tests", "benchmarks", "examples", "docs"]
 
-pytestmark = pytest.mark.skipif(
+pytestmark = pytest.mark.deselect_if(
     os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
     reason="backend-independent: runs in the default-backend pass",
 )

@@ -16,7 +16,7 @@ from cmake_project import REPO_ROOT, build_external, run
 
 EXAMPLE = REPO_ROOT / "examples" / "add_integers"
 
-pytestmark = pytest.mark.skipif(
+pytestmark = pytest.mark.deselect_if(
     os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
     reason="builds a library; loading it is covered by the default-backend pass",
 )

@@ -5,11 +5,12 @@ takes the newest installed CPython that ``requires-python`` admits, other than t
 fresh virtual environment there with ``pip install ".[test]"``, and runs ``tests/python`` with it.
 That run covers both backends: its own ``test_whole_suite_passes_on_ctypes_backend`` re-runs it on
 ctypes. It runs with ``PACKEDFUN_PYTHON_MATRIX=child``, so it never starts this test again, and
-``tests/python/conftest.py`` skips there what does not depend on the Python version (the C++ unit
-tests, linters, benchmark and soak runs, the sanitized suite, the Sphinx build) to stay in budget.
+``tests/python/conftest.py`` deselects there what does not depend on the Python version (the C++
+unit tests, linters, benchmark and soak runs, the sanitized suite, the Sphinx build) to stay in
+budget.
 
-Skipped with the reason when no such interpreter is installed, inside the ctypes or sanitized
-re-runs, or with ``PACKEDFUN_PYTHON_MATRIX=0``.
+Skipped with the reason when no such interpreter is installed or with
+``PACKEDFUN_PYTHON_MATRIX=0``; deselected inside the ctypes, sanitized and second-Python re-runs.
 """
 
 from __future__ import annotations
@@ -30,13 +31,15 @@ REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = REPO / "pyproject.toml"
 MODE = os.environ.get("PACKEDFUN_PYTHON_MATRIX", "")
 
-pytestmark = pytest.mark.skipif(
-    MODE in ("child", "0")
+pytestmark = pytest.mark.deselect_if(
+    MODE == "child"
     or os.environ.get("PACKEDFUN_BACKEND") == "ctypes"
     or os.environ.get("PACKEDFUN_CTYPES_SUITE") == "1"
     or bool(os.environ.get("PACKEDFUN_SANITIZE_PRELOAD")),
-    reason="the second-Python run starts from the main run only (or PACKEDFUN_PYTHON_MATRIX=0)",
+    reason="checks and starts the second-Python run: from the main run only",
 )
+# PACKEDFUN_PYTHON_MATRIX=0: a quick local run without the second Python (a skip: the user chose it)
+skip_when_off = pytest.mark.skipif(MODE == "0", reason="PACKEDFUN_PYTHON_MATRIX=0")
 
 
 def requires_python_floor() -> tuple[int, int]:
@@ -144,6 +147,7 @@ def test_ci_main_run_is_the_oldest_supported_python():
     )
 
 
+@skip_when_off
 def test_suite_passes_on_a_second_python(tmp_path):
     if not PYPROJECT.is_file():
         pytest.skip("not running from a source checkout")
