@@ -56,6 +56,10 @@ _DEVICE_TYPES: dict[str, int] = {
     "trn": 18,
 }
 _DEVICE_TYPE_NAMES = {v: k for k, v in _DEVICE_TYPES.items()}
+# dlpack.h's own spellings, which apache-tvm-ffi's DLDeviceType uses: aliases of the members above.
+_DLPACK_NAMES = ("kDLCPU", "kDLCUDA", "kDLCUDAHost", "kDLOpenCL", "kDLVulkan", "kDLMetal", "kDLVPI",
+                 "kDLROCM", "kDLROCMHost", "kDLExtDev", "kDLCUDAManaged", "kDLOneAPI", "kDLWebGPU",
+                 "kDLHexagon", "kDLMAIA", "kDLTrn")  # fmt: skip
 _DL_DEVICE_TYPE: list = []
 
 
@@ -63,8 +67,13 @@ def _dl_device_type_class() -> type:
     if not _DL_DEVICE_TYPE:
         import enum
 
-        cls = enum.IntEnum("DLDeviceType", list(_DEVICE_TYPES.items()), module=__name__)  # type: ignore[misc]
-        cls.__doc__ = "DLPack's device types (``DLDeviceType`` in dlpack.h)."
+        members = list(_DEVICE_TYPES.items())
+        members += zip(_DLPACK_NAMES, _DEVICE_TYPES.values())  # aliases: same values, come second
+        cls = enum.IntEnum("DLDeviceType", members, module=__name__)  # type: ignore[misc]
+        cls.__doc__ = (
+            "DLPack's device types (``DLDeviceType`` in dlpack.h): ``DLDeviceType.cuda``, also "
+            "by dlpack.h's name, ``DLDeviceType.kDLCUDA``."
+        )
         _DL_DEVICE_TYPE.append(cls)
     return _DL_DEVICE_TYPE[0]
 

@@ -2,6 +2,8 @@
 """Each test is written the way apache-tvm-ffi's guide and API reference use the name; the
 deliberate differences are listed in docs/migration-from-tvm-ffi.md."""
 
+import importlib.util
+
 import packedfun as tvm_ffi
 import pytest
 
@@ -209,3 +211,16 @@ def test_stream_names():
         assert tvm_ffi.get_raw_stream(dev) == 0
     with pytest.raises(TypeError, match="stream must be"):
         tvm_ffi.use_raw_stream(dev, "0x1234")
+
+
+def test_dl_device_type_has_dlpack_names():
+    kinds = tvm_ffi.DLDeviceType
+    assert kinds.kDLCUDA is kinds.cuda and kinds["kDLCPU"] is kinds.cpu
+    assert kinds(2).name == "cuda"  # the canonical name stays the short one
+    assert tvm_ffi.device(kinds.kDLCUDA, 1) == tvm_ffi.device("cuda:1")
+    assert len(list(kinds)) == 16  # aliases add names, not members
+    if importlib.util.find_spec("tvm_ffi") is not None:  # apache-tvm-ffi's own enum, by name
+        import tvm_ffi as apache
+
+        for name, member in apache.DLDeviceType.__members__.items():
+            assert kinds[name] == int(member), name
