@@ -20,10 +20,18 @@ static Py_ssize_t map_len(PyObject* self) {
   return (Py_ssize_t)n;
 }
 
+/* A key a dict refuses (a list, a dict, a tuple holding one...) is refused with the dict's own
+ * TypeError: converted, it would become a new Array or Map, equal to no stored key, so a Dict would
+ * keep an entry no lookup finds. str and int, the common keys, skip the hash. */
+static int map_key_hashable(PyObject* key) {
+  if (PyUnicode_CheckExact(key) || PyLong_CheckExact(key)) return 0;
+  return PyObject_Hash(key) == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
 /* Looks `key` up: 1 with `*out` a new reference, 0 when absent, -1 with an exception. */
 static int map_lookup(PyObject* self, PyObject* key, PyObject** out) {
   PFObject* h = map_handle(self);
-  if (h == NULL) return -1;
+  if (h == NULL || map_key_hashable(key) != 0) return -1;
   PFPyOneArg a;
   if (pfpy_one_arg(&a, key, map_name()) != 0) return -1;
   PFAny value = {0};
@@ -258,7 +266,7 @@ static PyObject* map_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
 
 static int dict_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
   PFObject* h = map_handle(self);
-  if (h == NULL) return -1;
+  if (h == NULL || map_key_hashable(key) != 0) return -1;
   PFPyOneArg k, v;
   if (pfpy_one_arg(&k, key, map_name()) != 0) return -1;
   int rc;

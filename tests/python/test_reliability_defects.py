@@ -119,6 +119,30 @@ def test_dict_numeric_overwrites_like_dict():
     assert len(d) == len(model) and dict(d.items()) == model
 
 
+@pytest.mark.parametrize("key", [[1], {1: 2}, {1}, (1, [2]), bytearray(b"k"), np.arange(2)])
+def test_unhashable_keys_raise_like_dict(key):
+    # A key a dict refuses used to be converted (a list into a new Array): the Dict kept an entry
+    # no lookup could find, and lookups answered "absent". Now the dict's own TypeError.
+    with pytest.raises(TypeError) as model:
+        {}[key]
+    d, m = pf.Dict({1: 2}), pf.Map({1: 2})
+    for attempt in (lambda: d.__setitem__(key, 1), lambda: d[key], lambda: key in d,
+                    lambda: d.get(key), lambda: d.pop(key, None), lambda: d.__delitem__(key),
+                    lambda: m[key], lambda: key in m, lambda: m.get(key, 0)):  # fmt: skip
+        with pytest.raises(TypeError) as info:
+            attempt()
+        assert str(info.value) == str(model.value)
+    assert len(d) == 1 and dict(d.items()) == {1: 2}
+
+
+def test_hashable_object_keys_still_work():
+    pair, arr = testing.TestIntPair(1, 2), pf.convert([1])
+    d = pf.Dict({pair: "pair"})
+    d[arr] = "array"
+    d[pf.Shape((1,))] = "shape"  # the Shape object itself is the key
+    assert d[pair] == "pair" and d[arr] == "array" and arr in d and len(d) == 3
+
+
 # ---- Tensor.__dlpack__ max_version and consumed capsules ---------------------------------------
 @pytest.fixture
 def tensor():

@@ -287,6 +287,13 @@ class Shape(_Sequence):
 
 
 # ---- maps ---------------------------------------------------------------------------------------
+def _key_hashable(key) -> None:
+    """A key a dict refuses (a list, a dict, a tuple holding one...) raises the dict's TypeError:
+    converted, it would become a new Array or Map equal to no stored key (as in _core)."""
+    if type(key) is not str and type(key) is not int:
+        hash(key)
+
+
 class _Mapping(Object):
     """What Map and Dict share (``_core``'s container_map.c): reads through PFMap*."""
 
@@ -309,6 +316,7 @@ class _Mapping(Object):
 
     def _pf_lookup(self, key, default):
         handle = _handle(self, tp_name(type(self)))
+        _key_hashable(key)
         temps: list = []
         packed = _one_arg(key, temps, "packedfun.Map")
         out = PFAny()
@@ -420,6 +428,7 @@ class Dict(_Mapping):
 
     def __setitem__(self, key, value) -> None:
         handle = _handle(self, tp_name(type(self)))
+        _key_hashable(key)
         temps: list = []
         packed_key = _one_arg(key, temps, "packedfun.Map")
         packed_value = _one_arg(value, temps, "packedfun.Map")
@@ -427,6 +436,7 @@ class Dict(_Mapping):
 
     def __delitem__(self, key) -> None:
         handle = _handle(self, tp_name(type(self)))
+        _key_hashable(key)
         temps: list = []
         packed = _one_arg(key, temps, "packedfun.Map")
         if LIB.PFDictDelItem(handle, packed):
