@@ -129,7 +129,14 @@ class Any {
     return *this;
   }
   Any& operator=(Any&& other) noexcept {
-    Any(std::move(other)).swap(*this);
+    // Not move-and-swap: the swap goes through a temporary the compiler does not elide (results
+    // of calls are assigned this way on the call path).
+    if (this != &other) {
+      PFAny old = data_;
+      data_ = other.data_;
+      detail::SetPod(&other.data_, kPFTypeNone);
+      if (old.type_index >= kPFTypeStaticObjectBegin) detail::ObjectRelease(old.v_obj);
+    }
     return *this;
   }
   template <typename T, typename = std::enable_if_t<!std::is_same<std::decay_t<T>, Any>::value>>

@@ -118,7 +118,8 @@ class Function : public ObjectRef {
   static Function FromTypedNamed(F f, std::string name, detail::ParamNames params) {
     using Record = detail::TypedRecord<F>;
     const void* id = detail::BodyId(f);
-    Record* rec = new Record{{id}, std::move(name), std::move(params), std::move(f)};
+    Record* rec = new Record{{id}, std::move(name), std::move(params), std::move(f), nullptr};
+    if (!rec->params.names.empty()) rec->named = &rec->params;
     PFObject* obj = detail::CreateFunctionObject(rec, &detail::TypedTrampoline<F>,
                                                  &detail::DeleteRecord<Record>);
     // Not shared yet: the parameters that read a caller's list or dict in place (ABI 1.4).

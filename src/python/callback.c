@@ -77,35 +77,84 @@ int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out) {
   return 0;
 }
 
-/* Converts the borrowed native arguments into `pyargs` (new references). */
-static int convert_args(const PFAny* args, int32_t n, PyObject** pyargs) {
+void pfpy_keep_borrowing_callback(PFObject* fn) {
+  /* Taken before the call's reference goes: were it the last, the deleter drops this one. */
+  Py_INCREF((PyObject*)((PFFunctionObject*)fn)->self);
+  PFObjectDecRef(fn);
+}
+
+/* Calls `callable` through vectorcall. A Python function is called through its own entry point:
+ * PyObject_Vectorcall would add a thread-state lookup and a check that the result agrees with
+ * the error indicator, which only C callables can break (the interpreter keeps them in step for
+ * Python code), about a third of a callback's cost. Everything else takes PyObject_Vectorcall. */
+static inline __attribute__((always_inline)) PyObject* vectorcall(PyObject* callable,
+                                                                  PyObject* const* args,
+                                                                  size_t nargsf) {
+  if (PFPY_LIKELY(Py_IS_TYPE(callable, &PyFunction_Type))) {
+    return ((PyFunctionObject*)callable)->vectorcall(callable, args, nargsf, NULL);
+  }
+  return PyObject_Vectorcall(callable, args, nargsf, NULL);
+}
+
+/* Releases the first `n` converted arguments after a failed conversion. */
+static PFPY_NOINLINE int drop_args(PyObject** pyargs, int32_t n) {
+  for (int32_t j = 0; j < n; ++j) Py_DECREF(pyargs[j]);
+  return pfpy_raise_python_as_native();
+}
+
+/* Stores the callback's result `r` (a new reference, or NULL with an exception) in `*result`: the
+ * error or a non-None value. Out of line: None, the common result, is stored by the caller. */
+static PFPY_NOINLINE int store_result(PyObject* r, PFAny* result) {
+  if (r == NULL) return pfpy_raise_python_as_native();
+  int rc = pfpy_any_from_py(r, result) != 0 ? pfpy_raise_python_as_native() : 0;
+  Py_DECREF(r);
+  return rc;
+}
+
+/* The callback with the GIL held, arguments on the stack (n <= PFPY_STACK_ARGS). Slot 0 of the
+ * argument array is left free for PY_VECTORCALL_ARGUMENTS_OFFSET. */
+static inline __attribute__((always_inline)) int call_held(PyObject* callable, const PFAny* args,
+                                                           int32_t n, PFAny* result) {
+  PyObject* pyargs[PFPY_STACK_ARGS + 1];
   for (int32_t i = 0; i < n; ++i) {
-    pyargs[i] = pfpy_any_view_to_py(&args[i]);
-    if (pyargs[i] == NULL) {
-      for (int32_t j = 0; j < i; ++j) Py_DECREF(pyargs[j]);
+    pyargs[i + 1] = pfpy_any_view_to_py(&args[i]);
+    if (PFPY_UNLIKELY(pyargs[i + 1] == NULL)) return drop_args(pyargs + 1, i);
+  }
+  PyObject* r = vectorcall(callable, pyargs + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET);
+  for (int32_t i = 1; i <= n; ++i) Py_DECREF(pyargs[i]);
+  if (PFPY_LIKELY(r == Py_None)) {
+    Py_DECREF(r);
+    PFPY_SET_POD(result, kPFTypeNone, v_int64, 0);
+    return 0;
+  }
+  return store_result(r, result);
+}
+
+/* More arguments than the stack holds: converted into a heap array. */
+static PFPY_NOINLINE int call_many(PyObject* callable, const PFAny* args, int32_t n,
+                                   PFAny* result) {
+  PyObject** pyargs = (PyObject**)PyMem_Malloc(sizeof(PyObject*) * ((size_t)n + 1));
+  if (pyargs == NULL) {
+    PyErr_NoMemory();
+    return pfpy_raise_python_as_native();
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    pyargs[i + 1] = pfpy_any_view_to_py(&args[i]);
+    if (pyargs[i + 1] == NULL) {
+      drop_args(pyargs + 1, i);
+      PyMem_Free(pyargs);
       return -1;
     }
   }
-  return 0;
-}
-
-/* Calls `callable` with the converted arguments; a new reference or NULL with an exception.
- * Slot 0 of the argument array is left free for PY_VECTORCALL_ARGUMENTS_OFFSET. */
-static PyObject* call_python(PyObject* callable, const PFAny* args, int32_t n) {
-  PyObject* small[PFPY_STACK_ARGS + 1];
-  PyObject** pyargs = small;
-  if (n > PFPY_STACK_ARGS) {
-    pyargs = (PyObject**)PyMem_Malloc(sizeof(PyObject*) * ((size_t)n + 1));
-    if (pyargs == NULL) return PyErr_NoMemory();
+  PyObject* r = vectorcall(callable, pyargs + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET);
+  for (int32_t i = 1; i <= n; ++i) Py_DECREF(pyargs[i]);
+  PyMem_Free(pyargs);
+  if (r == Py_None) {
+    Py_DECREF(r);
+    PFPY_SET_POD(result, kPFTypeNone, v_int64, 0);
+    return 0;
   }
-  PyObject* result = NULL;
-  if (convert_args(args, n, pyargs + 1) == 0) {
-    result =
-        PyObject_Vectorcall(callable, pyargs + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-    for (int32_t i = 1; i <= n; ++i) Py_DECREF(pyargs[i]);
-  }
-  if (pyargs != small) PyMem_Free(pyargs);
-  return result;
+  return store_result(r, result);
 }
 
 /* A callback that arrives once the interpreter is shutting down (from a native thread, or one
@@ -117,24 +166,25 @@ static PFPY_NOINLINE int finalizing_error(void) {
   return -1;
 }
 
-/* Any thread may call: one that does not hold the GIL (a native thread, or a caller that released
- * it) takes it for the call; PyGILState_Ensure gives a thread Python never saw a thread state. */
-int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
-  int held = pfpy_gil_held(); /* called from Python code: no need to take the GIL again */
+/* Every callback the fast path leaves out: a thread that does not hold the GIL (a native thread,
+ * or a caller that released it) takes it for the call (PyGILState_Ensure gives a thread Python
+ * never saw a thread state), and many arguments go through the heap. */
+static PFPY_NOINLINE int call_general(PyObject* callable, const PFAny* args, int32_t n,
+                                      PFAny* result) {
+  int held = pfpy_gil_held();
   PFPyGil gil;
   if (!held && PFPY_UNLIKELY(!pfpy_gil_enter(&gil))) return finalizing_error();
-  int rc = 0;
-  PyObject* r = call_python((PyObject*)self, args, num_args);
-  if (PFPY_UNLIKELY(r == NULL)) {
-    rc = pfpy_raise_python_as_native();
-  } else {
-    if (r == Py_None) {
-      PFPY_SET_POD(result, kPFTypeNone, v_int64, 0);
-    } else if (pfpy_any_from_py(r, result) != 0) {
-      rc = pfpy_raise_python_as_native();
-    }
-    Py_DECREF(r);
-  }
+  int rc = n > PFPY_STACK_ARGS ? call_many(callable, args, n, result)
+                               : call_held(callable, args, n, result);
   if (!held) pfpy_gil_exit(&gil);
   return rc;
+}
+
+/* Any thread may call. The common case, a call from Python code (C++ calling a Python callable
+ * it received, the GIL held all along) with few arguments, goes straight through. */
+int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
+  if (PFPY_UNLIKELY(num_args > PFPY_STACK_ARGS) || PFPY_UNLIKELY(!pfpy_gil_held())) {
+    return call_general((PyObject*)self, args, num_args, result);
+  }
+  return call_held((PyObject*)self, args, num_args, result);
 }

@@ -262,6 +262,33 @@ static inline void pfpy_temp_function_release(PFObject* fn) {
   PFObjectDecRef(fn);
 }
 
+/*! The call path's variant of pfpy_take_spare_callback: the wrapper *borrows* `callable`, which
+ *  the caller's argument vector keeps alive for the whole call, and takes a reference of its own
+ *  only if the native side keeps the wrapper (pfpy_borrowing_callback_release). */
+static inline PFObject* pfpy_take_spare_callback_borrowing(PyObject* callable) {
+  PFObject* fn = pfpy_spare_callback;
+  pfpy_spare_callback = NULL;
+  ((PFFunctionObject*)fn)->self = callable;
+  return fn;
+}
+
+/*! Gives a wrapper kept by the native side (or not recyclable) the reference to its callable it
+ *  owns from now on, then drops the call's reference (callback.c). */
+void pfpy_keep_borrowing_callback(PFObject* fn);
+
+/*! Releases a wrapper from pfpy_take_spare_callback_borrowing after the call: back to the slot
+ *  when the native side kept no reference (the count is back to 1: nobody else can hold or gain
+ *  one) and the slot is empty, else it owns its callable from now on. */
+static inline void pfpy_borrowing_callback_release(PFObject* fn) {
+  if (PFPY_LIKELY(__atomic_load_n(&fn->ref_count, __ATOMIC_ACQUIRE) == 1 &&
+                  pfpy_spare_callback == NULL)) {
+    ((PFFunctionObject*)fn)->self = NULL;
+    pfpy_spare_callback = fn;
+    return;
+  }
+  pfpy_keep_borrowing_callback(fn);
+}
+
 /*! Makes an Opaque object owning a new reference to `o`. -1 with a Python exception on failure. */
 int pfpy_opaque_new(PyObject* o, PFObject** out);
 

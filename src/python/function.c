@@ -232,43 +232,60 @@ static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* ou
   return 1;
 }
 
-/* The call of the fast path once argument `i` was not a fast one: a packedfun object (a Function
- * made once by convert(), a container, a reflected object) travels borrowed, and a Python function
- * travels in the recycled wrapper when one is ready, and the fast path goes on; anything else
- * starts over in call_general. Out of line, so the plain fast path keeps few live registers. */
-static PFPY_NOINLINE PyObject* call_with_callable(PFPyFunction* f, PyObject* const* args,
-                                                  Py_ssize_t n, PFAny* packed, PFByteArray* views,
-                                                  Py_ssize_t i) {
+/* Whether `o` is a packedfun.Object (any subclass): PyObject_TypeCheck's walk of the MRO, inline,
+ * so the caller's loop makes no call (its values stay in scratch registers). The MRO of an
+ * instance's type is always set; a type without one is simply not taken here. */
+static inline __attribute__((always_inline)) int is_object(PyObject* o) {
+  PyTypeObject* t = Py_TYPE(o);
+  if (t == &PFPyFunction_Type || t == &PFPyObject_Type) return 1;
+  PyObject* mro = t->tp_mro;
+  if (mro == NULL) return 0;
+  for (Py_ssize_t k = 1; k < PyTuple_GET_SIZE(mro); ++k) {
+    if (PyTuple_GET_ITEM(mro, k) == (PyObject*)&PFPyObject_Type) return 1;
+  }
+  return 0;
+}
+
+/* A call with an argument the plain fast path does not take: a packedfun object (a Function made
+ * once by convert(), a container, a reflected object) travels borrowed, and a Python function in
+ * the recycled wrapper when one is ready; anything else starts over in call_general. The pack is
+ * redone here from the first argument (those before were POD, cheap), so the entry point reaches
+ * this by a tail call, without its own frame. */
+static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* const* args,
+                                                 Py_ssize_t n) {
+  PFAny packed[PFPY_FAST_ARGS];
+  PFByteArray views[PFPY_FAST_ARGS];
   PFObject* temp = NULL; /* at most one Python function argument */
-  /* args[i] already failed fast_arg: each round starts with the other kinds. A Function made by
-   * convert() is tested by exact type first (the subtype walk costs more than the call's rest). */
-  do {
+  for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* o = args[i];
-    if (Py_IS_TYPE(o, &PyFunction_Type) && temp == NULL && pfpy_spare_callback != NULL) {
-      temp = pfpy_take_spare_callback(o);
+    if (Py_IS_TYPE(o, &PyFunction_Type)) {
+      if (temp != NULL || pfpy_spare_callback == NULL) goto general;
+      temp = pfpy_take_spare_callback_borrowing(o);
       packed[i].type_index = kPFTypeFunction;
       packed[i].zero_padding = 0;
       packed[i].v_obj = temp;
-    } else if (Py_IS_TYPE(o, &PFPyFunction_Type) || PyObject_TypeCheck(o, &PFPyObject_Type)) {
+    } else if (Py_IS_TYPE(o, &PFPyFunction_Type)) { /* made by convert(): before the POD tests */
       pfpy_object_arg(o, &packed[i]);
-    } else {
-      if (temp != NULL) pfpy_temp_function_release(temp);
-      return call_general(f, args, n, NULL);
+    } else if (!fast_arg(o, &packed[i], &views[i])) {
+      if (!is_object(o)) goto general;
+      pfpy_object_arg(o, &packed[i]);
     }
-    while (++i < n && fast_arg(args[i], &packed[i], &views[i])) {
-    }
-  } while (i < n);
+  }
   PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
   if (PFPY_UNLIKELY(fo == NULL)) {
-    if (temp != NULL) pfpy_temp_function_release(temp);
+    if (temp != NULL) pfpy_borrowing_callback_release(temp);
     return released_error();
   }
   PFAny rv;
   PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
   int rc = call_native(fo, packed, (int32_t)n, &rv);
-  if (temp != NULL) pfpy_temp_function_release(temp);
+  if (temp != NULL) pfpy_borrowing_callback_release(temp);
   if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
+  if (PFPY_LIKELY(rv.type_index == kPFTypeNone)) Py_RETURN_NONE; /* what callbacks return */
   return result_to_py(&rv);
+general:
+  if (temp != NULL) pfpy_borrowing_callback_release(temp);
+  return call_general(f, args, n, NULL);
 }
 
 /* The positional call: POD arguments straight into a stack pack, anything else to the slow
@@ -281,7 +298,7 @@ static inline __attribute__((always_inline)) PyObject* positional_call(PFPyFunct
   PFByteArray views[PFPY_FAST_ARGS];
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (PFPY_UNLIKELY(!fast_arg(args[i], &packed[i], &views[i]))) {
-      return call_with_callable(f, args, n, packed, views, i);
+      return call_with_objects(f, args, n);
     }
   }
   /* Checked after the conversions (which own nothing): fewer registers live across the loop. */

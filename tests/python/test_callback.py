@@ -234,3 +234,116 @@ def test_nested_callable_arguments():
 
     assert testing.apply(outer, 1) == 202
     assert testing.apply(outer, 2) == 204
+
+
+# ---- the callback fast path: a wrapper that borrows its callable for the call ------------------
+
+
+def test_kept_callable_argument_outlives_the_callers_references():
+    # The recycled wrapper borrows the callable from the caller's arguments; one that native code
+    # keeps takes its own reference when the call returns, so it works after the caller's go.
+    def make():
+        def cb(x):
+            return x * 7
+
+        testing.store_value(cb)
+        return weakref.ref(cb)
+
+    ref = make()
+    gc.collect()
+    assert ref() is not None  # held by the kept wrapper alone
+    kept = testing.load_value()
+    assert kept(3) == 21 and testing.apply(kept, 2) == 14
+    del kept
+    testing.clear_value()
+    gc.collect()
+    assert ref() is None  # and released with it
+
+
+def test_kept_callable_argument_called_from_native_threads_after_the_call():
+    calls = []
+
+    def cb(i):
+        calls.append(i)
+        return i
+
+    testing.store_value(cb)  # kept by C++ past the call that passed it
+    del cb
+    gc.collect()
+    kept = testing.load_value()
+    total, errors = testing.call_from_threads(kept, 4, 25, True)  # native threads, GIL not held
+    assert (total, list(errors)) == (sum(range(100)), [])
+    assert sorted(calls) == list(range(100))
+    assert testing.call_on_thread_unlocked(lambda: "unlocked") == "unlocked"
+    testing.clear_value()
+
+
+def test_callable_argument_kept_then_the_call_fails():
+    def cb():
+        return 1
+
+    def store_then_fail(f):
+        testing.store_value(f)  # kept, and the outer call then raises
+        raise KeyError("after keeping")
+
+    with pytest.raises(KeyError, match="after keeping"):
+        testing.apply(store_then_fail, cb)
+    kept = testing.load_value()
+    assert kept() == 1
+    testing.clear_value()
+
+
+@pytest.mark.parametrize("name", ["testing.apply", "testing.apply_typed"])
+def test_callback_fast_path_kinds_of_callables(name):
+    apply = packedfun.get_global_func(name)
+
+    class Callable:
+        def __call__(self):
+            return "instance"
+
+        def method(self):
+            return "method"
+
+    obj = Callable()
+    assert apply(lambda: "lambda") == "lambda"
+    assert apply(obj) == "instance"
+    assert apply(obj.method) == "method"
+    assert apply(dict) == {}  # a C callable: through PyObject_Vectorcall
+    assert apply(packedfun.convert(lambda: 5)) == 5
+
+
+def test_typed_apply_errors_keep_type_and_traceback():
+    def failing():
+        raise ValueError("from the callback")
+
+    with pytest.raises(ValueError, match="from the callback") as info:
+        testing.apply_typed(failing)
+    frames = [f.name for f in traceback.extract_tb(info.value.__traceback__)]
+    assert "failing" in frames
+    with pytest.raises(TypeError, match=r"testing.apply_typed.*argument 0: expected Function"):
+        testing.apply_typed(3)
+    with pytest.raises(TypeError, match=r"expected 1 argument, got 2"):
+        testing.apply_typed(failing, 1)
+    assert testing.apply_typed(lambda: testing.apply_typed(lambda: "deep")) == "deep"
+
+
+def test_unbounded_recursion_through_cpp_is_a_recursion_error(tmp_path):
+    # Python -> C++ -> Python without end: the interpreter's recursion limit stops it (in a
+    # child: a missing check would overflow the C stack).
+    import subprocess
+
+    code = (
+        "import sys; sys.setrecursionlimit(400)\n"
+        "from packedfun import testing\n"
+        "def down(): return testing.apply_typed(down)\n"
+        "try:\n    down()\n"
+        "except Exception as e:\n"  # the ctypes backend: ctypes wraps it in an ArgumentError
+        "    print(type(e).__name__, 'maximum recursion depth' in str(e))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "True", out.stdout
+    if packedfun.BACKEND != "ctypes":
+        assert out.stdout.split()[0] == "RecursionError"

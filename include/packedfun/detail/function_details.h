@@ -76,6 +76,7 @@ struct TypedRecord {
   std::string name;
   ParamNames params;  // empty: errors name arguments by position
   F f;
+  const ParamNames* named;  // &params, or null when empty: read by every call, so worked out once
 };
 
 template <typename F>
@@ -389,8 +390,7 @@ int SafeCallPacked(F&& f, const PFAny* args, int32_t num_args, PFAny* result) {
 template <typename F>
 int TypedTrampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
   TypedRecord<F>* rec = static_cast<TypedRecord<F>*>(self);
-  const ParamNames* params = rec->params.names.empty() ? nullptr : &rec->params;
-  return SafeCallTyped(rec->f, rec->name.c_str(), params, args, num_args, result);
+  return SafeCallTyped(rec->f, rec->name.c_str(), rec->named, args, num_args, result);
 }
 
 template <typename F>
