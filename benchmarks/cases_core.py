@@ -59,14 +59,37 @@ def _callback_cases(peers: Peers) -> list:
         p.register_global(_callback_name(p), _py_callback)
         by_name[p.name] = call_loop(p.fn["call_global"], _callback_name(p))
     callbacks = "callbacks ≤ 2× floor"
+    at_most_nanobind = Target("≤ nanobind", faster_than=("nanobind", 1.0))
     return [
         Case("C++ calls a Python callable it receives", apply_loops, empty_loop(1),
-             Target(callbacks, max_ratio=2.0)),
+             Target("≤ nanobind; " + callbacks, max_ratio=2.0, faster_than=("nanobind", 1.0))),
         Case("… the same callable pre-converted once (convert(f))", _preconverted_loops(peers),
-             empty_loop(1), Target("≤ nanobind", faster_than=("nanobind", 1.0))),
+             empty_loop(1), at_most_nanobind),
+        *_packed_apply_cases(peers),
         Case("C++ calls a Python global by name", by_name, empty_loop(1),
              Target(callbacks, max_ratio=2.0)),
     ]  # fmt: skip
+
+
+def _packed_apply_cases(peers: Peers) -> list:
+    """The two callback rows with packedfun's packed `testing.apply(f, *args)` (a variadic packed
+    body) instead of the typed `apply_typed(f)`, beside the floor and nanobind of the rows above."""
+    pf = peers.loaded.get("packedfun")
+    if pf is None:
+        return []
+    packed = pf.raw.get_global_func("testing.apply")
+    fc = pf.raw.convert(_py_callback)
+    _expect(pf.name, "testing.apply(f)", packed(_py_callback), None)
+    others = [p for p in peers if p.name in ("floor", "nanobind")]
+    rows = []
+    for label, arg in (("", _py_callback), (", pre-converted", fc)):
+        loops = {p.name: call_loop(p.fn["apply"], _py_callback) for p in others}
+        loops[pf.name] = call_loop(packed, arg)
+        rows.append(
+            Case(f"C++ calls a Python callable{label}, packed body (testing.apply)", loops,
+                 empty_loop(1), Target("≤ nanobind", faster_than=("nanobind", 1.0)))
+        )  # fmt: skip
+    return rows
 
 
 def _preconverted_loops(peers: Peers) -> dict:
