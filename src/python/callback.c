@@ -180,11 +180,27 @@ static PFPY_NOINLINE int call_general(PyObject* callable, const PFAny* args, int
   return rc;
 }
 
-/* Any thread may call. The common case, a call from Python code (C++ calling a Python callable
- * it received, the GIL held all along) with few arguments, goes straight through. */
-int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
-  if (PFPY_UNLIKELY(num_args > PFPY_STACK_ARGS) || PFPY_UNLIKELY(!pfpy_gil_held())) {
-    return call_general((PyObject*)self, args, num_args, result);
+/* A callback with arguments: out of line, so that the no-argument call below keeps only two
+ * values live across its calls (no argument array, no loops). */
+static PFPY_NOINLINE int call_with_args(PyObject* callable, const PFAny* args, int32_t n,
+                                        PFAny* result) {
+  if (PFPY_UNLIKELY(n > PFPY_STACK_ARGS) || PFPY_UNLIKELY(!pfpy_gil_held())) {
+    return call_general(callable, args, n, result);
   }
-  return call_held((PyObject*)self, args, num_args, result);
+  return call_held(callable, args, n, result);
+}
+
+/* Any thread may call. The common case, a call from Python code (C++ calling a Python callable
+ * it received, the GIL held all along), goes straight through; one without arguments in this
+ * frame. */
+int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
+  if (num_args != 0) return call_with_args((PyObject*)self, args, num_args, result);
+  if (PFPY_UNLIKELY(!pfpy_gil_held())) return call_general((PyObject*)self, NULL, 0, result);
+  PyObject* r = vectorcall((PyObject*)self, NULL, 0);
+  if (PFPY_LIKELY(r == Py_None)) {
+    Py_DECREF(r);
+    PFPY_SET_POD(result, kPFTypeNone, v_int64, 0);
+    return 0;
+  }
+  return store_result(r, result);
 }

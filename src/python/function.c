@@ -256,7 +256,22 @@ static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* cons
   PFAny packed[PFPY_FAST_ARGS];
   PFByteArray views[PFPY_FAST_ARGS];
   PFObject* temp = NULL; /* at most one Python function argument */
-  for (Py_ssize_t i = 0; i < n; ++i) {
+  Py_ssize_t i = 0;
+  if (n == 1) { /* a lone argument (a callback, an object) failed fast_arg already: no loop */
+    PyObject* o = args[0];
+    if (Py_IS_TYPE(o, &PyFunction_Type) && pfpy_spare_callback != NULL) {
+      temp = pfpy_take_spare_callback_borrowing(o);
+      packed[0].type_index = kPFTypeFunction;
+      packed[0].zero_padding = 0;
+      packed[0].v_obj = temp;
+    } else if (is_object(o)) {
+      pfpy_object_arg(o, &packed[0]);
+    } else {
+      return call_general(f, args, n, NULL);
+    }
+    i = 1;
+  }
+  for (; i < n; ++i) {
     PyObject* o = args[i];
     if (Py_IS_TYPE(o, &PyFunction_Type)) {
       if (temp != NULL || pfpy_spare_callback == NULL) goto general;
