@@ -112,6 +112,7 @@ class Result:
     case: Case
     ns: dict = field(default_factory=dict)
     spread: dict = field(default_factory=dict)  # peer -> (q1, q3) of the samples
+    best: dict = field(default_factory=dict)  # peer -> fastest sample minus the fastest empty loop
 
 
 def _calibrate(loop: Loop, sample_ns: float) -> int:
@@ -126,7 +127,7 @@ def _calibrate(loop: Loop, sample_ns: float) -> int:
 
 
 def measure(case: Case, repeat: int, sample_ns: float) -> Result:
-    """Time every loop of ``case`` interleaved, ``repeat`` samples each, and take medians."""
+    """Time every loop of ``case`` interleaved, ``repeat`` samples each: medians and best-of."""
     loops = {EMPTY: case.empty, **case.loops}
     sizes = {peer: _calibrate(loop, sample_ns) for peer, loop in loops.items()}
     samples: dict = {peer: [] for peer in loops}
@@ -148,8 +149,10 @@ def measure(case: Case, repeat: int, sample_ns: float) -> Result:
     # Subtract the empty loop of the same round: drifts in machine speed hit both alike.
     empty = samples.pop(EMPTY)
     result = Result(case=case)
+    fastest_empty = min(empty)
     for peer, values in samples.items():
         net = sorted(max(v - e, 0.0) for v, e in zip(values, empty))
         result.ns[peer] = statistics.median(net)
         result.spread[peer] = (net[len(net) // 4], net[(3 * len(net)) // 4])
+        result.best[peer] = max(min(values) - fastest_empty, 0.0)
     return result

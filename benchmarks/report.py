@@ -38,11 +38,12 @@ def packedfun_backend(peers) -> str:
     return getattr(peer.raw, "BACKEND", "?") if peer is not None else "-"
 
 
-def _cell(result: Result, peer: str) -> str:
-    ns = result.ns.get(peer)
+def _cell(result: Result, peer: str, best: bool = False) -> str:
+    table = result.best if best else result.ns
+    ns = table.get(peer)
     if ns is None:
         return "—"
-    floor = result.ns.get(FLOOR)
+    floor = table.get(FLOOR)
     value = f"{ns / 1000:.2f} µs" if result.case.show_us else f"{ns:.0f} ns"
     if floor and peer != FLOOR:
         value += f" ({ns / floor:.2f}×)"
@@ -76,6 +77,18 @@ def render(results: list, peers, header: dict) -> str:
         cells = [_cell(r, peer) for peer in columns]
         target = r.case.target.text if r.case.target else ""
         lines.append(f"| {r.case.name} | " + " | ".join(cells) + f" | {target} | {_verdict(r)} |")
+    # Best-of beside the medians: the least disturbed sample of each loop, minus the least
+    # disturbed empty loop (on a busy machine, closer to the code's own cost than the median).
+    lines += [
+        "",
+        "Best of the samples (the fastest sample of each loop minus the fastest empty loop):",
+        "",
+        "| case | " + " | ".join(columns) + " |",
+        "|---|" + "---:|" * len(columns),
+    ]
+    for r in results:
+        cells = [_cell(r, peer, best=True) for peer in columns]
+        lines.append(f"| {r.case.name} | " + " | ".join(cells) + " |")
     if peers.missing:
         lines.append("")
         lines += [f"- not measured: {name} ({why})" for name, why in sorted(peers.missing.items())]
