@@ -355,7 +355,8 @@ def main(argv=None) -> int:
         ("Containers (n = elements)", sizes, array_rows(sizes, repeat) + map_rows(sizes, repeat)),
         ("Nesting (n = depth; capped by the recursion limit)", depths,
          nesting_rows(depths, repeat)),
-        ("Threads (n = live Python threads calling)", threads, thread_rows(threads, repeat, 20_000 if args.quick else 200_000)),
+        ("Threads (n = live Python threads calling)", threads,
+         thread_rows(threads, repeat, 20_000 if args.quick else 200_000)),
     ]  # fmt: skip
     load = os.getloadavg()[0]
     text = [
