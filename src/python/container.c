@@ -245,7 +245,7 @@ PyObject* pfpy_seq_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
     rc = pfpy_shape_from_py(items, &made);
   } else {
     int32_t kind = PyType_IsSubtype(type, &PFPyList_Type) ? kPFTypeList : kPFTypeArray;
-    rc = pfpy_container_from_py(items, kind, &made, NULL, -1);
+    rc = pfpy_container_from_py(items, kind, &made, NULL, -1, 1);
   }
   Py_DECREF(items);
   if (rc != 0) return NULL;

@@ -75,6 +75,13 @@ static inline int pfpy_one_arg(PFPyOneArg* a, PyObject* o, PyObject* what) {
   a->pack.num_views = 0;
   a->pack.view_args = 0; /* stored values must be real containers */
   a->pack.func = NULL;
+  if (PyList_Check(o) || PyTuple_Check(o) || PyDict_Check(o)) { /* Python reads it: python_keys */
+    int32_t kind = PyDict_Check(o) ? kPFTypeMap : kPFTypeArray;
+    if (pfpy_container_from_py(o, kind, &a->arg, what, 0, 1) != 0) return -1;
+    a->temp = a->arg.v_obj;
+    a->pack.num_temps = 1;
+    return 0;
+  }
   if (pfpy_arg_from_py(o, &a->pack, 0, what) != 0) return -1;
   if (PFPY_UNLIKELY(a->arg.type_index == kPFTypeDLTensorPtr)) { /* stored: must own the data */
     pfpy_args_release(&a->pack);

@@ -34,6 +34,10 @@ static int map_lookup(PyObject* self, PyObject* key, PyObject** out) {
   if (h == NULL || map_key_hashable(key) != 0) return -1;
   PFPyOneArg a;
   if (pfpy_one_arg(&a, key, map_name()) != 0) return -1;
+  if (pfpy_map_key_fresh(key, &a.arg, map_name())) {
+    pfpy_one_arg_release(&a);
+    return -1;
+  }
   PFAny value = {0};
   int found = 0;
   int rc = PFMapGetItem(h, &a.arg, &value, &found);
@@ -256,7 +260,7 @@ static PyObject* map_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   if (d == NULL) return NULL;
   PFAny made = {0};
   int32_t kind = PyType_IsSubtype(type, &PFPyDict_Type) ? kPFTypeDict : kPFTypeMap;
-  int rc = pfpy_container_from_py(d, kind, &made, NULL, -1);
+  int rc = pfpy_container_from_py(d, kind, &made, NULL, -1, 1);
   Py_DECREF(d);
   return rc != 0 ? NULL : pfpy_wrap_as(type, made.v_obj);
 }
@@ -269,6 +273,10 @@ static int dict_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
   if (h == NULL || map_key_hashable(key) != 0) return -1;
   PFPyOneArg k, v;
   if (pfpy_one_arg(&k, key, map_name()) != 0) return -1;
+  if (pfpy_map_key_fresh(key, &k.arg, map_name())) {
+    pfpy_one_arg_release(&k);
+    return -1;
+  }
   int rc;
   if (value == NULL) {
     rc = PFDictDelItem(h, &k.arg);

@@ -108,7 +108,7 @@ static int64_t view_read_entries(const PFContainerView* view, int64_t* cursor, P
  * for a Function that names its parameters as its argument errors are. */
 static int view_materialize(const PFContainerView* view, PFAny* out) {
   const ViewTemp* t = (const ViewTemp*)((const char*)view - offsetof(ViewTemp, view));
-  if (pfpy_container_from_py((PyObject*)view->handle, view->kind, out, t->fname, t->pos) == 0) {
+  if (pfpy_container_from_py((PyObject*)view->handle, view->kind, out, t->fname, t->pos, 0) == 0) {
     return 0;
   }
   if (t->func != NULL) pfpy_function_name_argument_error((PFPyFunction*)t->func, t->pos);
@@ -158,7 +158,8 @@ int pfpy_container_views_settle(PFPyArgs* pack, Py_ssize_t n) {
     if (cell->type_index != kPFTypeContainerView) continue;
     const ViewTemp* t = (const ViewTemp*)((const char*)cell->v_ptr - offsetof(ViewTemp, view));
     PFAny made;
-    if (pfpy_container_from_py((PyObject*)t->view.handle, t->view.kind, &made, t->fname, i) != 0) {
+    if (pfpy_container_from_py((PyObject*)t->view.handle, t->view.kind, &made, t->fname, i, 0) !=
+        0) {
       return -1;
     }
     for (int k = 0; k < pack->num_temps; ++k) { /* the Array/Map takes the view's temp slot */

@@ -385,7 +385,12 @@ PyObject* pfpy_any_view_to_py(const PFAny* v) {
 static PyObject* convert_value(PyObject* mod, PyObject* value) {
   (void)mod;
   PFAny owned;
-  if (pfpy_any_from_py(value, &owned) != 0) return NULL;
+  if (PyList_Check(value) || PyTuple_Check(value) || PyDict_Check(value)) { /* Python reads it */
+    int32_t kind = PyDict_Check(value) ? kPFTypeMap : kPFTypeArray;
+    if (pfpy_container_from_py(value, kind, &owned, NULL, -1, 1) != 0) return NULL;
+  } else if (pfpy_any_from_py(value, &owned) != 0) {
+    return NULL;
+  }
   return pfpy_any_steal_to_py(&owned);
 }
 

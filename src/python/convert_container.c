@@ -19,6 +19,7 @@ typedef struct {
   PFAny* spare;          /* a buffer lent by the top-level caller (items then views), or NULL */
   Py_ssize_t spare_n;    /* how many items it holds */
   PyObject* shallow[16]; /* `open` for the usual nests: no allocation per conversion */
+  int python_keys;       /* refuse dict keys that become new objects (pfpy_map_key_fresh) */
 } Ctx;
 
 /* The items of one container under construction: `n` owned PFAny plus StrView/BytesView backing. */
@@ -85,6 +86,17 @@ static PFPY_NOINLINE int add_segment(Ctx* ctx, PyObject* segment) {
   Py_DECREF(segment);
   pfpy_restore_exception(exc);
   return -1;
+}
+
+/* Records the segment naming the dict key `key`: its repr may run Python code, which must not
+ * run with the element's exception pending (a frozenset's or an Enum's repr lost it: SystemError).
+ */
+static PFPY_NOINLINE int add_key_segment(Ctx* ctx, PyObject* key) {
+  PyObject* exc = pfpy_fetch_exception();
+  PyObject* segment = PyUnicode_FromFormat("[%R]", key);
+  if (segment == NULL) PyErr_Clear();
+  pfpy_restore_exception(exc);
+  return segment != NULL ? add_segment(ctx, segment) : -1;
 }
 
 /* Whether `o` is already open. Near the root every open container is compared (the common, shallow
@@ -322,13 +334,24 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
     }
     Py_INCREF(key);
     Py_INCREF(value);
-    rc = value_from_py(ctx, key, &it.items[2 * i], &it.views[2 * i]);
+    if (ctx->python_keys && PyTuple_Check(key)) { /* refused before its Array is built */
+      pfpy_map_key_fresh(key, NULL, NULL);
+      ctx->own_error = 1; /* the path names the key */
+      rc = -1;
+    } else {
+      rc = value_from_py(ctx, key, &it.items[2 * i], &it.views[2 * i]);
+    }
     if (rc == 0) {
       it.filled = 2 * i + 1;
-      rc = value_from_py(ctx, value, &it.items[2 * i + 1], &it.views[2 * i + 1]);
-      if (rc == 0) it.filled = 2 * i + 2;
+      if (ctx->python_keys && pfpy_map_key_fresh(key, &it.items[2 * i], NULL)) {
+        ctx->own_error = 1;
+        rc = -1;
+      } else {
+        rc = value_from_py(ctx, value, &it.items[2 * i + 1], &it.views[2 * i + 1]);
+        if (rc == 0) it.filled = 2 * i + 2;
+      }
     }
-    if (rc != 0) add_segment(ctx, PyUnicode_FromFormat("[%R]", key));
+    if (rc != 0) add_key_segment(ctx, key);
     Py_DECREF(key);
     Py_DECREF(value);
   }
@@ -336,6 +359,25 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   if (it.items != NULL) items_free(&it);
   leave(ctx);
   return rc;
+}
+
+int pfpy_map_key_fresh(PyObject* key, const PFAny* converted, PyObject* what) {
+  int32_t kind = converted != NULL ? converted->type_index : kPFTypeArray;
+  if (kind < kPFTypeStaticObjectBegin || kind == kPFTypeString || kind == kPFTypeBytes ||
+      PyObject_TypeCheck(key, &PFPyObject_Type)) {
+    return 0; /* a value compared by content, or a packedfun object passed as itself */
+  }
+  static const char reason[] =
+      "key is converted into a new native object, and Map/Dict keys that are objects compare by "
+      "identity, so no lookup could find it again; use str, bytes, int, float, bool or None keys, "
+      "or one packedfun object (an Array made once, ...) both to store and to look up";
+  if (what != NULL) {
+    PyErr_Format(PyExc_TypeError, "%U key %R: a %.200s %s", what, key, Py_TYPE(key)->tp_name,
+                 reason);
+  } else {
+    PyErr_Format(PyExc_TypeError, "a %.200s %s", Py_TYPE(key)->tp_name, reason);
+  }
+  return 1;
 }
 
 /* Converts one element into `*out`: an owned value, or a StrView/BytesView over `view` that
@@ -446,7 +488,8 @@ static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
   pfpy_restore_exception(exc);
 }
 
-int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname, Py_ssize_t pos) {
+int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname, Py_ssize_t pos,
+                           int python_keys) {
   /* The top-level container's items live on this stack (up to kSpareItems: most arguments) rather
    * than in a malloc'ed buffer too large for the allocator's fast path. */
   enum { kSpareItems = 256 };
@@ -461,6 +504,7 @@ int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fnam
   ctx.own_error = 0;
   ctx.spare = spare;
   ctx.spare_n = kSpareItems;
+  ctx.python_keys = python_keys;
   int rc = PyDict_Check(o) ? dict_from_py(&ctx, o, kind, out) : seq_from_py(&ctx, o, kind, out);
   if (rc != 0) decorate_error(&ctx);
   if (ctx.open != ctx.shallow) PyMem_Free(ctx.open);
@@ -473,7 +517,7 @@ int pfpy_container_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fn
   PFAny* slot = &pack->args[pos < 0 ? 0 : pos];
   PFAny made;
   int32_t kind = PyDict_Check(o) ? kPFTypeMap : kPFTypeArray;
-  if (pfpy_container_from_py(o, kind, &made, fname, pos) != 0) return -1;
+  if (pfpy_container_from_py(o, kind, &made, fname, pos, 0) != 0) return -1;
   pack->temps[pack->num_temps++] = made.v_obj;
   *slot = made;
   return 0;

@@ -213,7 +213,7 @@ def convert(value):
     """The FFI form of ``value``: callables become Functions, str/int/float/bytes/Objects come
     back unchanged in kind, other objects come back as themselves."""
     temps: list = []
-    packed = _pack_value(value, temps)
+    packed = _pack_value(value, temps, python_keys=True)
     owned = PFAny()
     _check(LIB.PFAnyViewToOwned(packed, byref(owned)))
     del temps

@@ -294,6 +294,35 @@ def _key_hashable(key) -> None:
         hash(key)
 
 
+_FRESH_KEY_REASON = (
+    "key is converted into a new native object, and Map/Dict keys that are objects compare by "
+    "identity, so no lookup could find it again; use str, bytes, int, float, bool or None keys, "
+    "or one packedfun object (an Array made once, ...) both to store and to look up"
+)
+
+
+def fresh_key_error(key, packed: bytes):
+    """The TypeError for a dict key that conversion made into a new object (a tuple's Array, a
+    callable's Function, another object's Opaque: ``packed`` is its PFAny), else None: Map keys
+    that are objects compare by identity, so no lookup would find it (``_core``'s
+    pfpy_map_key_fresh). str/bytes compare by content; a packedfun object is itself."""
+    tindex = _unpack_tindex(packed)[0]
+    if tindex < abi.kPFTypeStaticObjectBegin or tindex in _CONTENT_KEYS or isinstance(key, Object):
+        return None
+    return TypeError(f"a {tp_name(type(key))} {_FRESH_KEY_REASON}")
+
+
+def _check_key(key, packed: bytes) -> None:
+    """Raises fresh_key_error's TypeError, naming the key, for a lookup or a store."""
+    error = fresh_key_error(key, packed)
+    if error is not None:
+        raise TypeError(f"packedfun.Map key {key!r}: {error}")
+
+
+_unpack_tindex = struct.Struct("=i").unpack_from
+_CONTENT_KEYS = (abi.kPFTypeString, abi.kPFTypeBytes)
+
+
 class _Mapping(Object):
     """What Map and Dict share (``_core``'s container_map.c): reads through PFMap*."""
 
@@ -319,6 +348,7 @@ class _Mapping(Object):
         _key_hashable(key)
         temps: list = []
         packed = _one_arg(key, temps, "packedfun.Map")
+        _check_key(key, packed)
         out = PFAny()
         found = c_int(0)
         _check(LIB.PFMapGetItem(handle, packed, byref(out), byref(found)))
@@ -431,6 +461,7 @@ class Dict(_Mapping):
         _key_hashable(key)
         temps: list = []
         packed_key = _one_arg(key, temps, "packedfun.Map")
+        _check_key(key, packed_key)
         packed_value = _one_arg(value, temps, "packedfun.Map")
         _check(LIB.PFDictSetItem(handle, packed_key, packed_value))
 
@@ -439,6 +470,7 @@ class Dict(_Mapping):
         _key_hashable(key)
         temps: list = []
         packed = _one_arg(key, temps, "packedfun.Map")
+        _check_key(key, packed)
         if LIB.PFDictDelItem(handle, packed):
             # the runtime's KeyError names the key natively; Python's names it as is
             err = c_void_p()
@@ -500,7 +532,7 @@ class _Frame:
             self.pending = None
 
     def next(self, packer):
-        """``(element, path)`` of the next element, or None when every one is converted."""
+        """``(element, path, is_key)`` of the next element, or None when every one is converted."""
         value, i = self.value, self.index
         if i >= (2 * self.size if self.pending is not None else self.size):
             return None
@@ -510,9 +542,9 @@ class _Frame:
             raise RuntimeError(_pack._arg_message(packer.fname, self.path, what))
         self.index = i + 1
         if self.pending is None:
-            return value[i], _subpath(self.path, f"[{i}]")
+            return value[i], _subpath(self.path, f"[{i}]"), False
         key, item = self.pending[i >> 1]
-        return (item if i & 1 else key), _subpath(self.path, f"[{key!r}]")
+        return (item if i & 1 else key), _subpath(self.path, f"[{key!r}]"), not i & 1
 
     def finish(self) -> Object:
         out = PFAny()
@@ -545,6 +577,8 @@ def pack_container(packer, value, create=None) -> Object:
                     return made
                 stack[-1].temps.append(made)
                 stack[-1].parts.append(_pack_ptr(made._pf_tindex, 0, made._pf_handle))
+            elif item[2] and packer.python_keys:  # a dict key of a container Python reads
+                frame.parts.append(_pack_key(packer, frame, item))
             elif isinstance(item[0], (list, tuple, dict)):
                 stack.append(_enter(packer, item[0], item[1], None, len(stack)))
             else:
@@ -558,6 +592,25 @@ def pack_container(packer, value, create=None) -> Object:
         packer.pos, packer.temps = outer_pos, outer_temps
         for frame in stack:
             packer.active.discard(id(frame.value))
+
+
+def _pack_key(packer, frame: _Frame, item: tuple) -> bytes:
+    """The PFAny of the dict key ``item[0]``, refused (fresh_key_error) when conversion makes it a
+    new object: a tuple, refused before its Array is built, or a callable or another object."""
+    key, path = item[0], item[1]
+    packer.pos, packer.temps = path, frame.temps
+    if isinstance(key, (list, tuple, dict)):
+        error = TypeError(f"a {tp_name(type(key))} {_FRESH_KEY_REASON}")
+    else:
+        try:
+            packed = packer.pack(key)
+        except Exception as exc:
+            _note_element_error(exc, packer.fname, path)
+            raise
+        error = fresh_key_error(key, packed)
+        if error is None:
+            return packed
+    raise TypeError(_pack._arg_message(packer.fname, path, str(error)))
 
 
 def _note_element_error(exc: Exception, fname, path) -> None:

@@ -207,13 +207,17 @@ class _Packer:
     """Converts one argument (recursively, for containers) to PFAny bytes. ``pos`` is the
     argument position (None for a return value); ``fname`` names the function in messages."""
 
-    __slots__ = ("fname", "pos", "temps", "active")
+    __slots__ = ("fname", "pos", "temps", "active", "python_keys")
 
-    def __init__(self, func, pos, temps):
+    def __init__(self, func, pos, temps, python_keys=False):
         self.fname = getattr(func, "_pf_name", None) if func is not None else None
         self.pos = pos
         self.temps = temps
         self.active: set = set()
+        # True: the value is for Python (convert(), a constructor, a value stored in a container),
+        # so a dict key that would become a new object is refused (containers.fresh_key_error);
+        # False for arguments and results, read by native code that may take keys by content.
+        self.python_keys = python_keys
 
     def pack(self, value) -> bytes:
         if isinstance(value, str):
@@ -272,14 +276,15 @@ class _Packer:
 def new_packer(temps: list, fname=None, pos=None) -> _Packer:
     """A packer for a value that is not an argument of a Function (a container's element, a
     field's value): ``fname`` (a str or None) and ``pos`` name it in messages."""
-    packer = _Packer(None, pos, temps)
+    packer = _Packer(None, pos, temps, python_keys=True)
     packer.fname = fname
     return packer
 
 
-def pack_value(value, temps: list, pos=None) -> bytes:
-    """One Python value as PFAny bytes (a view; temporaries go to ``temps``)."""
-    return _Packer(None, pos, temps).pack(value)
+def pack_value(value, temps: list, pos=None, python_keys=False) -> bytes:
+    """One Python value as PFAny bytes (a view; temporaries go to ``temps``); ``python_keys`` as
+    in :class:`_Packer` (True for ``convert``)."""
+    return _Packer(None, pos, temps, python_keys).pack(value)
 
 
 from . import containers as _containers  # noqa: E402  (imports this module)
