@@ -332,6 +332,33 @@ static inline int pfpy_str_view(PyObject* s, PFByteArray* out) {
 /* ---- Python-version shims ---------------------------------------------------------------------
  */
 
+/* CPython 3.11 keeps the GIL holder's thread state in a global read by a function and compares its
+ * thread id with pthread_self(): two calls through the PLT on every callback. On x86-64 glibc
+ * both are a load: the holder's slot (found once, gil_check.c) and the thread pointer. */
+#if PY_VERSION_HEX < 0x030C0000 && defined(__x86_64__) && defined(__GLIBC__) && \
+    (defined(__GNUC__) || defined(__clang__))
+#define PFPY_INLINE_GIL_CHECK 1
+/*! &_PyRuntime.gilstate.tstate_current, or NULL where it could not be verified (then not used). */
+extern void* const volatile* pfpy_gil_holder_slot;
+
+/*! pthread_self() on x86-64 glibc: the thread control block's address, read from %fs. */
+static inline unsigned long pfpy_thread_pointer(void) {
+  unsigned long tp;
+  __asm__("mov %%fs:0, %0" : "=r"(tp));
+  return tp;
+}
+#else
+#define PFPY_INLINE_GIL_CHECK 0
+#endif
+
+/*! Looks up where the GIL holder is kept, for pfpy_gil_held (module init, the GIL held). */
+void pfpy_gil_check_init(void);
+
+#if PY_VERSION_HEX < 0x030C0000
+/*! pfpy_gil_held through CPython's calls (gil_check.c): where the inline check is not available. */
+int pfpy_gil_held_by_call(void);
+#endif
+
 /*! Whether the calling thread holds the GIL, without the thread-specific-storage lookups of
  *  PyGILState_Ensure/Check (callbacks called from Python code, the common case, hold it). */
 static inline int pfpy_gil_held(void) {
@@ -340,13 +367,13 @@ static inline int pfpy_gil_held(void) {
 #elif PY_VERSION_HEX >= 0x030C0000
   return _PyThreadState_UncheckedGet() != NULL;
 #else
-  /* The GIL holder's thread state; it is ours only if we hold the GIL. */
-  PyThreadState* holder = _PyThreadState_UncheckedGet();
-#if defined(__linux__)
-  /* PyThread_get_thread_ident() is pthread_self() there; called inline, not through the PLT. */
-  return holder != NULL && holder->thread_id == (unsigned long)pthread_self();
+#if PFPY_INLINE_GIL_CHECK
+  void* const volatile* slot = pfpy_gil_holder_slot;
+  if (PFPY_UNLIKELY(slot == NULL)) return pfpy_gil_held_by_call();
+  PyThreadState* holder = (PyThreadState*)*slot;
+  return holder != NULL && holder->thread_id == pfpy_thread_pointer();
 #else
-  return holder != NULL && holder->thread_id == PyThread_get_thread_ident();
+  return pfpy_gil_held_by_call();
 #endif
 #endif
 }

@@ -115,6 +115,7 @@ static int add_contents(PyObject* m) {
  * declared used: the free-threaded build has not been tested (see docs/threads.md). */
 static int core_exec(PyObject* m) {
   if (add_contents(m) < 0) return -1;
+  pfpy_gil_check_init();
   pfpy_install_env_hooks();
   return 0;
 }
