@@ -232,6 +232,11 @@ PyObject* pfpy_seq_iter(PyObject* self) {
 
 /* Array(iterable=()) / List(iterable=()) / Shape(iterable=()). */
 PyObject* pfpy_seq_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  if (PyType_IsSubtype(type, &PFPyList_Type)) { /* empty: __init__ fills it, as a list's does */
+    PFAny empty = {0};
+    if (PFListCreate(NULL, 0, &empty) != 0) return pfpy_raise_native(NULL);
+    return pfpy_wrap_as(type, empty.v_obj);
+  }
   PyObject* src = NULL;
   if (!PyArg_ParseTuple(args, "|O", &src) || (kwds && PyDict_Size(kwds))) {
     if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s() takes no keywords", type->tp_name);

@@ -104,6 +104,46 @@ static PyObject* list_inplace_concat(PyObject* self, PyObject* other) {
   return self;
 }
 
+/* Puts `made` (stolen) in place of the list's contents. A list no one else holds (this wrapper has
+ * its only reference: List(...) itself) takes `made` outright; a shared one is cleared and refilled
+ * in place, so every holder sees the change. */
+static int list_replace(PyObject* self, PFObject* made) {
+  PFObject* h = ((PFPyObject*)self)->handle;
+  if (h == NULL || __atomic_load_n(&h->ref_count, __ATOMIC_ACQUIRE) == 1) {
+    ((PFPyObject*)self)->handle = made;
+    if (h != NULL) PFObjectDecRef(h);
+    return 0;
+  }
+  PFSeqObject* items = (PFSeqObject*)made;
+  int rc = PFListClear(h);
+  for (int64_t i = 0; rc == 0 && i < items->size; ++i) rc = PFListAppend(h, &items->data[i]);
+  PFObjectDecRef(made);
+  return rc == 0 ? 0 : pfpy_native_fail();
+}
+
+/* List.__init__(iterable=()): as list.__init__, the list then holds the elements of `iterable`
+ * (converted first: a bad element leaves it unchanged). List(...) fills its empty list here, so
+ * calling __init__ again on a live List does what it does on a list, not nothing. */
+static int list_init(PyObject* self, PyObject* args, PyObject* kwds) {
+  PyObject* src = NULL;
+  if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
+    PyErr_Format(PyExc_TypeError, "%s() takes no keywords", Py_TYPE(self)->tp_name);
+    return -1;
+  }
+  if (PyTuple_GET_SIZE(args) > 1) {
+    PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (%zd given)",
+                 Py_TYPE(self)->tp_name, PyTuple_GET_SIZE(args));
+    return -1;
+  }
+  if (!PyArg_ParseTuple(args, "|O", &src)) return -1;
+  PyObject* items = src ? PySequence_Tuple(src) : PyTuple_New(0);
+  if (items == NULL) return -1;
+  PFAny made = {0};
+  int rc = pfpy_container_from_py(items, kPFTypeList, &made, NULL, -1, 1);
+  Py_DECREF(items);
+  return rc != 0 ? -1 : list_replace(self, made.v_obj);
+}
+
 static PyMethodDef list_methods[] = {
     {"index", pfpy_seq_index, METH_O, "Position of the first element equal to `x`."},
     {"count", pfpy_seq_count, METH_O, "Number of elements equal to `x`."},
@@ -140,6 +180,7 @@ PyTypeObject PFPyList_Type = {
     .tp_hash = PyObject_HashNotImplemented,
     .tp_iter = pfpy_seq_iter,
     .tp_new = pfpy_seq_new,
+    .tp_init = list_init,
     .tp_as_sequence = &list_as_sequence,
     .tp_as_mapping = &list_as_mapping,
     .tp_methods = list_methods,

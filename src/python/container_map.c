@@ -245,24 +245,63 @@ static PyObject* map_repr(PyObject* self) {
   return r;
 }
 
-/* Map(mapping_or_pairs={}) / Dict(mapping_or_pairs={}). */
-static PyObject* map_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+/* The entries of a Map/Dict constructor's arguments as a dict: `src` (a mapping or an iterable of
+ * pairs, may be NULL) then the keywords, as dict(src, **kwds) takes them. New ref, or NULL. */
+static PyObject* map_source(PyObject* args, PyObject* kwds, const char* fname) {
   PyObject* src = NULL;
-  if (!PyArg_ParseTuple(args, "|O", &src) || (kwds && PyDict_Size(kwds))) {
-    if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s() takes no keywords", type->tp_name);
-    return NULL;
-  }
+  if (!PyArg_ParseTuple(args, fname, &src)) return NULL;
   PyObject* d = PyDict_New();
   if (d != NULL && src != NULL && PyDict_Merge(d, src, 1) != 0) {
     PyErr_Clear(); /* not a mapping: an iterable of pairs */
     if (PyDict_MergeFromSeq2(d, src, 1) != 0) Py_CLEAR(d);
   }
-  if (d == NULL) return NULL;
+  if (d != NULL && kwds != NULL && PyDict_Merge(d, kwds, 1) != 0) Py_CLEAR(d);
+  return d;
+}
+
+/* Map(mapping_or_pairs={}, **kwargs); Dict(...) makes an empty Dict that __init__ fills. */
+static PyObject* map_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   PFAny made = {0};
-  int32_t kind = PyType_IsSubtype(type, &PFPyDict_Type) ? kPFTypeDict : kPFTypeMap;
-  int rc = pfpy_container_from_py(d, kind, &made, NULL, -1, 1);
+  if (PyType_IsSubtype(type, &PFPyDict_Type)) {
+    if (PFDictCreate(NULL, 0, &made) != 0) return pfpy_raise_native(NULL);
+    return pfpy_wrap_as(type, made.v_obj);
+  }
+  PyObject* d = map_source(args, kwds, "|O:Map");
+  if (d == NULL) return NULL;
+  int rc = pfpy_container_from_py(d, kPFTypeMap, &made, NULL, -1, 1);
   Py_DECREF(d);
   return rc != 0 ? NULL : pfpy_wrap_as(type, made.v_obj);
+}
+
+/* Dict.__init__(mapping_or_pairs={}, **kwargs): as dict.__init__, adds the entries (converted
+ * first: a bad one leaves the Dict unchanged). Dict(...) fills its empty Dict here, so calling
+ * __init__ again on a live Dict updates it, as on a dict, instead of doing nothing. A Dict no one
+ * else holds and still empty (Dict(...) itself) takes the converted Dict outright. */
+static int dict_init(PyObject* self, PyObject* args, PyObject* kwds) {
+  PyObject* d = map_source(args, kwds, "|O:Dict");
+  if (d == NULL) return -1;
+  PFAny made = {0};
+  int rc = PyDict_GET_SIZE(d) == 0 ? 0 : pfpy_container_from_py(d, kPFTypeDict, &made, NULL, -1, 1);
+  Py_DECREF(d);
+  if (rc != 0 || made.v_obj == NULL) return rc;
+  PFObject* h = ((PFPyObject*)self)->handle;
+  int64_t n = 0;
+  if (h == NULL ||
+      (__atomic_load_n(&h->ref_count, __ATOMIC_ACQUIRE) == 1 && PFMapSize(h, &n) == 0 && n == 0)) {
+    ((PFPyObject*)self)->handle = made.v_obj;
+    if (h != NULL) PFObjectDecRef(h);
+    return 0;
+  }
+  int64_t cursor = 0;
+  int found = 1;
+  while (rc == 0) {
+    PFAny key, value;
+    rc = PFMapIterNext(made.v_obj, &cursor, &key, &value, &found);
+    if (rc != 0 || !found) break;
+    rc = PFDictSetItem(h, &key, &value);
+  }
+  PFObjectDecRef(made.v_obj);
+  return rc == 0 ? 0 : pfpy_native_fail();
 }
 
 /* ---- Dict mutation
@@ -377,6 +416,7 @@ PyTypeObject PFPyDict_Type = {
     .tp_hash = PyObject_HashNotImplemented,
     .tp_iter = map_iter,
     .tp_new = map_new,
+    .tp_init = dict_init,
     .tp_as_sequence = &map_as_sequence,
     .tp_as_mapping = &dict_as_mapping,
     .tp_methods = dict_methods,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 import sys
-from ctypes import addressof, byref, c_int, c_int64, c_void_p, string_at
+from ctypes import addressof, byref, c_int, c_int64, c_uint64, c_void_p, string_at
 
 from . import abi as abi
 from .abi import LIB, PFAny
@@ -69,6 +69,21 @@ def _one_arg(value, temps: list, fname: str) -> bytes:
     return _pack.new_packer(temps, fname, 0).pack(value)
 
 
+def _take_if_unshared(self, made: Object, empty_only: bool = False) -> bool:
+    """Puts ``made``'s object in place of ``self``'s when no one else holds it (this wrapper has
+    its only reference: a List/Dict being constructed), as ``_core``'s list_init/dict_init do."""
+    handle = self._pf_handle
+    if handle and c_uint64.from_address(handle).value != 1:
+        return False
+    if handle and empty_only and len(self):
+        return False
+    self._pf_handle, made._pf_handle = made._pf_handle, 0
+    self._pf_raw = made._pf_raw
+    if handle:
+        LIB.PFObjectDecRef(handle)
+    return True
+
+
 def _handle(self, prefix: str) -> int:
     handle = self._pf_handle
     if not handle:
@@ -92,6 +107,8 @@ class _Sequence(Object):
     __slots__ = ()
 
     def __new__(cls, *args, **kwargs):
+        if issubclass(cls, List):  # empty: __init__ fills it, as a list's does
+            return _native_new(cls, cls._pf_make(()))
         _no_keywords(cls, kwargs)
         if len(args) > 1:
             raise TypeError(f"{tp_name(cls)}() takes at most 1 argument ({len(args)} given)")
@@ -198,6 +215,21 @@ class List(_Sequence):
     @staticmethod
     def _pf_make(items: tuple) -> Object:
         return make_sequence(items, LIB.PFListCreate)
+
+    def __init__(self, *args, **kwargs) -> None:
+        """As ``list.__init__``: the list then holds the elements of ``args[0]`` (converted first:
+        a bad element leaves it unchanged), also when called again on a live List."""
+        _no_keywords(type(self), kwargs)
+        if len(args) > 1:
+            raise TypeError(f"{tp_name(type(self))}() takes at most 1 argument ({len(args)} given)")
+        made = make_sequence(tuple(args[0]) if args else (), LIB.PFListCreate)
+        if _take_if_unshared(self, made):
+            return
+        handle = _handle(self, "packedfun.List")
+        _check(LIB.PFListClear(handle))
+        data, size = _seq_view(made._pf_handle)
+        for i in range(size):  # a shared list is refilled in place: every holder sees it
+            _check(LIB.PFListAppend(handle, string_at(data + 16 * i, 16)))
 
     def __setitem__(self, key, value) -> None:
         i = self._pf_index(key)
@@ -323,6 +355,15 @@ _unpack_tindex = struct.Struct("=i").unpack_from
 _CONTENT_KEYS = (abi.kPFTypeString, abi.kPFTypeBytes)
 
 
+def _map_source(cls, args: tuple, kwargs: dict) -> dict:
+    """The entries of ``Map(...)``/``Dict(...)``'s arguments, as ``dict(*args, **kwargs)``."""
+    if len(args) > 1:
+        raise TypeError(f"{tp_name(cls)}() takes at most 1 argument ({len(args)} given)")
+    merged = dict(args[0]) if args else {}
+    merged.update(kwargs)
+    return merged
+
+
 class _Mapping(Object):
     """What Map and Dict share (``_core``'s container_map.c): reads through PFMap*."""
 
@@ -330,11 +371,9 @@ class _Mapping(Object):
     __hash__ = None  # type: ignore[assignment]
 
     def __new__(cls, *args, **kwargs):
-        _no_keywords(cls, kwargs)
-        if len(args) > 1:
-            raise TypeError(f"{tp_name(cls)}() takes at most 1 argument ({len(args)} given)")
-        merged = dict(args[0]) if args else {}
-        return _native_new(cls, make_mapping(merged, cls._pf_create()))
+        if issubclass(cls, Dict):  # empty: __init__ fills it, as a dict's does
+            return _native_new(cls, make_mapping({}, LIB.PFDictCreate))
+        return _native_new(cls, make_mapping(_map_source(cls, args, kwargs), cls._pf_create()))
 
     def __len__(self) -> int:
         if not self._pf_handle:
@@ -456,6 +495,19 @@ class Dict(_Mapping):
     def _pf_create():
         return LIB.PFDictCreate
 
+    def __init__(self, *args, **kwargs) -> None:
+        """As ``dict.__init__``: adds the entries of ``args[0]`` and ``kwargs`` (converted first:
+        a bad one leaves the Dict unchanged), also when called again on a live Dict."""
+        merged = _map_source(type(self), args, kwargs)
+        if not merged:
+            return
+        made = make_mapping(merged, LIB.PFDictCreate)
+        if _take_if_unshared(self, made, empty_only=True):
+            return
+        handle = _handle(self, tp_name(type(self)))
+        for key, value in _native_entries(made._pf_handle):
+            _check(LIB.PFDictSetItem(handle, key, value))
+
     def __setitem__(self, key, value) -> None:
         handle = _handle(self, tp_name(type(self)))
         _key_hashable(key)
@@ -493,6 +545,16 @@ class Dict(_Mapping):
             raise KeyError(key)
         del self[key]
         return value
+
+
+def _native_entries(handle: int):
+    """The (key, value) PFAny bytes of the map at ``handle`` (borrowed), in iteration order."""
+    cursor, found, key, value = c_int64(0), c_int(0), PFAny(), PFAny()
+    while True:
+        _check(LIB.PFMapIterNext(handle, byref(cursor), byref(key), byref(value), byref(found)))
+        if not found.value:
+            return
+        yield bytes(key), bytes(value)
 
 
 for _cls in (Array, List, Map, Dict, Shape):

@@ -1,0 +1,74 @@
+# Containers' dunder methods against list/dict/tuple on odd input (issue 13 item 4's class).
+"""``__init__`` called again on a live container does what it does on the built-in it imitates:
+a List is cleared and refilled (``list.__init__``), a Dict updated (``dict.__init__``), an Array
+or Map (immutable, like a tuple) left as it is."""
+
+import packedfun as pf
+import pytest
+
+
+def test_list_init_again_refills_like_list():
+    lst, model = pf.List([1, 2]), [1, 2]
+    alias = pf.Dict({"l": lst})["l"]  # another holder of the same native list
+    lst.__init__([7, "x", 9])
+    model.__init__([7, "x", 9])
+    assert lst == model and alias == model and alias.same_as(lst)
+    lst.__init__()
+    model.__init__()
+    assert lst == model == [] and len(alias) == 0
+
+
+def test_list_init_on_an_unshared_list_and_a_bad_element():
+    lst = pf.List([1])
+    lst.__init__("ab")
+    assert lst == ["a", "b"]
+    with pytest.raises(OverflowError, match=r"value\[1\]: int too large"):
+        lst.__init__([3, 2**70])
+    assert lst == ["a", "b"]  # converted first: unchanged
+
+
+def test_dict_init_again_updates_like_dict():
+    d, model = pf.Dict({"a": 1}), {"a": 1}
+    alias = pf.List([d])[0]
+    d.__init__({"b": 2}, c=3)
+    model.__init__({"b": 2}, c=3)
+    assert d == model and alias == model
+    d.__init__([("a", 0)])
+    model.__init__([("a", 0)])
+    d.__init__()
+    assert d == model == {"a": 0, "b": 2, "c": 3} and alias == model
+    with pytest.raises(OverflowError, match=r"value\['z'\]: int too large"):
+        d.__init__({"y": 1, "z": 2**70})
+    assert d == model
+
+
+def test_dict_and_map_take_keywords_like_dict():
+    assert pf.Dict(a=1) == dict(a=1) and pf.Dict([("a", 1)], b=2) == dict([("a", 1)], b=2)
+    assert pf.Map({"a": 1}, b=2) == {"a": 1, "b": 2}
+    for cls in (pf.Dict, pf.Map):
+        with pytest.raises(TypeError, match=r"takes at most 1 argument \(2 given\)"):
+            cls({}, {})
+
+
+def test_list_constructor_errors():
+    with pytest.raises(TypeError, match="takes no keywords"):
+        pf.List(items=[1])
+    with pytest.raises(TypeError, match=r"List\(\) takes at most 1 argument \(2 given\)"):
+        pf.List([1], [2])
+    assert pf.List.__new__(pf.List) == [] and pf.Dict.__new__(pf.Dict, {"a": 1}) == {}
+
+
+def test_immutable_containers_ignore_init_like_tuple():
+    arr, m, t = pf.Array([1, 2]), pf.Map({"a": 1}), (1, 2)
+    arr.__init__([5])
+    m.__init__({"z": 1})
+    t.__init__([5])  # a tuple ignores it too
+    assert arr == [1, 2] and m == {"a": 1}
+
+
+def test_subclass_init_passes_its_own_arguments():
+    class Squares(pf.List):
+        def __init__(self, n):
+            super().__init__(i * i for i in range(n))
+
+    assert Squares(4) == [0, 1, 4, 9]
