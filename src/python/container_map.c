@@ -34,7 +34,7 @@ static int map_lookup(PyObject* self, PyObject* key, PyObject** out) {
   if (h == NULL || map_key_hashable(key) != 0) return -1;
   PFPyOneArg a;
   if (pfpy_one_arg(&a, key, map_name()) != 0) return -1;
-  if (pfpy_map_key_fresh(key, &a.arg, map_name())) {
+  if (pfpy_map_key_refused(key, &a.arg, map_name())) {
     pfpy_one_arg_release(&a);
     return -1;
   }
@@ -312,7 +312,7 @@ static int dict_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
   if (h == NULL || map_key_hashable(key) != 0) return -1;
   PFPyOneArg k, v;
   if (pfpy_one_arg(&k, key, map_name()) != 0) return -1;
-  if (pfpy_map_key_fresh(key, &k.arg, map_name())) {
+  if (pfpy_map_key_refused(key, &k.arg, map_name())) {
     pfpy_one_arg_release(&k);
     return -1;
   }

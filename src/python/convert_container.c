@@ -19,7 +19,7 @@ typedef struct {
   PFAny* spare;          /* a buffer lent by the top-level caller (items then views), or NULL */
   Py_ssize_t spare_n;    /* how many items it holds */
   PyObject* shallow[16]; /* `open` for the usual nests: no allocation per conversion */
-  int python_keys;       /* refuse dict keys that become new objects (pfpy_map_key_fresh) */
+  int python_keys; /* refuse dict keys no lookup would find as a dict (pfpy_map_key_refused) */
 } Ctx;
 
 /* The items of one container under construction: `n` owned PFAny plus StrView/BytesView backing. */
@@ -335,7 +335,7 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
     Py_INCREF(key);
     Py_INCREF(value);
     if (ctx->python_keys && PyTuple_Check(key)) { /* refused before its Array is built */
-      pfpy_map_key_fresh(key, NULL, NULL);
+      pfpy_map_key_refused(key, NULL, NULL);
       ctx->own_error = 1; /* the path names the key */
       rc = -1;
     } else {
@@ -343,7 +343,7 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
     }
     if (rc == 0) {
       it.filled = 2 * i + 1;
-      if (ctx->python_keys && pfpy_map_key_fresh(key, &it.items[2 * i], NULL)) {
+      if (ctx->python_keys && pfpy_map_key_refused(key, &it.items[2 * i], NULL)) {
         ctx->own_error = 1;
         rc = -1;
       } else {
@@ -361,22 +361,54 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   return rc;
 }
 
-int pfpy_map_key_fresh(PyObject* key, const PFAny* converted, PyObject* what) {
-  int32_t kind = converted != NULL ? converted->type_index : kPFTypeArray;
-  if (kind < kPFTypeStaticObjectBegin || kind == kPFTypeString || kind == kPFTypeBytes ||
-      PyObject_TypeCheck(key, &PFPyObject_Type)) {
-    return 0; /* a value compared by content, or a packedfun object passed as itself */
+/* Whether `key`, converted by the number rule (an object with __index__ or __float__: a Decimal,
+ * a Fraction, a NumPy scalar), became a value not equal to it: Decimal("0.1") becomes 0.1, so it
+ * would be found by 0.1 and share its entry with every Decimal that rounds to it. 1 with the
+ * converted value in `*back` (new ref), 0, or -1 with an exception. */
+static int key_changed(PyObject* key, const PFAny* converted, PyObject** back) {
+  int32_t kind = converted->type_index;
+  if (PyLong_CheckExact(key) || PyFloat_CheckExact(key) || PyBool_Check(key) ||
+      (kind != kPFTypeInt && kind != kPFTypeFloat && kind != kPFTypeBool &&
+       kind != kPFTypeUInt64)) {
+    return 0;
   }
-  static const char reason[] =
+  *back = pfpy_any_view_to_py(converted);
+  int eq = *back != NULL ? PyObject_RichCompareBool(key, *back, Py_EQ) : -1;
+  if (eq != 0) Py_CLEAR(*back);
+  return eq < 0 ? -1 : !eq;
+}
+
+int pfpy_map_key_refused(PyObject* key, const PFAny* converted, PyObject* what) {
+  static const char fresh[] =
       "key is converted into a new native object, and Map/Dict keys that are objects compare by "
       "identity, so no lookup could find it again; use str, bytes, int, float, bool or None keys, "
       "or one packedfun object (an Array made once, ...) both to store and to look up";
-  if (what != NULL) {
-    PyErr_Format(PyExc_TypeError, "%U key %R: a %.200s %s", what, key, Py_TYPE(key)->tp_name,
-                 reason);
-  } else {
-    PyErr_Format(PyExc_TypeError, "a %.200s %s", Py_TYPE(key)->tp_name, reason);
+  int32_t kind = converted != NULL ? converted->type_index : kPFTypeArray;
+  if (PyObject_TypeCheck(key, &PFPyObject_Type)) return 0; /* a packedfun object is itself */
+  if (kind >= kPFTypeStaticObjectBegin && kind != kPFTypeString && kind != kPFTypeBytes) {
+    if (what != NULL) {
+      PyErr_Format(PyExc_TypeError, "%U key %R: a %.200s %s", what, key, Py_TYPE(key)->tp_name,
+                   fresh);
+    } else {
+      PyErr_Format(PyExc_TypeError, "a %.200s %s", Py_TYPE(key)->tp_name, fresh);
+    }
+    return 1;
   }
+  PyObject* back = NULL;
+  int changed = key_changed(key, converted, &back);
+  if (changed <= 0) return changed < 0 ? 1 : 0;
+  PyObject* reason = PyUnicode_FromFormat(
+      "a %.200s key is converted into %R, which is not equal to it, so the map would mistake it "
+      "for other keys; use a key that converts unchanged (an exact int or float, or a str)",
+      Py_TYPE(key)->tp_name, back);
+  Py_DECREF(back);
+  if (reason == NULL) return 1;
+  if (what != NULL) {
+    PyErr_Format(PyExc_TypeError, "%U key %R: %U", what, key, reason);
+  } else {
+    PyErr_SetObject(PyExc_TypeError, reason);
+  }
+  Py_DECREF(reason);
   return 1;
 }
 

@@ -22,18 +22,20 @@ int pfpy_map_types_add(PyObject* m);
  *  like arguments, nested lists/tuples/dicts become Arrays/Maps. Errors name `fname` (may be NULL),
  *  argument `pos` and the element's path. `python_keys` 1: the result is for Python (convert(), a
  *  constructor, a value stored in a container), so a dict key that would become a new object is
- *  refused (pfpy_map_key_fresh); 0 for function arguments, which go to native code whose typed
+ *  refused (pfpy_map_key_refused); 0 for function arguments, which go to native code whose typed
  *  parameters may read keys by content (std::map<std::tuple<...>, V>). Returns 0, or -1 with a
  *  Python exception set. */
 int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname, Py_ssize_t pos,
                            int python_keys);
 
-/*! Whether the dict key `key` (borrowed), converted into `converted`, is an object that conversion
- *  made anew (a tuple's Array, a callable's Function, any other Python object's Opaque): Map keys
- *  that are objects compare by identity, so no lookup could find its entry again (`converted`
- *  NULL: a tuple not converted yet). 1 with the TypeError that says so set (`what`, may be NULL,
+/*! Whether the dict key `key` (borrowed), converted into `converted`, must be refused because no
+ *  lookup would treat it as a dict does: conversion made it a new object (a tuple's Array, a
+ *  callable's Function, any other Python object's Opaque; Map keys that are objects compare by
+ *  identity, so its entry could never be found again; `converted` NULL: a tuple not converted
+ *  yet), or the number rule made it a value not equal to it (Decimal("0.1") -> 0.1, shared by
+ *  every Decimal that rounds to it). 1 with the TypeError that says so set (`what`, may be NULL,
  *  prefixes it), else 0. */
-int pfpy_map_key_fresh(PyObject* key, const PFAny* converted, PyObject* what);
+int pfpy_map_key_refused(PyObject* key, const PFAny* converted, PyObject* what);
 
 /*! The argument conversion of a list/tuple/dict: an Array/Map owned by `pack`'s temporaries. */
 int pfpy_container_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);

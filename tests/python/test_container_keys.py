@@ -6,7 +6,10 @@ function argument still converts them (its native reader may take keys by conten
 
 import datetime
 import enum
+from decimal import Decimal
+from fractions import Fraction
 
+import numpy as np
 import packedfun as pf
 import pytest
 from packedfun import testing
@@ -114,3 +117,29 @@ def test_function_arguments_still_convert_tuple_keys():
     # them by content), so arguments are not refused.
     echoed = testing.echo({(1, 2): 3})
     assert [list(k) for k in echoed.keys()] == [[1, 2]] and list(echoed.values()) == [3]
+
+
+LOSSY_KEYS = [Decimal("0.1"), Fraction(1, 3), Decimal("NaN"), Decimal("1e400")]
+
+
+@pytest.mark.parametrize("key", LOSSY_KEYS, ids=repr)
+def test_number_keys_that_convert_to_another_value_are_refused(key):
+    # Decimal("0.1") became the float 0.1: 0.1 found it, and every Decimal rounding to 0.1 shared
+    # its entry (d[Decimal("0.1")] and d[Decimal("0.1000000000000000000001")] were one key).
+    lossy = "key is converted into .*, which is not equal to it"
+    d = pf.Dict({1: 2})
+    for attempt in (lambda: d.__setitem__(key, 1), lambda: key in d, lambda: d.get(key),
+                    lambda: pf.Map({key: 1}), lambda: pf.convert({"a": {key: 1}})):  # fmt: skip
+        with pytest.raises(TypeError, match=lossy):
+            attempt()
+    assert dict(d.items()) == {1: 2}
+
+
+def test_number_keys_that_convert_unchanged_still_work():
+    keys = [Decimal("0.5"), Fraction(1, 2), np.float32(0.1), np.int64(3), np.bool_(True),
+            Level.LOW, np.uint64(2**63 + 1)]  # fmt: skip
+    d, model = pf.Dict(), {}
+    for i, key in enumerate(keys):
+        d[key] = model[key] = i
+    assert [d[k] for k in keys] == [model[k] for k in keys] and len(d) == len(model)
+    assert d[0.5] == model[0.5] and d[3] == model[3]

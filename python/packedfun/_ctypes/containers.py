@@ -333,26 +333,41 @@ _FRESH_KEY_REASON = (
 )
 
 
-def fresh_key_error(key, packed: bytes):
-    """The TypeError for a dict key that conversion made into a new object (a tuple's Array, a
-    callable's Function, another object's Opaque: ``packed`` is its PFAny), else None: Map keys
-    that are objects compare by identity, so no lookup would find it (``_core``'s
-    pfpy_map_key_fresh). str/bytes compare by content; a packedfun object is itself."""
-    tindex = _unpack_tindex(packed)[0]
-    if tindex < abi.kPFTypeStaticObjectBegin or tindex in _CONTENT_KEYS or isinstance(key, Object):
+def refused_key_error(key, packed: bytes):
+    """The TypeError for a dict key (``packed``: its PFAny) that no lookup would treat as a dict
+    does, else None (``_core``'s pfpy_map_key_refused): conversion made it a new object (a
+    tuple's Array, a callable's Function, another object's Opaque), which Map keys compare by
+    identity, or the number rule made it a value not equal to it (Decimal("0.1") -> 0.1, shared
+    by every Decimal that rounds to it). str/bytes compare by content; a packedfun object is
+    itself."""
+    if isinstance(key, Object):
         return None
-    return TypeError(f"a {tp_name(type(key))} {_FRESH_KEY_REASON}")
+    tindex = _unpack_tindex(packed)[0]
+    if tindex >= abi.kPFTypeStaticObjectBegin and tindex not in _CONTENT_KEYS:
+        return TypeError(f"a {tp_name(type(key))} {_FRESH_KEY_REASON}")
+    if tindex not in _NUMBER_KEYS or type(key) in (int, float, bool):
+        return None
+    cell = PFAny.from_buffer_copy(packed)  # kept alive while read
+    back = borrow_any(addressof(cell))
+    if key == back:
+        return None
+    return TypeError(
+        f"a {tp_name(type(key))} key is converted into {back!r}, which is not equal to it, so the "
+        "map would mistake it for other keys; use a key that converts unchanged (an exact int or "
+        "float, or a str)"
+    )
 
 
 def _check_key(key, packed: bytes) -> None:
-    """Raises fresh_key_error's TypeError, naming the key, for a lookup or a store."""
-    error = fresh_key_error(key, packed)
+    """Raises refused_key_error's TypeError, naming the key, for a lookup or a store."""
+    error = refused_key_error(key, packed)
     if error is not None:
         raise TypeError(f"packedfun.Map key {key!r}: {error}")
 
 
 _unpack_tindex = struct.Struct("=i").unpack_from
 _CONTENT_KEYS = (abi.kPFTypeString, abi.kPFTypeBytes)
+_NUMBER_KEYS = (abi.kPFTypeInt, abi.kPFTypeFloat, abi.kPFTypeBool, abi.kPFTypeUInt64)
 
 
 def _map_source(cls, args: tuple, kwargs: dict) -> dict:
@@ -657,7 +672,7 @@ def pack_container(packer, value, create=None) -> Object:
 
 
 def _pack_key(packer, frame: _Frame, item: tuple) -> bytes:
-    """The PFAny of the dict key ``item[0]``, refused (fresh_key_error) when conversion makes it a
+    """The PFAny of the dict key ``item[0]``, refused (refused_key_error) when conversion makes it a
     new object: a tuple, refused before its Array is built, or a callable or another object."""
     key, path = item[0], item[1]
     packer.pos, packer.temps = path, frame.temps
@@ -669,7 +684,7 @@ def _pack_key(packer, frame: _Frame, item: tuple) -> bytes:
         except Exception as exc:
             _note_element_error(exc, packer.fname, path)
             raise
-        error = fresh_key_error(key, packed)
+        error = refused_key_error(key, packed)
         if error is None:
             return packed
     raise TypeError(_pack._arg_message(packer.fname, path, str(error)))
