@@ -143,13 +143,18 @@ void ValidateTensor(const DLTensor& src, const char* fn) {
   }
 }
 
-/*! Compact row-major strides; a zero-size axis counts as 1 so strides stay meaningful. */
-void FillCompactStrides(const int64_t* shape, int32_t ndim, int64_t* strides) noexcept {
+/*! Compact row-major strides; a zero-size axis counts as 1 so strides stay meaningful. False
+ *  when one does not fit in int64: only a tensor with no elements passes the size check with
+ *  such axes (a hostile DLPack struct's (0, 2**62, 4)). */
+bool FillCompactStrides(const int64_t* shape, int32_t ndim, int64_t* strides) noexcept {
   int64_t stride = 1;
   for (int32_t i = ndim - 1; i >= 0; --i) {
     strides[i] = stride;
-    stride *= shape[i] > 1 ? shape[i] : 1;
+    if (i > 0 && __builtin_mul_overflow(stride, shape[i] > 1 ? shape[i] : 1, &stride)) {
+      return false;
+    }
   }
+  return true;
 }
 
 /*! A Tensor copying the metadata of `src` (validated) with no owner yet. Throws. */
@@ -171,8 +176,10 @@ TensorImpl* NewTensorImpl(const DLTensor& src, const char* fn) {
   if (src.ndim > 0) std::memcpy(dst.shape, src.shape, sizeof(int64_t) * src.ndim);
   if (src.ndim > 0 && src.strides != nullptr) {
     std::memcpy(dst.strides, src.strides, sizeof(int64_t) * src.ndim);
-  } else {
-    FillCompactStrides(dst.shape, src.ndim, dst.strides);
+  } else if (!FillCompactStrides(dst.shape, src.ndim, dst.strides)) {
+    delete[] t->heap_dims;
+    delete t;
+    Throw("ValueError", std::string(fn) + ": the tensor's compact strides overflow int64");
   }
   return t;
 }

@@ -12,6 +12,7 @@ import dlpack_structs as ds
 import fuzzing
 import numpy as np
 import packedfun as pf
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -156,5 +157,34 @@ def test_hostile_dlpack_structs_import_or_raise(
     assert all(n >= 0 for n in tensor.shape)
     str(tensor.dtype)  # describing it must not crash either
     repr(tensor), tensor.device  # only DLPack's device types are imported: all have a name
+    del tensor
+    assert ds.deleted == [ds.address(managed)]
+
+
+def _empty_struct_without_strides(shape: list[int]) -> tuple:
+    buffer = (ctypes.c_uint8 * 16)()
+    shape_arr = (ctypes.c_int64 * len(shape))(*shape)
+    managed = ds.Managed()
+    t = managed.dl_tensor
+    t.data, t.device_type, t.device_id, t.ndim = ctypes.addressof(buffer), 1, 0, len(shape)
+    t.code, t.bits, t.lanes = 2, 32, 1
+    t.shape = ctypes.cast(shape_arr, ctypes.POINTER(ctypes.c_int64))
+    t.strides = None
+    managed.deleter = ds.on_delete
+    ds.deleted.clear()
+    return managed, ds.capsule(managed, b"dltensor"), (buffer, shape_arr)
+
+
+def test_compact_strides_that_overflow_raise_value_error():
+    # Found by the hostile-struct test under UBSan (8 * (2**63 - 1), signed overflow): a tensor
+    # with no elements passes the size check whatever its other axes, and the compact strides made
+    # for it when the producer gives none overflowed int64.
+    managed, capsule, keep = _empty_struct_without_strides([0, 2**62, 4])
+    with pytest.raises(ValueError, match="compact strides overflow"):
+        pf.from_dlpack(capsule)
+    assert ds.deleted == [ds.address(managed)]
+    managed, capsule, keep = _empty_struct_without_strides([0, 2**60, 4])  # they fit
+    tensor = pf.from_dlpack(capsule)
+    assert tensor.shape == (0, 2**60, 4) and tensor.strides == (2**62, 4, 1)
     del tensor
     assert ds.deleted == [ds.address(managed)]

@@ -240,7 +240,10 @@ def start_backend(backend: str, files: list, extra: list, preload: str) -> subpr
     ignores = [f"--ignore={REPO / 'tests' / 'python' / f}" for f in EXCLUDED]
     cmd = [
         sys.executable, "-m", "pytest", *tests, *ignores, "-q", "-rfEs", "-p", "no:cacheprovider",
-        "-p", "per_test_timeout", "-o", "addopts=", *extra,
+        "-p", "per_test_timeout", "-o", "addopts=",
+        # pytest's default fd capture would swallow what a sanitizer writes to stderr (UBSan does
+        # so here despite its log_path) if the process then dies: the report must reach the log
+        "--capture=sys", *extra,
     ]  # fmt: skip
     print(f"== backend {backend}: {len(files)} test files", flush=True)
     log = open(reports / "pytest.log", "w")  # noqa: SIM115 - closed by the child's exit

@@ -1,11 +1,11 @@
 # Tensors for the ctypes backend: packedfun.Tensor, DLPack capsules both ways, array arguments.
 """The tensor half of :mod:`packedfun._ctypes.backend`, matching ``src/python/tensor*.c``.
 
-DLPack capsules are made and consumed through ``ctypes.pythonapi``; NumPy arguments travel as a
-promotable ``DLTensor*`` (a ``PFDLTensorArg`` filled from ``__array_interface__``, no DLPack call,
-whose keeper is an Opaque object owning the array, so native code that keeps the argument keeps
-the array alive), other producers (PyTorch, JAX, ...) through ``__dlpack__`` into an owned Tensor
-kept for the call.
+DLPack capsules are made and consumed through CPython's C API (a ctypes handle of its own);
+NumPy arguments travel as a promotable ``DLTensor*`` (a ``PFDLTensorArg`` filled from
+``__array_interface__``, no DLPack call, whose keeper is an Opaque object owning the array, so
+native code that keeps the argument keeps the array alive), other producers (PyTorch, JAX, ...)
+through ``__dlpack__`` into an owned Tensor kept for the call.
 """
 
 from __future__ import annotations
@@ -91,7 +91,10 @@ _VERSIONED = b"dltensor_versioned"
 _USED = {_LEGACY: b"used_dltensor", _VERSIONED: b"used_dltensor_versioned"}
 _READ_ONLY = 1  # DLPACK_FLAG_BITMASK_READ_ONLY
 
-_api = ctypes.pythonapi
+# A handle of our own onto CPython's C API: setting argtypes on ctypes.pythonapi's functions would
+# change them for every user of ctypes in the process (a test's PyCapsule_New with a NULL
+# destructor failed, or not, depending on which module set its argtypes last).
+_api = ctypes.PyDLL(None)
 _CapsuleDestructor = CFUNCTYPE(None, c_void_p)
 _api.PyCapsule_New.restype = py_object
 _api.PyCapsule_New.argtypes = [c_void_p, c_char_p, _CapsuleDestructor]

@@ -86,7 +86,7 @@ _torch_allocator_addr: list = []
 def _torch_allocator(torch) -> int | None:
     """Address of torch's exchange-API allocator (read once from its capsule)."""
     if not _torch_allocator_addr:
-        api = ctypes.pythonapi
+        api = ctypes.PyDLL(None)  # not ctypes.pythonapi: its argtypes are everyone's
         api.PyCapsule_GetPointer.restype = ctypes.c_void_p
         api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
         table = api.PyCapsule_GetPointer(
