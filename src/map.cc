@@ -46,6 +46,10 @@ KeyView ViewKey(const PFAny& k) noexcept {
     } else if (f == std::trunc(f) && f >= -9223372036854775808.0 && f < 9223372036854775808.0) {
       v.kind = KeyView::kInt;
       v.bits = static_cast<uint64_t>(static_cast<int64_t>(f));
+    } else if (f == std::trunc(f) && f >= 9223372036854775808.0 && f < 18446744073709551616.0) {
+      v.kind = KeyView::kBits;  // 2**63 <= f < 2**64: equal to that kPFTypeUInt64 key, as in a dict
+      v.type_index = kPFTypeUInt64;
+      v.bits = static_cast<uint64_t>(f);
     } else {
       v.kind = KeyView::kFloat;
       std::memcpy(&v.bits, &f, sizeof(f));

@@ -143,3 +143,15 @@ def test_number_keys_that_convert_unchanged_still_work():
         d[key] = model[key] = i
     assert [d[k] for k in keys] == [model[k] for k in keys] and len(d) == len(model)
     assert d[0.5] == model[0.5] and d[3] == model[3]
+
+
+def test_integral_floats_from_2_63_to_2_64_find_their_int_keys():
+    # An int in [2**63, 2**64) is a uint64 key; the equal float was hashed as a float, so
+    # Dict({2**63: "a"})[2.0**63] raised KeyError (a dict finds it).
+    for i in (2**63, 2**63 + 2048, 2**64 - 2048):
+        f = float(i)
+        assert pf.Dict({i: "a"})[f] == {i: "a"}[f] == "a"
+        assert pf.Map({f: "b"})[i] == {f: "b"}[i] == "b"
+        assert pf.Dict({np.uint64(i): "c"})[f] == "c"
+    assert float(2**64) not in pf.Dict({2**64 - 1: 1}) and (2**64 - 1) not in pf.Map({2.0**64: 1})
+    assert 2.0**64 in pf.Dict({2.0**64: 1}) and -(2.0**63) in pf.Dict({-(2**63): 1})
