@@ -360,6 +360,8 @@ def refused_key_error(key, packed: bytes):
 
 def _check_key(key, packed: bytes) -> None:
     """Raises refused_key_error's TypeError, naming the key, for a lookup or a store."""
+    if type(key) in _SELF_KEYS:  # the common keys convert to themselves
+        return
     error = refused_key_error(key, packed)
     if error is not None:
         raise TypeError(f"packedfun.Map key {key!r}: {error}")
@@ -367,6 +369,7 @@ def _check_key(key, packed: bytes) -> None:
 
 _unpack_tindex = struct.Struct("=i").unpack_from
 _CONTENT_KEYS = (abi.kPFTypeString, abi.kPFTypeBytes)
+_SELF_KEYS = frozenset((str, int, float))
 _NUMBER_KEYS = (abi.kPFTypeInt, abi.kPFTypeFloat, abi.kPFTypeBool, abi.kPFTypeUInt64)
 
 
