@@ -177,14 +177,54 @@ Py_hash_t pfpy_seq_hash(PyObject* self) {
   return h;
 }
 
+/* The handles whose repr is being made on this thread (a set in the thread's state dict). Each
+ * read of a container makes a new wrapper, so Py_ReprEnter, keyed by the Python object, would not
+ * see a container met again inside itself. */
+static PyObject* repr_open_set(void) {
+  PyObject* state = PyThreadState_GetDict();
+  if (state == NULL) return NULL;
+  PyObject* set = PyDict_GetItemString(state, "packedfun.repr_open");
+  if (set != NULL) return set;
+  set = PySet_New(NULL);
+  int rc = set != NULL ? PyDict_SetItemString(state, "packedfun.repr_open", set) : -1;
+  Py_XDECREF(set); /* the state dict holds it */
+  return rc == 0 ? set : NULL;
+}
+
+int pfpy_repr_enter(PyObject* self) {
+  PyObject* set = repr_open_set();
+  PyObject* key = set ? PyLong_FromVoidPtr(((PFPyObject*)self)->handle) : NULL;
+  if (key == NULL) return -1;
+  int rc = PySet_Contains(set, key);
+  if (rc == 0 && PySet_Add(set, key) != 0) rc = -1;
+  Py_DECREF(key);
+  return rc;
+}
+
+void pfpy_repr_leave(PyObject* self) {
+  PyObject* exc = pfpy_fetch_exception();
+  PyObject* set = repr_open_set();
+  PyObject* key = set ? PyLong_FromVoidPtr(((PFPyObject*)self)->handle) : NULL;
+  if (key != NULL && PySet_Discard(set, key) < 0) PyErr_Clear();
+  Py_XDECREF(key);
+  PyErr_Clear();
+  if (exc != NULL) pfpy_restore_exception(exc);
+}
+
 PyObject* pfpy_seq_repr(PyObject* self) {
-  if (Py_EnterRecursiveCall(" while getting the repr of a container")) return NULL;
+  int open = pfpy_repr_enter(self);
+  if (open != 0) return open < 0 ? NULL : PyUnicode_FromString("[...]"); /* as a list's */
+  if (Py_EnterRecursiveCall(" while getting the repr of a container")) {
+    pfpy_repr_leave(self);
+    return NULL;
+  }
   PyObject* list = pfpy_seq_to_list(self);
   PyObject* shown = list && is_shape(self) ? PyList_AsTuple(list) : (Py_XINCREF(list), list);
   Py_XDECREF(list);
   PyObject* r = shown ? PyObject_Repr(shown) : NULL;
   Py_XDECREF(shown);
   Py_LeaveRecursiveCall();
+  pfpy_repr_leave(self);
   return r;
 }
 

@@ -13,6 +13,12 @@ PyObject* pfpy_seq_index(PyObject* self, PyObject* x);
 PyObject* pfpy_seq_count(PyObject* self, PyObject* x);
 PyObject* pfpy_seq_richcompare(PyObject* self, PyObject* other, int op);
 PyObject* pfpy_seq_repr(PyObject* self);
+
+/*! Marks the repr of `self`'s native object as being made on this thread: 0, or 1 when it
+ *  already is (a container met again inside itself: print "[...]" / "{...}" as list and dict do),
+ *  or -1 with an exception. pfpy_repr_leave (after a 0) unmarks it, keeping any pending error. */
+int pfpy_repr_enter(PyObject* self);
+void pfpy_repr_leave(PyObject* self);
 PyObject* pfpy_seq_iter(PyObject* self);
 PyObject* pfpy_seq_new(PyTypeObject* type, PyObject* args, PyObject* kwds);
 PyObject* pfpy_seq_to_list(PyObject* self);

@@ -243,11 +243,17 @@ static PyObject* map_richcompare(PyObject* self, PyObject* other, int op) {
 }
 
 static PyObject* map_repr(PyObject* self) {
-  if (Py_EnterRecursiveCall(" while getting the repr of a container")) return NULL;
+  int open = pfpy_repr_enter(self);
+  if (open != 0) return open < 0 ? NULL : PyUnicode_FromString("{...}"); /* as a dict's */
+  if (Py_EnterRecursiveCall(" while getting the repr of a container")) {
+    pfpy_repr_leave(self);
+    return NULL;
+  }
   PyObject* d = map_to_dict(self);
   PyObject* r = d ? PyObject_Repr(d) : NULL;
   Py_XDECREF(d);
   Py_LeaveRecursiveCall();
+  pfpy_repr_leave(self);
   return r;
 }
 

@@ -72,3 +72,26 @@ def test_subclass_init_passes_its_own_arguments():
             super().__init__(i * i for i in range(n))
 
     assert Squares(4) == [0, 1, 4, 9]
+
+
+def test_repr_of_a_container_inside_itself_is_that_of_list_and_dict():
+    # Each read makes a new wrapper, so the repr recursed until RecursionError (ctypes: an
+    # ArgumentError wrapping it); list and dict print [...] / {...}.
+    lst, model = pf.List([1, 2]), [1, 2]
+    lst.append(lst)
+    model.append(model)
+    d, dmodel = pf.Dict({"b": 2}), {"b": 2}
+    d["a"] = d
+    dmodel["a"] = dmodel
+    assert repr(lst) == repr(model) and repr(d) == repr(dmodel)
+    assert repr(pf.Dict({"l": lst})) == repr({"l": model}) and repr(pf.Array([1, 1])) == "[1, 1]"
+
+    class Bad:
+        def __repr__(self):
+            raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        repr(pf.List([Bad()]))
+    assert repr(pf.List([1])) == "[1]"  # the guard was released
+    lst.clear()  # break the cycles
+    del d["a"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 import sys
+import threading
 from ctypes import addressof, byref, c_int, c_int64, c_uint64, c_void_p, string_at
 
 from . import abi as abi
@@ -82,6 +83,26 @@ def _take_if_unshared(self, made: Object, empty_only: bool = False) -> bool:
     if handle:
         LIB.PFObjectDecRef(handle)
     return True
+
+
+_REPR_OPEN = threading.local()
+
+
+def _guarded_repr(self, again: str, show) -> str:
+    """``show()``, or ``again`` when this native object's repr is already being made on this
+    thread (a container met inside itself prints ``[...]``/``{...}``, as list and dict do). Keyed
+    by the handle: each read makes a new wrapper (``_core``'s pfpy_repr_enter)."""
+    open_handles = getattr(_REPR_OPEN, "handles", None)
+    if open_handles is None:
+        open_handles = _REPR_OPEN.handles = set()
+    handle = self._pf_handle
+    if handle in open_handles:
+        return again
+    open_handles.add(handle)
+    try:
+        return show()
+    finally:
+        open_handles.discard(handle)
 
 
 def _handle(self, prefix: str) -> int:
@@ -193,7 +214,7 @@ class _Sequence(Object):
         return hash(tuple(self))
 
     def __repr__(self):
-        return repr(list(self))
+        return _guarded_repr(self, "[...]", lambda: repr(list(self)))
 
 
 class Array(_Sequence):
@@ -491,7 +512,7 @@ class _Mapping(Object):
         return result if result is NotImplemented else not result
 
     def __repr__(self):
-        return repr(self._pf_dict())
+        return _guarded_repr(self, "{...}", lambda: repr(self._pf_dict()))
 
 
 class Map(_Mapping):
