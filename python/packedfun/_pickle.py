@@ -161,7 +161,7 @@ def _reduce_object(self: Any, protocol: int = 2) -> tuple:
 
 def _copy_container(self: Any) -> Any:
     if isinstance(self, (core.Map, core.Dict)):
-        return type(self)(dict(self.items()))
+        return type(self)(self)  # entry by entry: equal Array keys stay distinct
     return type(self)(list(self))
 
 

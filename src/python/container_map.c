@@ -271,6 +271,42 @@ static PyObject* map_source(PyObject* args, PyObject* kwds, const char* fname) {
   return d;
 }
 
+/* A copy of the Map or Dict `src`, entry by entry: through a Python dict, two keys equal in Python
+ * but distinct natively (two Arrays with the same elements) would merge into one. */
+static int map_copy(PFObject* src, int32_t kind, PFAny* out) {
+  int64_t n = 0;
+  if (PFMapSize(src, &n) != 0) return pfpy_native_fail();
+  PFAny* kv = (PFAny*)PyMem_Malloc((size_t)(2 * n + 1) * sizeof(PFAny));
+  if (kv == NULL) return PyErr_NoMemory(), -1;
+  int64_t cursor = 0, got = 0;
+  int found = 1, rc = 0;
+  while (rc == 0 && found && got < n) {
+    rc = PFMapIterNext(src, &cursor, &kv[2 * got], &kv[2 * got + 1], &found);
+    got += rc == 0 && found;
+  }
+  if (rc == 0) rc = kind == kPFTypeDict ? PFDictCreate(kv, got, out) : PFMapCreate(kv, got, out);
+  PyMem_Free(kv);
+  return rc == 0 ? 0 : pfpy_native_fail();
+}
+
+/* The native container (`kind`) of a Map/Dict constructor's arguments in `*made` (new ref; left
+ * empty when they hold no entry). 0, or -1 with an exception. */
+static int map_made(PyObject* args, PyObject* kwds, int32_t kind, PFAny* made) {
+  PyObject* src = PyTuple_GET_SIZE(args) == 1 ? PyTuple_GET_ITEM(args, 0) : NULL;
+  if (src != NULL && (kwds == NULL || PyDict_GET_SIZE(kwds) == 0) &&
+      (PyObject_TypeCheck(src, &PFPyMap_Type) || PyObject_TypeCheck(src, &PFPyDict_Type)) &&
+      ((PFPyObject*)src)->handle != NULL) {
+    return map_copy(((PFPyObject*)src)->handle, kind, made);
+  }
+  PyObject* d = map_source(args, kwds, kind == kPFTypeDict ? "|O:Dict" : "|O:Map");
+  if (d == NULL) return -1;
+  int rc = kind == kPFTypeDict && PyDict_GET_SIZE(d) == 0
+               ? 0
+               : pfpy_container_from_py(d, kind, made, NULL, -1, 1);
+  Py_DECREF(d);
+  return rc;
+}
+
 /* Map(mapping_or_pairs={}, **kwargs); Dict(...) makes an empty Dict that __init__ fills. */
 static PyObject* map_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   PFAny made = {0};
@@ -278,11 +314,8 @@ static PyObject* map_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
     if (PFDictCreate(NULL, 0, &made) != 0) return pfpy_raise_native(NULL);
     return pfpy_wrap_as(type, made.v_obj);
   }
-  PyObject* d = map_source(args, kwds, "|O:Map");
-  if (d == NULL) return NULL;
-  int rc = pfpy_container_from_py(d, kPFTypeMap, &made, NULL, -1, 1);
-  Py_DECREF(d);
-  return rc != 0 ? NULL : pfpy_wrap_as(type, made.v_obj);
+  if (map_made(args, kwds, kPFTypeMap, &made) != 0) return NULL;
+  return pfpy_wrap_as(type, made.v_obj);
 }
 
 /* Dict.__init__(mapping_or_pairs={}, **kwargs): as dict.__init__, adds the entries (converted
@@ -290,11 +323,8 @@ static PyObject* map_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
  * __init__ again on a live Dict updates it, as on a dict, instead of doing nothing. A Dict no one
  * else holds and still empty (Dict(...) itself) takes the converted Dict outright. */
 static int dict_init(PyObject* self, PyObject* args, PyObject* kwds) {
-  PyObject* d = map_source(args, kwds, "|O:Dict");
-  if (d == NULL) return -1;
   PFAny made = {0};
-  int rc = PyDict_GET_SIZE(d) == 0 ? 0 : pfpy_container_from_py(d, kPFTypeDict, &made, NULL, -1, 1);
-  Py_DECREF(d);
+  int rc = map_made(args, kwds, kPFTypeDict, &made);
   if (rc != 0 || made.v_obj == NULL) return rc;
   PFObject* h = ((PFPyObject*)self)->handle;
   int64_t n = 0;

@@ -95,3 +95,18 @@ def test_repr_of_a_container_inside_itself_is_that_of_list_and_dict():
     assert repr(pf.List([1])) == "[1]"  # the guard was released
     lst.clear()  # break the cycles
     del d["a"]
+
+
+def test_copying_a_map_keeps_keys_equal_in_python_but_distinct_natively():
+    # Two Arrays with the same elements are one key to a dict but two to a Map (object keys
+    # compare by identity); copy.copy(d) and Dict(d) went through a dict and lost one.
+    import copy
+
+    a1, a2 = pf.Array([1]), pf.Array([1])
+    d = pf.Dict({"x": 0})
+    d[a1], d[a2] = 1, 2
+    for made in (copy.copy(d), pf.Dict(d), pf.Map(d), copy.copy(pf.Map(d))):
+        assert len(made) == 3 and made[a1] == 1 and made[a2] == 2
+    e = pf.Dict({"k": 0})
+    e.__init__(d)
+    assert len(e) == 4 and pf.Dict(pf.Map({"a": 1}), b=2) == {"a": 1, "b": 2}

@@ -394,6 +394,23 @@ _SELF_KEYS = frozenset((str, int, float))
 _NUMBER_KEYS = (abi.kPFTypeInt, abi.kPFTypeFloat, abi.kPFTypeBool, abi.kPFTypeUInt64)
 
 
+def _map_made(cls, args: tuple, kwargs: dict, create) -> Object | None:
+    """The native container (``create``: PFMapCreate or PFDictCreate) of a Map/Dict
+    constructor's arguments; None for a Dict given no entry. A Map or Dict source is copied
+    entry by entry (``_core``'s map_copy): through a Python dict, two keys equal in Python but
+    distinct natively (two Arrays with the same elements) would merge into one."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], _Mapping) and args[0]._pf_handle:
+        entries = list(_native_entries(args[0]._pf_handle))
+        out = PFAny()
+        parts = b"".join(k + v for k, v in entries) or None
+        _check(create(parts, len(entries), byref(out)))
+        return wrap(out.v_obj, out.type_index, Object)
+    merged = _map_source(cls, args, kwargs)
+    if not merged and create is LIB.PFDictCreate:
+        return None
+    return make_mapping(merged, create)
+
+
 def _map_source(cls, args: tuple, kwargs: dict) -> dict:
     """The entries of ``Map(...)``/``Dict(...)``'s arguments, as ``dict(*args, **kwargs)``."""
     if len(args) > 1:
@@ -412,7 +429,7 @@ class _Mapping(Object):
     def __new__(cls, *args, **kwargs):
         if issubclass(cls, Dict):  # empty: __init__ fills it, as a dict's does
             return _native_new(cls, make_mapping({}, LIB.PFDictCreate))
-        return _native_new(cls, make_mapping(_map_source(cls, args, kwargs), cls._pf_create()))
+        return _native_new(cls, _map_made(cls, args, kwargs, LIB.PFMapCreate))
 
     def __len__(self) -> int:
         if not self._pf_handle:
@@ -537,10 +554,9 @@ class Dict(_Mapping):
     def __init__(self, *args, **kwargs) -> None:
         """As ``dict.__init__``: adds the entries of ``args[0]`` and ``kwargs`` (converted first:
         a bad one leaves the Dict unchanged), also when called again on a live Dict."""
-        merged = _map_source(type(self), args, kwargs)
-        if not merged:
+        made = _map_made(type(self), args, kwargs, LIB.PFDictCreate)
+        if made is None:
             return
-        made = make_mapping(merged, LIB.PFDictCreate)
         if _take_if_unshared(self, made, empty_only=True):
             return
         handle = _handle(self, tp_name(type(self)))
