@@ -504,11 +504,16 @@ static const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
     if (exchange_cache[i].type == type) return exchange_cache[i].api;
   }
   const DLPackExchangeAPI* api = lookup_exchange_api(type);
+  /* The tensor type is remembered even once the cache is full: sixteen other types seen first (any
+   * objects converted as opaque values) used to leave torch unrecognised for the rest of the
+   * process, its calls answering packedfun.Tensor instead of torch.Tensor. */
+  if (api != NULL && api->dltensor_from_py_object_no_sync != NULL &&
+      type != pfpy_tensor_exchange_type) {
+    Py_INCREF(type); /* kept for the process's life, like the cache's entries */
+    pfpy_tensor_exchange_type = type;
+    pfpy_tensor_exchange_api = api;
+  }
   if (exchange_cache_used < EXCHANGE_CACHE_SIZE) {
-    if (api != NULL && api->dltensor_from_py_object_no_sync != NULL) { /* cache keeps `type` */
-      pfpy_tensor_exchange_type = type;
-      pfpy_tensor_exchange_api = api;
-    }
     Py_INCREF(type);
     exchange_cache[exchange_cache_used].type = type;
     exchange_cache[exchange_cache_used].api = api;

@@ -110,3 +110,25 @@ def test_copying_a_map_keeps_keys_equal_in_python_but_distinct_natively():
     e = pf.Dict({"k": 0})
     e.__init__(d)
     assert len(e) == 4 and pf.Dict(pf.Map({"a": 1}), b=2) == {"a": 1, "b": 2}
+
+
+def test_many_object_kinds_converted_first_leave_torch_results_torch():
+    # Found by this file's odd keys: after 16 other types had been through the tensor probe (any
+    # objects converted as opaque values), _core's per-type cache was full and torch.Tensor was
+    # never recognised, so torch arguments got packedfun.Tensor results for the rest of the process.
+    pytest.importorskip("torch")
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import packedfun as pf, torch\n"
+        "from packedfun import testing\n"
+        "for i in range(40):\n"
+        "    pf.List([type(f'K{i}', (), {})()])\n"
+        "assert type(testing.echo(torch.zeros(2))) is torch.Tensor\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
