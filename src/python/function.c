@@ -246,6 +246,26 @@ static inline __attribute__((always_inline)) int is_object(PyObject* o) {
   return 0;
 }
 
+/* The call of call_with_objects and call_with_lone_object once their pack is made: the native
+ * call, the release of the recycled wrapper `temp` (NULL when none), and the result (None, what
+ * callbacks return, without the generic converter). Inlined into both. */
+static inline __attribute__((always_inline)) PyObject* call_packed_objects(PFPyFunction* f,
+                                                                           PFAny* packed, int32_t n,
+                                                                           PFObject* temp) {
+  PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
+  if (PFPY_UNLIKELY(fo == NULL)) {
+    if (temp != NULL) pfpy_borrowing_callback_release(temp);
+    return released_error();
+  }
+  PFAny rv;
+  PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
+  int rc = call_native(fo, packed, n, &rv);
+  if (temp != NULL) pfpy_borrowing_callback_release(temp);
+  if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
+  if (PFPY_LIKELY(rv.type_index == kPFTypeNone)) Py_RETURN_NONE;
+  return result_to_py(&rv);
+}
+
 /* A call with an argument the plain fast path does not take: a packedfun object (a Function made
  * once by convert(), a container, a reflected object) travels borrowed, and a Python function in
  * the recycled wrapper when one is ready; anything else starts over in call_general. The pack is
@@ -271,18 +291,7 @@ static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* cons
       pfpy_object_arg(o, &packed[i]);
     }
   }
-  PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
-  if (PFPY_UNLIKELY(fo == NULL)) {
-    if (temp != NULL) pfpy_borrowing_callback_release(temp);
-    return released_error();
-  }
-  PFAny rv;
-  PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
-  int rc = call_native(fo, packed, (int32_t)n, &rv);
-  if (temp != NULL) pfpy_borrowing_callback_release(temp);
-  if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
-  if (PFPY_LIKELY(rv.type_index == kPFTypeNone)) Py_RETURN_NONE; /* what callbacks return */
-  return result_to_py(&rv);
+  return call_packed_objects(f, packed, (int32_t)n, temp);
 general:
   if (temp != NULL) pfpy_borrowing_callback_release(temp);
   return call_general(f, args, n, NULL);
@@ -306,18 +315,7 @@ static PFPY_NOINLINE PyObject* call_with_lone_object(PFPyFunction* f, PyObject* 
   } else {
     return call_general(f, args, 1, NULL);
   }
-  PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
-  if (PFPY_UNLIKELY(fo == NULL)) {
-    if (temp != NULL) pfpy_borrowing_callback_release(temp);
-    return released_error();
-  }
-  PFAny rv;
-  PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
-  int rc = call_native(fo, &arg, 1, &rv);
-  if (temp != NULL) pfpy_borrowing_callback_release(temp);
-  if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
-  if (PFPY_LIKELY(rv.type_index == kPFTypeNone)) Py_RETURN_NONE; /* what callbacks return */
-  return result_to_py(&rv);
+  return call_packed_objects(f, &arg, 1, temp);
 }
 
 /* The positional call: POD arguments straight into a stack pack, anything else to the slow
