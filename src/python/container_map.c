@@ -28,19 +28,13 @@ static int map_key_hashable(PyObject* key) {
   return PyObject_Hash(key) == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* Whether `key` needs pfpy_map_key_refused: not for str, int and float, the common keys, which
- * convert to themselves. */
-static inline int map_key_checked(PyObject* key) {
-  return !PyUnicode_CheckExact(key) && !PyLong_CheckExact(key) && !PyFloat_CheckExact(key);
-}
-
 /* Looks `key` up: 1 with `*out` a new reference, 0 when absent, -1 with an exception. */
 static int map_lookup(PyObject* self, PyObject* key, PyObject** out) {
   PFObject* h = map_handle(self);
   if (h == NULL || map_key_hashable(key) != 0) return -1;
   PFPyOneArg a;
   if (pfpy_one_arg(&a, key, map_name()) != 0) return -1;
-  if (map_key_checked(key) && pfpy_map_key_refused(key, &a.arg, map_name())) {
+  if (!pfpy_map_key_is_itself(key) && pfpy_map_key_refused(key, &a.arg, map_name())) {
     pfpy_one_arg_release(&a);
     return -1;
   }
@@ -354,7 +348,7 @@ static int dict_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
   if (h == NULL || map_key_hashable(key) != 0) return -1;
   PFPyOneArg k, v;
   if (pfpy_one_arg(&k, key, map_name()) != 0) return -1;
-  if (map_key_checked(key) && pfpy_map_key_refused(key, &k.arg, map_name())) {
+  if (!pfpy_map_key_is_itself(key) && pfpy_map_key_refused(key, &k.arg, map_name())) {
     pfpy_one_arg_release(&k);
     return -1;
   }

@@ -343,7 +343,8 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
     }
     if (rc == 0) {
       it.filled = 2 * i + 1;
-      if (ctx->python_keys && pfpy_map_key_refused(key, &it.items[2 * i], NULL)) {
+      if (ctx->python_keys && !pfpy_map_key_is_itself(key) &&
+          pfpy_map_key_refused(key, &it.items[2 * i], NULL)) {
         ctx->own_error = 1;
         rc = -1;
       } else {
@@ -361,54 +362,45 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   return rc;
 }
 
-/* Whether `key`, converted by the number rule (an object with __index__ or __float__: a Decimal,
- * a Fraction, a NumPy scalar), became a value not equal to it: Decimal("0.1") becomes 0.1, so it
- * would be found by 0.1 and share its entry with every Decimal that rounds to it. 1 with the
- * converted value in `*back` (new ref), 0, or -1 with an exception. */
-static int key_changed(PyObject* key, const PFAny* converted, PyObject** back) {
-  int32_t kind = converted->type_index;
-  if (PyLong_CheckExact(key) || PyFloat_CheckExact(key) || PyBool_Check(key) ||
-      (kind != kPFTypeInt && kind != kPFTypeFloat && kind != kPFTypeBool &&
-       kind != kPFTypeUInt64)) {
-    return 0;
-  }
-  *back = pfpy_any_view_to_py(converted);
-  int eq = *back != NULL ? PyObject_RichCompareBool(key, *back, Py_EQ) : -1;
-  if (eq != 0) Py_CLEAR(*back);
-  return eq < 0 ? -1 : !eq;
+/* packedfun._map_keys.refusal, imported on first use. */
+static PyObject* map_key_refusal = NULL;
+
+static PFPY_NOINLINE int import_map_key_rule(void) {
+  PyObject* mod = PyImport_ImportModule("packedfun._map_keys");
+  if (mod == NULL) return -1;
+  map_key_refusal = PyObject_GetAttrString(mod, "refusal");
+  Py_DECREF(mod);
+  return map_key_refusal == NULL ? -1 : 0;
 }
 
+/* The rule lives once, in Python, for both backends; it is reached only for keys of the uncommon
+ * kinds (pfpy_map_key_is_itself lets the common ones through), so the call costs the hot paths
+ * nothing. An inline value is read back for the rule's equality test; an object is not. */
 int pfpy_map_key_refused(PyObject* key, const PFAny* converted, PyObject* what) {
-  static const char fresh[] =
-      "key is converted into a new native object, and Map/Dict keys that are objects compare by "
-      "identity, so no lookup could find it again; use str, bytes, int, float, bool or None keys, "
-      "or one packedfun object (an Array made once, ...) both to store and to look up";
+  if (map_key_refusal == NULL && import_map_key_rule() != 0) return 1;
   int32_t kind = converted != NULL ? converted->type_index : kPFTypeArray;
-  if (PyObject_TypeCheck(key, &PFPyObject_Type)) return 0; /* a packedfun object is itself */
-  if (kind >= kPFTypeStaticObjectBegin && kind != kPFTypeString && kind != kPFTypeBytes) {
-    if (what != NULL) {
-      PyErr_Format(PyExc_TypeError, "%U key %R: a %.200s %s", what, key, Py_TYPE(key)->tp_name,
-                   fresh);
-    } else {
-      PyErr_Format(PyExc_TypeError, "a %.200s %s", Py_TYPE(key)->tp_name, fresh);
-    }
-    return 1;
-  }
-  PyObject* back = NULL;
-  int changed = key_changed(key, converted, &back);
-  if (changed <= 0) return changed < 0 ? 1 : 0;
-  PyObject* reason = PyUnicode_FromFormat(
-      "a %.200s key is converted into %R, which is not equal to it, so the map would mistake it "
-      "for other keys; use a key that converts unchanged (an exact int or float, or a str)",
-      Py_TYPE(key)->tp_name, back);
-  Py_DECREF(back);
-  if (reason == NULL) return 1;
-  if (what != NULL) {
-    PyErr_Format(PyExc_TypeError, "%U key %R: %U", what, key, reason);
+  PyObject* back = Py_None;
+  if (converted != NULL && kind < kPFTypeStaticObjectBegin) {
+    back = pfpy_any_view_to_py(converted);
+    if (back == NULL) return 1;
   } else {
-    PyErr_SetObject(PyExc_TypeError, reason);
+    Py_INCREF(back);
   }
-  Py_DECREF(reason);
+  PyObject* index = PyLong_FromLong(kind);
+  PyObject* error = NULL;
+  if (index != NULL) {
+    PyObject* args[] = {key, index, back, what != NULL ? what : Py_None};
+    error = PyObject_Vectorcall(map_key_refusal, args, 4, NULL);
+  }
+  Py_XDECREF(index);
+  Py_DECREF(back);
+  if (error == NULL) return 1;
+  if (error == Py_None) {
+    Py_DECREF(error);
+    return 0;
+  }
+  PyErr_SetObject((PyObject*)Py_TYPE(error), error);
+  Py_DECREF(error);
   return 1;
 }
 

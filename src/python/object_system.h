@@ -28,14 +28,23 @@ int pfpy_map_types_add(PyObject* m);
 int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname, Py_ssize_t pos,
                            int python_keys);
 
-/*! Whether the dict key `key` (borrowed), converted into `converted`, must be refused because no
- *  lookup would treat it as a dict does: conversion made it a new object (a tuple's Array, a
- *  callable's Function, any other Python object's Opaque; Map keys that are objects compare by
- *  identity, so its entry could never be found again; `converted` NULL: a tuple not converted
- *  yet), or the number rule made it a value not equal to it (Decimal("0.1") -> 0.1, shared by
- *  every Decimal that rounds to it). 1 with the TypeError that says so set (`what`, may be NULL,
- *  prefixes it), else 0. */
+/*! Applies packedfun._map_keys.refusal, the one rule (shared with the ctypes backend) for dict
+ *  keys no lookup would treat as a dict does: conversion made the key `key` (borrowed) into a new
+ *  object (a tuple's Array, a callable's Function, another object's Opaque), or the number rule
+ *  made it a value not equal to it (Decimal("0.1") -> 0.1). `converted`: what conversion made of
+ *  it (borrowed; NULL: a tuple not converted yet, refused as its Array would be). 1 with the
+ *  TypeError that says so set (`what`, may be NULL, names the container in it), or with the
+ *  rule's own exception; else 0. Callers skip the keys pfpy_map_key_is_itself accepts. */
 int pfpy_map_key_refused(PyObject* key, const PFAny* converted, PyObject* what);
+
+/*! Whether `key` is of a kind that converts to itself (exact str, int, float, bool, bytes, None,
+ *  a packedfun object), which the refusal rule always keeps: the common keys skip the call into
+ *  Python. */
+static inline int pfpy_map_key_is_itself(PyObject* key) {
+  PyTypeObject* t = Py_TYPE(key);
+  return t == &PyUnicode_Type || t == &PyLong_Type || t == &PyFloat_Type || t == &PyBool_Type ||
+         t == &PyBytes_Type || key == Py_None || PyObject_TypeCheck(key, &PFPyObject_Type);
+}
 
 /*! The argument conversion of a list/tuple/dict: an Array/Map owned by `pack`'s temporaries. */
 int pfpy_container_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);

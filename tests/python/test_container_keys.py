@@ -155,3 +155,32 @@ def test_integral_floats_from_2_63_to_2_64_find_their_int_keys():
         assert pf.Dict({np.uint64(i): "c"})[f] == "c"
     assert float(2**64) not in pf.Dict({2**64 - 1: 1}) and (2**64 - 1) not in pf.Map({2.0**64: 1})
     assert 2.0**64 in pf.Dict({2.0**64: 1}) and -(2.0**63) in pf.Dict({-(2**63): 1})
+
+
+def test_the_shared_rule_knows_the_abis_type_indices():
+    # Both backends call packedfun._map_keys.refusal with the converted key's type index; the
+    # rule's copy of the PFTypeIndex values must be the header's (mirrored by _ctypes.abi).
+    from packedfun import _map_keys
+    from packedfun._ctypes import abi
+
+    pairs = {"INT": "Int", "BOOL": "Bool", "FLOAT": "Float", "UINT64": "UInt64",
+             "STATIC_OBJECT_BEGIN": "StaticObjectBegin", "STRING": "String", "BYTES": "Bytes",
+             "ARRAY": "Array"}  # fmt: skip
+    for ours, header in pairs.items():
+        assert getattr(_map_keys, f"TYPE_{ours}") == getattr(abi, f"kPFType{header}"), ours
+
+
+def test_a_str_subclass_key_is_kept_and_a_key_whose_equality_raises_raises():
+    class Name(str):
+        pass
+
+    class Odd(Decimal):
+        def __eq__(self, other):
+            raise ArithmeticError("no comparing")
+
+        __hash__ = Decimal.__hash__
+
+    d = pf.Dict({Name("a"): 1})
+    assert d["a"] == d[Name("a")] == 1 and pf.Map({Name("é"): 2})["é"] == 2
+    with pytest.raises(ArithmeticError, match="no comparing"):
+        d[Odd("0.1")] = 1

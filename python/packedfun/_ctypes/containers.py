@@ -17,6 +17,7 @@ import sys
 import threading
 from ctypes import addressof, byref, c_int, c_int64, c_uint64, c_void_p, string_at
 
+from .. import _map_keys
 from . import abi as abi
 from .abi import LIB, PFAny
 from .values import (
@@ -347,51 +348,28 @@ def _key_hashable(key) -> None:
         hash(key)
 
 
-_FRESH_KEY_REASON = (
-    "key is converted into a new native object, and Map/Dict keys that are objects compare by "
-    "identity, so no lookup could find it again; use str, bytes, int, float, bool or None keys, "
-    "or one packedfun object (an Array made once, ...) both to store and to look up"
-)
-
-
-def refused_key_error(key, packed: bytes):
-    """The TypeError for a dict key (``packed``: its PFAny) that no lookup would treat as a dict
-    does, else None (``_core``'s pfpy_map_key_refused): conversion made it a new object (a
-    tuple's Array, a callable's Function, another object's Opaque), which Map keys compare by
-    identity, or the number rule made it a value not equal to it (Decimal("0.1") -> 0.1, shared
-    by every Decimal that rounds to it). str/bytes compare by content; a packedfun object is
-    itself."""
-    if isinstance(key, Object):
-        return None
-    tindex = _unpack_tindex(packed)[0]
-    if tindex >= abi.kPFTypeStaticObjectBegin and tindex not in _CONTENT_KEYS:
-        return TypeError(f"a {tp_name(type(key))} {_FRESH_KEY_REASON}")
-    if tindex not in _NUMBER_KEYS or type(key) in (int, float, bool):
-        return None
-    cell = PFAny.from_buffer_copy(packed)  # kept alive while read
-    back = borrow_any(addressof(cell))
-    if key == back:
-        return None
-    return TypeError(
-        f"a {tp_name(type(key))} key is converted into {back!r}, which is not equal to it, so the "
-        "map would mistake it for other keys; use a key that converts unchanged (an exact int or "
-        "float, or a str)"
-    )
-
-
 def _check_key(key, packed: bytes) -> None:
-    """Raises refused_key_error's TypeError, naming the key, for a lookup or a store."""
-    if type(key) in _SELF_KEYS:  # the common keys convert to themselves
+    """Raises the refused-key TypeError (packedfun._map_keys, shared with ``_core``), naming the
+    key, for a lookup or a store of ``key`` converted into ``packed``."""
+    if type(key) in _SELF_KEYS or isinstance(key, Object):  # kinds that convert to themselves
         return
-    error = refused_key_error(key, packed)
+    error = _key_refusal(key, packed, "packedfun.Map")
     if error is not None:
-        raise TypeError(f"packedfun.Map key {key!r}: {error}")
+        raise error
+
+
+def _key_refusal(key, packed: bytes, what: str | None) -> TypeError | None:
+    """packedfun._map_keys.refusal of ``key`` converted into ``packed`` (its PFAny)."""
+    tindex = _unpack_tindex(packed)[0]
+    converted = None
+    if tindex < abi.kPFTypeStaticObjectBegin:  # an inline value is read back for the rule
+        cell = PFAny.from_buffer_copy(packed)  # kept alive while read
+        converted = borrow_any(addressof(cell))
+    return _map_keys.refusal(key, tindex, converted, what)
 
 
 _unpack_tindex = struct.Struct("=i").unpack_from
-_CONTENT_KEYS = (abi.kPFTypeString, abi.kPFTypeBytes)
-_SELF_KEYS = frozenset((str, int, float))
-_NUMBER_KEYS = (abi.kPFTypeInt, abi.kPFTypeFloat, abi.kPFTypeBool, abi.kPFTypeUInt64)
+_SELF_KEYS = frozenset((str, int, float, bool, bytes, type(None)))
 
 
 def _map_made(cls, args: tuple, kwargs: dict, create) -> Object | None:
@@ -712,19 +690,21 @@ def pack_container(packer, value, create=None) -> Object:
 
 
 def _pack_key(packer, frame: _Frame, item: tuple) -> bytes:
-    """The PFAny of the dict key ``item[0]``, refused (refused_key_error) when conversion makes it a
-    new object: a tuple, refused before its Array is built, or a callable or another object."""
+    """The PFAny of the dict key ``item[0]``, refused (packedfun._map_keys) when conversion makes
+    it a new object: a tuple, refused before its Array is built, or a callable or another object."""
     key, path = item[0], item[1]
     packer.pos, packer.temps = path, frame.temps
     if isinstance(key, (list, tuple, dict)):
-        error = TypeError(f"a {tp_name(type(key))} {_FRESH_KEY_REASON}")
+        error = _map_keys.refusal(key, abi.kPFTypeArray, None)
     else:
         try:
             packed = packer.pack(key)
         except Exception as exc:
             _note_element_error(exc, packer.fname, path)
             raise
-        error = refused_key_error(key, packed)
+        if type(key) in _SELF_KEYS or isinstance(key, Object):
+            return packed
+        error = _key_refusal(key, packed, None)
         if error is None:
             return packed
     raise TypeError(_pack._arg_message(packer.fname, path, str(error)))

@@ -215,7 +215,7 @@ class _Packer:
         self.temps = temps
         self.active: set = set()
         # True: the value is for Python (convert(), a constructor, a value stored in a container),
-        # so a dict key that would become a new object is refused (containers.refused_key_error);
+        # so a dict key that would become a new object is refused (packedfun._map_keys.refusal);
         # False for arguments and results, read by native code that may take keys by content.
         self.python_keys = python_keys
 
