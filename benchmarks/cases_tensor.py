@@ -20,7 +20,10 @@ from peers import Peers
 
 HERE = Path(__file__).resolve().parent
 BUILD = HERE / "_build" / "tensor"
-PF_SOURCE = "int64_t tensor_ndim(packedfun::TensorView x) { return x->ndim; }\n"
+PF_BODY = "int64_t tensor_ndim(packedfun::TensorView x) { return x->ndim; }\n"
+# A trivial body, declared so (it keeps the caller's GIL, as nanobind's functions do): the rows
+# compare argument conversion. The "default GIL policy" row builds the same body undeclared.
+PF_SOURCE = PF_BODY + "PACKEDFUN_DLL_EXPORT_GIL(tensor_ndim, kPFGILHold);\n"
 TVM_SOURCE = "int64_t tensor_ndim(tvm::ffi::TensorView x) { return x.ndim(); }\n"
 
 
@@ -79,6 +82,8 @@ def _loaders(peers: Peers) -> dict:
             build_directory=str(BUILD),
         )
         funcs["packedfun"] = mod.tensor_ndim
+        if mod.tensor_ndim.gil_policy != "hold":
+            raise AssertionError("bench_tensor: tensor_ndim was declared kPFGILHold")
     if "tvm-ffi" in peers.loaded:
         import tvm_ffi.cpp
 
@@ -146,6 +151,22 @@ def make_cases(peers: Peers) -> list:
         tfuncs = {k: v for k, v in funcs.items() if k != "ctypes"}
         cases.append(Case("torch float32[4] → ndim", _checked(tfuncs, t), empty_loop(1),
                           Target("≥ 2.5× faster than tvm-ffi", faster_than=("tvm-ffi", 2.5)),
+                          group="tensor"))  # fmt: skip
+    if "packedfun" in funcs:
+        import packedfun.cpp
+
+        released = packedfun.cpp.load_inline(
+            "bench_tensor_release",
+            cpp_sources=PF_BODY,
+            functions="tensor_ndim",
+            build_directory=str(BUILD / "release"),
+        ).tensor_ndim
+        default_funcs = {"packedfun": released}
+        if "tvm-ffi" in funcs:
+            default_funcs["tvm-ffi"] = funcs["tvm-ffi"]
+        cases.append(Case("numpy float32[4] → ndim, default GIL policy",
+                          _checked(default_funcs, arr), empty_loop(1),
+                          Target("≥ 1.5× faster than tvm-ffi", faster_than=("tvm-ffi", 1.5)),
                           group="tensor"))  # fmt: skip
     converted = {}
     if "packedfun" in funcs:

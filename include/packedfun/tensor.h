@@ -12,6 +12,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace packedfun {
@@ -145,12 +146,13 @@ class TensorView : public detail::TensorAccess<TensorView> {
  public:
   explicit TensorView(const DLTensor* tensor) noexcept : tensor_(tensor) {}
   /*! A view of a promotable argument (kept as an owning Tensor when passed on or stored). */
-  explicit TensorView(const PFDLTensorArg* arg) noexcept : tensor_(&arg->tensor), arg_(arg) {}
+  explicit TensorView(const PFDLTensorArg* arg) noexcept
+      : tensor_(&arg->tensor), source_(reinterpret_cast<uintptr_t>(arg)) {}
   TensorView(const Tensor& tensor) noexcept;  // NOLINT(runtime/explicit)
   /*! A view of `tensor` (borrowed; must be a kPFTypeTensor object). */
   static TensorView FromObject(PFObject* tensor) noexcept {
     TensorView v(&reinterpret_cast<PFTensorObject*>(tensor)->tensor);
-    v.object_ = tensor;
+    v.source_ = reinterpret_cast<uintptr_t>(tensor) | kObjectTag;
     return v;
   }
 
@@ -160,30 +162,47 @@ class TensorView : public detail::TensorAccess<TensorView> {
 
   /*! Whether the producer exported the memory read-only (false for a plain DLTensor*). */
   bool IsReadOnly() const {
-    if (object_ != nullptr) {
+    if (PFObject* object = source_object()) {
       int out = 0;
-      detail::CheckCallResult(PFTensorIsReadOnly(object_, &out));
+      detail::CheckCallResult(PFTensorIsReadOnly(object, &out));
       return out != 0;
     }
-    return arg_ != nullptr && (arg_->flags & PACKEDFUN_DLTENSOR_ARG_READ_ONLY) != 0;
+    const PFDLTensorArg* arg = source_arg();
+    return arg != nullptr && (arg->flags & PACKEDFUN_DLTENSOR_ARG_READ_ONLY) != 0;
   }
   /*! The view as a borrowed argument: the Tensor object, the promotable argument, or a plain
    *  DLTensor*, whichever it came from. */
   void ToAny(PFAny* out) const noexcept {
-    if (object_ != nullptr) {
-      detail::SetObject(out, object_);
+    if (PFObject* object = source_object()) {
+      detail::SetObject(out, object);
     } else {
       detail::SetPod(out, kPFTypeDLTensorPtr);
       out->v_ptr = const_cast<DLTensor*>(tensor_);
-      if (arg_ != nullptr) out->zero_padding = PACKEDFUN_DLTENSOR_ARG_TAG;
+      if (source_ != 0) out->zero_padding = PACKEDFUN_DLTENSOR_ARG_TAG;
     }
   }
 
  private:
+  // Two words, trivially copyable: the SysV x86-64 ABI passes a TensorView parameter in two
+  // registers. At three words it went through the stack, where GCC's piecewise stores followed by
+  // a 16-byte load stalled store-to-load forwarding on every call (about 8 ns measured per call).
+  // `source_` says where the view came from: 0 for a plain DLTensor*, a PFDLTensorArg* (promotable
+  // argument), or a Tensor object's PFObject* with kObjectTag set (both are at least 8-aligned).
+  static constexpr uintptr_t kObjectTag = 1;
+  PFObject* source_object() const noexcept {
+    return (source_ & kObjectTag) != 0 ? reinterpret_cast<PFObject*>(source_ & ~kObjectTag)
+                                       : nullptr;
+  }
+  const PFDLTensorArg* source_arg() const noexcept {
+    return (source_ & kObjectTag) == 0 ? reinterpret_cast<const PFDLTensorArg*>(source_) : nullptr;
+  }
+
   const DLTensor* tensor_;
-  const PFDLTensorArg* arg_ = nullptr;  // set for a promotable argument
-  PFObject* object_ = nullptr;          // set for a view of a Tensor object (borrowed)
+  uintptr_t source_ = 0;
 };
+
+static_assert(sizeof(TensorView) == 2 * sizeof(void*) && std::is_trivially_copyable_v<TensorView>,
+              "TensorView must stay two words and trivially copyable: it is passed in registers");
 
 /*!
  * An owning reference to a Tensor object (kPFTypeTensor): DLTensor metadata plus whatever keeps
@@ -270,7 +289,9 @@ class Tensor : public ObjectRef, public detail::TensorAccess<Tensor> {
 };
 
 inline TensorView::TensorView(const Tensor& tensor) noexcept
-    : tensor_(tensor.operator->()), object_(tensor.get()) {}
+    : tensor_(tensor.operator->()),
+      source_(tensor.get() != nullptr ? reinterpret_cast<uintptr_t>(tensor.get()) | kObjectTag
+                                      : 0) {}
 
 /*! TensorView: passed on as what it came from (TensorView::ToAny); received from a DLTensor*
  *  (promotable or plain) or a Tensor object. */
