@@ -44,7 +44,7 @@ char* CopyBytes(char* dst, std::string_view src, PFByteArray* field) {
 
 ErrorImpl* AllocError(std::string_view kind, std::string_view message) {
   void* mem = ::operator new(sizeof(ErrorImpl) + kind.size() + message.size() + 2);
-  auto* impl = new (mem) ErrorImpl();
+  auto* impl = new (mem) ErrorImpl;  // default-init: `frames` is filled by the capture, not zeroed
   InitHeader(Header(impl), kPFTypeError, &DeleteError);
   char* tail = reinterpret_cast<char*>(impl + 1);
   tail = CopyBytes(tail, kind, &impl->base.kind);

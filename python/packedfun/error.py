@@ -108,7 +108,12 @@ def _class_for(kind: str):
     return cls
 
 
-class NativeBacktrace(str):
+# The compiled backend's note base owns the native error in a C field (no Python handle per
+# error); elsewhere a plain str with a slot does the same.
+_NoteBase: type = getattr(core, "NativeNote", str)
+
+
+class NativeBacktrace(_NoteBase):  # type: ignore[misc,valid-type]
     """A note holding a native error whose ``str()`` is the backtrace, symbolized on demand.
 
     Python's traceback printing calls ``str()`` on every note, so nothing is symbolized unless the
@@ -119,8 +124,9 @@ class NativeBacktrace(str):
     ``pytest.raises(match=...)``, keeps working.
     """
 
-    # A slot, not an instance dict: a note is made for every native error that reaches Python.
-    __slots__ = ("_error",)
+    # A slot (or the C base's field), not an instance dict: a note is made for every native error
+    # that reaches Python.
+    __slots__ = ("_error",) if _NoteBase is str else ()
     _error: object
 
     def __str__(self) -> str:

@@ -405,6 +405,9 @@ void pfpy_gil_exit(PFPyGil* gil);
 /*! Installs the runtime's lock and signal hooks (PFEnvSetLockHooks) backed by the GIL. */
 void pfpy_install_env_hooks(void);
 
+/*! Adds NativeNote, the C base of packedfun.error.NativeBacktrace, to the module (error.c). */
+int pfpy_error_add_to_module(PyObject* m);
+
 /*! Fetches and clears the current exception as one normalized object with its traceback set. */
 PyObject* pfpy_fetch_exception(void);
 

@@ -2,7 +2,6 @@
 #include "core.h"
 
 #include <string.h>
-#include <structmember.h>
 
 PyObject* pfpy_error_factory = NULL;
 
@@ -45,23 +44,107 @@ static PyObject* decode_lenient(const PFByteArray* b) {
   return PyUnicode_DecodeUTF8(b->data ? b->data : "", (Py_ssize_t)b->size, "replace");
 }
 
+/* ---- the note's C base ------------------------------------------------------------------------
+ * error.py's NativeBacktrace derives from this str subclass on the compiled backend: it owns the
+ * native error in a C field, so a crossing makes no Python handle for it (one GC object and one
+ * allocation fewer). `_error` reads the error as a packedfun Object, made on demand (a note is only
+ * read when printed), and takes one when assigned, as the Python factory does. The GC sees
+ * through the error the way it sees through an Object (pfpy_visit_owned). */
+typedef struct {
+  PyUnicodeObject str;
+  PFObject* error; /* owned, a kPFTypeError; NULL when none */
+} NativeNote;
+
+static int note_traverse(PyObject* self, visitproc visit, void* arg) {
+  return pfpy_visit_owned(((NativeNote*)self)->error, visit, arg);
+}
+
+static int note_clear(PyObject* self) {
+  NativeNote* n = (NativeNote*)self;
+  PFObject* e = n->error;
+  if (e == NULL || __atomic_load_n(&e->ref_count, __ATOMIC_ACQUIRE) != 1) return 0;
+  n->error = NULL; /* before the release, which may run Python code that sees this note */
+  PFObjectDecRef(e);
+  return 0;
+}
+
+static void note_dealloc(PyObject* self) {
+  NativeNote* n = (NativeNote*)self;
+  PyObject_GC_UnTrack(self);
+  PFObject* e = n->error;
+  n->error = NULL;
+  PFObjectDecRef(e);
+  PyUnicode_Type.tp_dealloc(self); /* frees the text, then tp_free */
+}
+
+static PyObject* note_get_error(PyObject* self, void* closure) {
+  (void)closure;
+  PFObject* e = ((NativeNote*)self)->error;
+  if (e == NULL) return PyErr_Format(PyExc_AttributeError, "_error");
+  PFObjectIncRef(e);
+  return pfpy_object_wrap(e);
+}
+
+static int note_set_error(PyObject* self, PyObject* value, void* closure) {
+  (void)closure;
+  PFObject* e = NULL;
+  if (value != NULL) {
+    e = PyObject_TypeCheck(value, &PFPyObject_Type) ? ((PFPyObject*)value)->handle : NULL;
+    if (e == NULL || e->type_index != kPFTypeError) {
+      PyErr_SetString(PyExc_TypeError, "NativeBacktrace._error must be an Error object");
+      return -1;
+    }
+    PFObjectIncRef(e);
+  }
+  PFObject* old = ((NativeNote*)self)->error;
+  ((NativeNote*)self)->error = e;
+  PFObjectDecRef(old);
+  return 0;
+}
+
+static PyGetSetDef note_getset[] = {
+    {"_error", note_get_error, note_set_error, "The native error (a packedfun Object).", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject NativeNote_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun._core.NativeNote",
+    .tp_basicsize = sizeof(NativeNote),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "A str that owns a native error: the C base of packedfun.error.NativeBacktrace.",
+    .tp_dealloc = note_dealloc,
+    .tp_traverse = note_traverse,
+    .tp_clear = note_clear,
+    .tp_getset = note_getset,
+    .tp_free = PyObject_GC_Del,
+};
+
+int pfpy_error_add_to_module(PyObject* m) {
+  NativeNote_Type.tp_base = &PyUnicode_Type;
+  if (PyType_Ready(&NativeNote_Type) < 0) return -1;
+  Py_INCREF(&NativeNote_Type);
+  if (PyModule_AddObject(m, "NativeNote", (PyObject*)&NativeNote_Type) < 0) {
+    Py_DECREF(&NativeNote_Type);
+    return -1;
+  }
+  return 0;
+}
+
 /* ---- the factory's common case in C
  * ------------------------------------------------------------------------------------------
  * Every native error reaching Python goes through error.py's _make_exception. Its common case (a
  * kind already in the registry) is done here, step for step the same: cls(message) (Error(message,
- * kind) if that raises an Exception), a NativeBacktrace note holding the error in its slot, then
+ * kind) if that raises an Exception), a NativeBacktrace note owning the error, then
  * exc.kind and exc.__notes__. It saves the Python frame and the generic attribute and constructor
  * paths, about a third of the crossing. A kind not in the registry yet takes the Python factory,
  * which resolves and records it. error.py hands its objects over with set_error_fast_path. */
 static struct {
   PyObject* kinds;         /* error.py's _KINDS: kind -> class */
   PyObject* error_cls;     /* packedfun.Error, for classes that cannot take a bare message */
-  PyTypeObject* note_type; /* NativeBacktrace */
+  PyTypeObject* note_type; /* NativeBacktrace, a NativeNote subclass */
   PyObject* note_args;     /* (placeholder,) */
-  Py_ssize_t error_offset; /* of NativeBacktrace's `_error` slot */
   PyObject* kind_name;     /* "kind" */
   PyObject* notes_name;    /* "__notes__" */
-} fast = {NULL, NULL, NULL, NULL, -1, NULL, NULL};
+} fast = {NULL, NULL, NULL, NULL, NULL, NULL};
 
 /* ---- kinds seen before: a few kinds make nearly every error, so the str of each recent one is
  * kept (its hash computed once): a compare instead of a decode, a fresh str and a hash per
@@ -128,8 +211,9 @@ static PyObject* construct_exception(PyObject* cls, PyObject* kind, PyObject* me
 }
 
 /* The exception for a registered kind, a new reference; NULL with no Python error set when the
- * kind is not registered (the Python factory then runs), NULL with one on failure. */
-static PyObject* make_exception_fast(PyObject* kind, PyObject* message, PyObject* handle) {
+ * kind is not registered (the Python factory then runs), NULL with one on failure. On success the
+ * note owns `*err` and it is set to NULL; otherwise `*err` is left to the caller. */
+static PyObject* make_exception_fast(PyObject* kind, PyObject* message, PFObject** err) {
   PyObject* cls = PyDict_GetItemWithError(fast.kinds, kind); /* borrowed */
   if (cls == NULL) return NULL;
   PyObject* exc = construct_exception(cls, kind, message);
@@ -141,23 +225,31 @@ static PyObject* make_exception_fast(PyObject* kind, PyObject* message, PyObject
     Py_DECREF(exc);
     return NULL;
   }
-  Py_INCREF(handle);
-  *(PyObject**)((char*)note + fast.error_offset) = handle; /* the slot of a fresh note: empty */
-  PyList_SET_ITEM(notes, 0, note);                         /* stolen */
+  ((NativeNote*)note)->error = *err; /* a fresh note's field: empty */
+  *err = NULL;
+  PyList_SET_ITEM(notes, 0, note); /* stolen */
   int rc = set_kind_and_notes(exc, kind, notes);
   Py_DECREF(notes);
   if (rc != 0) Py_CLEAR(exc);
   return exc;
 }
 
-/* Calls the installed factory: the common case in C when it is set up, else the Python one. */
-static PyObject* make_exception(PyObject* kind, PyObject* message, PyObject* handle) {
+/* Calls the installed factory: the common case in C when it is set up, else the Python one, which
+ * gets the error as a packedfun Object. Takes `err` (stolen). */
+static PyObject* make_exception(PyObject* kind, PyObject* message, PFObject* err) {
   if (fast.kinds != NULL) {
-    PyObject* exc = make_exception_fast(kind, message, handle);
-    if (exc != NULL || PyErr_Occurred()) return exc;
+    PyObject* exc = make_exception_fast(kind, message, &err);
+    if (exc != NULL || PyErr_Occurred()) {
+      PFObjectDecRef(err); /* NULL when the note took it */
+      return exc;
+    }
   }
+  PyObject* handle = pfpy_object_wrap(err); /* takes err */
+  if (handle == NULL) return NULL;
   PyObject* args[3] = {kind, message, handle};
-  return PyObject_Vectorcall(pfpy_error_factory, args, 3, NULL);
+  PyObject* exc = PyObject_Vectorcall(pfpy_error_factory, args, 3, NULL);
+  Py_DECREF(handle);
+  return exc;
 }
 
 /* Raises `err` (stolen) through the error factory (or a plain RuntimeError without one). */
@@ -165,19 +257,17 @@ static PFPY_NOINLINE PyObject* raise_through_factory(PFObject* err) {
   PFErrorObject* e = (PFErrorObject*)err;
   PyObject* kind = kind_to_str(&e->kind);
   PyObject* message = decode_lenient(&e->message);
-  PyObject* handle = NULL;
   PyObject* exc = NULL;
   if (kind == NULL || message == NULL) {
     PFObjectDecRef(err);
   } else if (pfpy_error_factory == NULL) {
     PFObjectDecRef(err);
     PyErr_Format(PyExc_RuntimeError, "%U: %U", kind, message);
-  } else if ((handle = pfpy_object_wrap(err)) != NULL) { /* err now owned by handle */
-    exc = make_exception(kind, message, handle);
+  } else {
+    exc = make_exception(kind, message, err);
   }
   Py_XDECREF(kind);
   Py_XDECREF(message);
-  Py_XDECREF(handle);
   if (exc == NULL) return NULL;
   if (!PyExceptionInstance_Check(exc)) {
     PyErr_Format(PyExc_TypeError, "packedfun error factory returned %.200s, not an exception",
@@ -309,18 +399,11 @@ static PyObject* set_error_factory(PyObject* mod, PyObject* factory) {
 static PyObject* set_error_fast_path(PyObject* mod, PyObject* const* args, Py_ssize_t n) {
   (void)mod;
   if (n != 4 || !PyDict_CheckExact(args[0]) || !PyType_Check(args[1]) || !PyType_Check(args[2]) ||
-      !PyType_IsSubtype((PyTypeObject*)args[2], &PyUnicode_Type) || !PyUnicode_Check(args[3])) {
+      !PyType_IsSubtype((PyTypeObject*)args[2], &NativeNote_Type) || !PyUnicode_Check(args[3])) {
     return PyErr_Format(PyExc_TypeError,
-                        "set_error_fast_path(kinds: dict, error_cls: type, note_type: str "
+                        "set_error_fast_path(kinds: dict, error_cls: type, note_type: NativeNote "
                         "subclass, placeholder: str)");
   }
-  PyObject* descr = PyObject_GetAttrString(args[2], "_error");
-  if (descr == NULL) return NULL;
-  int is_slot = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
-                ((PyMemberDescrObject*)descr)->d_member->type == T_OBJECT_EX;
-  Py_ssize_t offset = is_slot ? ((PyMemberDescrObject*)descr)->d_member->offset : -1;
-  Py_DECREF(descr);
-  if (!is_slot) return PyErr_Format(PyExc_TypeError, "note_type._error must be a slot");
   PyObject* note_args = PyTuple_Pack(1, args[3]);
   PyObject* kind_name = PyUnicode_InternFromString("kind");
   PyObject* notes_name = PyUnicode_InternFromString("__notes__");
@@ -339,7 +422,6 @@ static PyObject* set_error_fast_path(PyObject* mod, PyObject* const* args, Py_ss
   Py_XSETREF(fast.note_args, note_args);
   Py_XSETREF(fast.kind_name, kind_name);
   Py_XSETREF(fast.notes_name, notes_name);
-  fast.error_offset = offset;
   Py_RETURN_NONE;
 }
 

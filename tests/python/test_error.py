@@ -136,6 +136,45 @@ def test_backtrace_is_a_lazy_note():
             assert "n must be >= 0" in printed
 
 
+def _note_of(fn, *args):
+    try:
+        fn(*args)
+    except Exception as err:
+        return err.__notes__[0]
+    raise AssertionError("no error raised")
+
+
+def test_backtrace_note_outlives_its_exception():
+    # The note owns the native error: it still reads the backtrace once the exception is gone,
+    # through the same `_error` (an Error object) on both backends, whichever path made it (a
+    # registered kind, a new one).
+    from packedfun._backend import core
+
+    first = _note_of(packedfun.get_global_func("testing.make_array"), -1)
+    second = _note_of(testing.test_raise_error, "test_error.NoteKind", "x")
+    gc.collect()
+    assert "in packedfun::testing::MakeArray" in str(first)
+    for note in (first, second):
+        assert isinstance(note, packedfun.error.NativeBacktrace)
+        assert isinstance(core.error_get_backtrace(note._error), str)
+        assert repr(note) == "<packedfun native backtrace>"
+
+
+@pytest.mark.skipif(packedfun.BACKEND != "_core", reason="the compiled backend's note type")
+def test_compiled_note_takes_only_errors():
+    from packedfun._backend import core
+
+    note = _note_of(testing.test_raise_error, "ValueError", "x")
+    with pytest.raises(TypeError, match="Error object"):
+        note._error = packedfun.convert([1])
+    note._error = _note_of(testing.test_raise_error, "KeyError", "y")._error
+    del note._error
+    assert not hasattr(note, "_error")
+    assert str(note).startswith("Native backtrace unavailable")
+    with pytest.raises(TypeError, match="NativeNote"):
+        core.set_error_fast_path({}, packedfun.Error, str, "placeholder")
+
+
 @pytest.mark.parametrize(
     "which, cls",
     [
