@@ -74,6 +74,20 @@ def test_user_frames_with_file_and_line(library):
         assert unwanted not in native, (unwanted, native)
 
 
+def test_alternating_throw_sites_keep_their_own_frames(library):
+    # The capture reuses the thread's previous walk where the stack matches it; errors from
+    # different depths in turn must still each list exactly their own frames.
+    mod = packedfun.load_module(library)
+    make_array = packedfun.get_global_func("testing.make_array")
+    for _ in range(3):
+        for fn, names in [(mod.RaiseError, ["RaiseError", "mylib::CheckPositive"]),
+                          (make_array, ["packedfun::testing::MakeArray"])]:  # fmt: skip
+            with pytest.raises(ValueError) as info:
+                fn(-1)
+            native = str(info.value.__notes__[0])
+            assert re.findall(r"(?:line \d+|offset 0x[0-9a-f]+), in (\S+)", native) == names, native
+
+
 def test_wrong_argument_type_prints_no_native_backtrace(library):
     mod = packedfun.load_module(library)
     with pytest.raises(TypeError, match="RaiseError") as info:
