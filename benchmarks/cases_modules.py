@@ -22,6 +22,9 @@ from peers import Peers
 HERE = Path(__file__).resolve().parent
 JIT_DIR = HERE / "_build" / "jit"
 SOURCE = "int64_t add_int(int64_t a, int64_t b) { return a + b; }\n"
+# packedfun's copy is declared trivial (it keeps the caller's GIL), as the functions of the call
+# rows and nanobind's are: the rows compare the attribute lookup and the call, not the GIL policy.
+PF_SOURCE = SOURCE + "PACKEDFUN_DLL_EXPORT_GIL(add_int, kPFGILHold);\n"
 
 
 def _pf_load(build_directory: Path):
@@ -30,7 +33,7 @@ def _pf_load(build_directory: Path):
     return functools.partial(
         packedfun.cpp.load_inline,
         "bench_mod",
-        cpp_sources=SOURCE,
+        cpp_sources=PF_SOURCE,
         functions="add_int",
         build_directory=str(build_directory),
     )
@@ -64,6 +67,8 @@ def make_cases(peers: Peers) -> list:
     for name, mod in modules.items():
         if mod.add_int(40, 2) != 42:
             raise AssertionError(f"{name}: inline add_int(40, 2) returned {mod.add_int(40, 2)!r}")
+    if "packedfun" in modules and modules["packedfun"].add_int.gil_policy != "hold":
+        raise AssertionError("packedfun: inline add_int was declared kPFGILHold")
     warm = Case(
         "load_inline warm-cache hit",
         {n: call_loop(f) for n, f in loaders.items()},
