@@ -39,6 +39,7 @@ PACKEDFUN_API int PFDictCreate(const PFAny* kv, int64_t num_items, PFAny* out) {
     if (num_items < 0) return RaiseError("ValueError", "PFDictCreate: negative num_items");
     PFAny result = ObjectAny(NewMap(kPFTypeDict));
     try {
+      MapReserve(result.v_obj, num_items);
       for (int64_t i = 0; i < num_items; ++i) MapSet(result.v_obj, kv[2 * i], kv[2 * i + 1]);
     } catch (...) {
       ReleaseAny(&result);

@@ -272,6 +272,10 @@ bool IsMapObject(const PFObject* obj) noexcept {
   return obj != nullptr && (obj->type_index == kPFTypeMap || obj->type_index == kPFTypeDict);
 }
 
+void MapReserve(PFObject* map, int64_t num_items) {
+  if (num_items > 0) As<MapImpl>(map)->Rehash(num_items);
+}
+
 void MapSet(PFObject* map, const PFAny& key, const PFAny& value) {
   MapImpl* m = Indexed(As<MapImpl>(map));
   KeyView kv = ViewKey(key);
@@ -389,8 +393,7 @@ PACKEDFUN_API int PFMapCreate(const PFAny* kv, int64_t num_items, PFAny* out) {
     if (num_items < 0) return RaiseError("ValueError", "PFMapCreate: negative num_items");
     PFAny result = ObjectAny(NewMap(kPFTypeMap));
     try {
-      // Size the table once: growing it pair by pair would rehash log(n) times.
-      if (num_items > 0) As<MapImpl>(result.v_obj)->Rehash(num_items);
+      MapReserve(result.v_obj, num_items);
       for (int64_t i = 0; i < num_items; ++i) MapSet(result.v_obj, kv[2 * i], kv[2 * i + 1]);
     } catch (...) {
       ReleaseAny(&result);

@@ -15,6 +15,10 @@ PFObject* NewMap(int32_t type_index);
 /*! Whether `obj` is a Map or a Dict. */
 bool IsMapObject(const PFObject* obj) noexcept;
 
+/*! Sizes the table of the empty `map` for `num_items` entries, so that filling it does not rehash
+ *  log(n) times on the way. Throws bad_alloc. */
+void MapReserve(PFObject* map, int64_t num_items);
+
 /*! Inserts or replaces `key` -> `value` (both borrowed, stored as owned copies). Throws. */
 void MapSet(PFObject* map, const PFAny& key, const PFAny& value);
 

@@ -135,7 +135,7 @@ static int list_init(PyObject* self, PyObject* args, PyObject* kwds) {
                  Py_TYPE(self)->tp_name, PyTuple_GET_SIZE(args));
     return -1;
   }
-  if (!PyArg_ParseTuple(args, "|O", &src)) return -1;
+  if (PyTuple_GET_SIZE(args) == 1) src = PyTuple_GET_ITEM(args, 0); /* checked above: no parse */
   PyObject* items = src ? PySequence_Tuple(src) : PyTuple_New(0);
   if (items == NULL) return -1;
   PFAny made = {0};

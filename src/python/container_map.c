@@ -253,9 +253,7 @@ static PyObject* map_repr(PyObject* self) {
 
 /* The entries of a Map/Dict constructor's arguments as a dict: `src` (a mapping or an iterable of
  * pairs, may be NULL) then the keywords, as dict(src, **kwds) takes them. New ref, or NULL. */
-static PyObject* map_source(PyObject* args, PyObject* kwds, const char* fname) {
-  PyObject* src = NULL;
-  if (!PyArg_ParseTuple(args, fname, &src)) return NULL;
+static PyObject* map_source(PyObject* src, PyObject* kwds) {
   PyObject* d = PyDict_New();
   if (d != NULL && src != NULL && PyDict_Merge(d, src, 1) != 0) {
     PyErr_Clear(); /* not a mapping: an iterable of pairs */
@@ -284,15 +282,22 @@ static int map_copy(PFObject* src, int32_t kind, PFAny* out) {
 }
 
 /* The native container (`kind`) of a Map/Dict constructor's arguments in `*made` (new ref; left
- * empty when they hold no entry). 0, or -1 with an exception. */
+ * empty when they hold no entry). 0, or -1 with an exception. The one optional argument is read
+ * by hand: PyArg_ParseTuple costs as much as converting two entries. */
 static int map_made(PyObject* args, PyObject* kwds, int32_t kind, PFAny* made) {
-  PyObject* src = PyTuple_GET_SIZE(args) == 1 ? PyTuple_GET_ITEM(args, 0) : NULL;
+  Py_ssize_t n = PyTuple_GET_SIZE(args);
+  if (n > 1) {
+    PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (%zd given)",
+                 kind == kPFTypeDict ? "Dict" : "Map", n);
+    return -1;
+  }
+  PyObject* src = n == 1 ? PyTuple_GET_ITEM(args, 0) : NULL;
   if (src != NULL && (kwds == NULL || PyDict_GET_SIZE(kwds) == 0) &&
       (PyObject_TypeCheck(src, &PFPyMap_Type) || PyObject_TypeCheck(src, &PFPyDict_Type)) &&
       ((PFPyObject*)src)->handle != NULL) {
     return map_copy(((PFPyObject*)src)->handle, kind, made);
   }
-  PyObject* d = map_source(args, kwds, kind == kPFTypeDict ? "|O:Dict" : "|O:Map");
+  PyObject* d = map_source(src, kwds);
   if (d == NULL) return -1;
   int rc = kind == kPFTypeDict && PyDict_GET_SIZE(d) == 0
                ? 0

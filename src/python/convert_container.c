@@ -447,6 +447,7 @@ static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view) {
 
 /* Rewrites the pending exception to name the function, the argument and the element's path. */
 static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
+  PyObject* exc = pfpy_fetch_exception(); /* first: the path's join must not clear it */
   PyObject* path = NULL;
   if (ctx->path != NULL) {
     PyList_Reverse(ctx->path);
@@ -458,7 +459,6 @@ static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
     PyErr_Clear();
     path = PyUnicode_FromString("");
   }
-  PyObject* exc = pfpy_fetch_exception();
   if (exc == NULL || path == NULL) {
     Py_XDECREF(path);
     if (exc != NULL) pfpy_restore_exception(exc);

@@ -132,3 +132,26 @@ def test_many_object_kinds_converted_first_leave_torch_results_torch():
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True, timeout=300, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+class _Grows:
+    """An int-like value whose conversion adds an entry to the dict holding it."""
+
+    def __init__(self, owner: dict):
+        self.owner = owner
+
+    def __index__(self):
+        self.owner[len(self.owner)] = 0
+        return 3
+
+
+def test_a_dict_changed_by_its_own_conversion_raises_runtime_error():
+    # _core lost the RuntimeError (its path decoration cleared it) and raised SystemError.
+    for build in (pf.convert, pf.Map, pf.Dict):
+        d: dict = {}
+        d.update({1.5: _Grows(d), "a": 1})
+        if build is pf.convert:
+            with pytest.raises(RuntimeError, match=r"^value: dict changed size during conversion"):
+                build(d)
+        else:  # the constructors convert a copy, as dict(d) reads d before anything runs
+            assert build(d) == {1.5: 3, "a": 1}
