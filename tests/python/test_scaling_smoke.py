@@ -27,3 +27,24 @@ def test_scaling_report_quick_run_prints_every_section(tmp_path):
         assert row in text, row
     svg = out.with_suffix(".svg").read_text()
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>") and "polyline" in svg
+
+
+def test_verdicts_compare_growth_with_the_reference_row():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from scaling import row_verdicts
+
+    ref = "reference: Python list walk"
+    rows = [
+        ("grows with its reference", "O(1)", {10: 10.0, 10**6: 40.0}, ref),
+        ("grows beyond its reference", "O(1)", {10: 10.0, 10**6: 400.0}, ref),
+        ("grows, no reference", "O(1)", {10: 10.0, 10**6: 40.0}),
+        ("flat", "O(1)", {10: 10.0, 10**6: 20.0}, ref),
+        (ref, "O(1)", {10: 5.0, 10**6: 25.0}),
+    ]
+    assert row_verdicts(rows) == [
+        "flat relative to Python list walk (4.0× vs its 5.0×)",
+        "GROWS 40.0× (8.0× beyond Python list walk)",
+        "GROWS 4.0×",
+        "flat",
+        "reference: grows 5.0×",
+    ]
