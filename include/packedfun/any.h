@@ -190,13 +190,13 @@ struct AnyUnsafe {
   /*! An Any taking over the owned `*v`; `*v` is reset to None. */
   static Any MoveFromPFAny(PFAny* v) noexcept {
     Any r;
-    r.data_ = *v;
+    CopyPFAny(&r.data_, v);
     SetPod(v, kPFTypeNone);
     return r;
   }
   /*! Hands the Any's value (a new ref) to `*out`; the Any becomes None. */
   static void MoveToPFAny(Any&& any, PFAny* out) noexcept {
-    *out = any.data_;
+    CopyPFAny(out, &any.data_);
     SetPod(&any.data_, kPFTypeNone);
   }
 };
