@@ -10,6 +10,7 @@ every call. The other peers run their usual functions (they never release).
 
 from __future__ import annotations
 
+from cases_core import ERROR_SAMPLE_MS
 from harness import Case, Target, call_loop, empty_loop, raise_loop
 from peers import Peers
 
@@ -82,6 +83,7 @@ def _error_case(peers: Peers) -> Case:
         empty_loop(2, catch=ValueError),
         target,
         show_us=True,
+        min_sample_ms=ERROR_SAMPLE_MS,
     )
 
 
