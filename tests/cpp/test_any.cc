@@ -95,6 +95,25 @@ TEST(Any, EmbeddedNulSurvives) {
   EXPECT_EQ(a.cast<String>().size(), 14u);
 }
 
+TEST(Any, WordCopyKeepsAllSixteenBytes) {
+  // CopyPFAny copies a PFAny as two words (results just written by a callee): every byte, the
+  // small-string length and inline bytes included, arrives.
+  PFAny src;
+  unsigned char pattern[sizeof(PFAny)];
+  for (size_t i = 0; i < sizeof(pattern); ++i) pattern[i] = static_cast<unsigned char>(0xA0 + i);
+  std::memcpy(&src, pattern, sizeof(src));
+  PFAny dst;
+  std::memset(&dst, 0, sizeof(dst));
+  packedfun::detail::CopyPFAny(&dst, &src);
+  EXPECT_EQ(std::memcmp(&dst, pattern, sizeof(dst)), 0);
+
+  // And through a call: a small string result moves out of the callee's slot intact.
+  Function f = Function::FromTyped([]() { return String("abcdefg"); });
+  Any r = f();
+  EXPECT_EQ(r.type_index(), kPFTypeSmallStr);
+  EXPECT_EQ(r.cast<String>(), "abcdefg");
+}
+
 TEST(Any, FromAnyViewCopiesBorrowedKinds) {
   std::string buffer = "borrowed bytes that will change";
   PFByteArray arr{buffer.data(), buffer.size()};
