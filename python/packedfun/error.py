@@ -108,12 +108,7 @@ def _class_for(kind: str):
     return cls
 
 
-# The compiled backend's note base owns the native error in a C field (no Python handle per
-# error); elsewhere a plain str with a slot does the same.
-_NoteBase: type = getattr(core, "NativeNote", str)
-
-
-class NativeBacktrace(_NoteBase):  # type: ignore[misc,valid-type]
+class NativeBacktrace(core.NativeNote):
     """A note holding a native error whose ``str()`` is the backtrace, symbolized on demand.
 
     Python's traceback printing calls ``str()`` on every note, so nothing is symbolized unless the
@@ -124,10 +119,9 @@ class NativeBacktrace(_NoteBase):  # type: ignore[misc,valid-type]
     ``pytest.raises(match=...)``, keeps working.
     """
 
-    # A slot (or the C base's field), not an instance dict: a note is made for every native error
-    # that reaches Python.
-    __slots__ = ("_error",) if _NoteBase is str else ()
-    _error: object
+    # The backend's base holds the error (the compiled one in a C field, no Python handle per
+    # error); no instance dict: a note is made for every native error that reaches Python.
+    __slots__ = ()
 
     def __str__(self) -> str:
         try:

@@ -17,6 +17,7 @@ from . import cycles as _cycles
 from .abi import LIB, PFAny, PFByteArray
 from .containers import Array, Dict, List, Map, Shape
 from .errors import (
+    NativeNote,
     error_get_backtrace,
     install_lock_hooks,
     raise_last_error,
@@ -72,6 +73,7 @@ __all__ = [
     "set_error_factory",
     "set_error_fast_path",
     "error_get_backtrace",
+    "NativeNote",
     "set_object_factory",
     "module_load",
     "module_get_function",

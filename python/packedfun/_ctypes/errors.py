@@ -46,6 +46,8 @@ def set_error_fast_path(kinds, error_cls, note_type, placeholder) -> None:
         raise TypeError(f"set_error_fast_path: kinds must be a dict, not {type(kinds).__name__}")
     if not isinstance(error_cls, type) or not isinstance(note_type, type):
         raise TypeError("set_error_fast_path: error_cls and note_type must be classes")
+    if not issubclass(note_type, NativeNote):
+        raise TypeError("set_error_fast_path: note_type must be a NativeNote subclass")
     if not isinstance(placeholder, str):
         raise TypeError("set_error_fast_path: placeholder must be a str")
 
@@ -89,6 +91,34 @@ def exception_from_error(handle, fname=None) -> BaseException:
     if not isinstance(exc, BaseException):
         return TypeError(f"packedfun error factory returned {tp_name(type(exc))}, not an exception")
     return exc
+
+
+class NativeNote(str):
+    """The base of packedfun.error.NativeBacktrace: a str owning a native error in ``_error``,
+    which takes Error objects only (deleting it empties the note), as the compiled backend's."""
+
+    __slots__ = ("_note_error",)
+
+    @property
+    def _error(self):
+        try:
+            return self._note_error
+        except AttributeError:
+            raise AttributeError("_error") from None
+
+    @_error.setter
+    def _error(self, value) -> None:
+        handle = value._pf_handle if isinstance(value, Object) else 0
+        if not handle or c_int32.from_address(handle + 8).value != abi.kPFTypeError:
+            raise TypeError("NativeBacktrace._error must be an Error object")
+        self._note_error = value
+
+    @_error.deleter
+    def _error(self) -> None:
+        try:
+            del self._note_error
+        except AttributeError:
+            pass
 
 
 def error_get_backtrace(error) -> str:
