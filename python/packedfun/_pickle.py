@@ -5,7 +5,7 @@ Containers and reflected objects pickle as a value graph (:mod:`packedfun._graph
 object reached twice is one node, cycles through lists and dicts come back as cycles. An
 ``Array``, ``List``, ``Map`` or ``Dict`` holding only plain values (None, bool, int, float, str,
 bytes) takes a shorter road: the runtime packs it into one byte string and rebuilds it in one pass
-(``packedfun.container_pack_plain`` / ``container_unpack_plain``, src/plain_pack.cc).
+(``packedfun.container_pack_plain`` / ``container_unpack_plain``, src/runtime/plain_pack.cc).
 CPU tensors pickle by value; with protocol 5 their bytes are a ``PickleBuffer`` that a
 ``buffer_callback`` can send out of band without a copy. Registry Functions pickle by name.
 """

@@ -420,6 +420,6 @@ extern PyMethodDef pfpy_error_methods[];
 extern PyMethodDef pfpy_convert_methods[];
 /*! fast_construct (object_method.c). */
 extern PyMethodDef pfpy_construct_methods[];
-extern PyMethodDef pfpy_module_ext_methods[]; /* module_ext.c (modules engineer) */
+extern PyMethodDef pfpy_module_methods[]; /* module.c */
 
 #endif /* PACKEDFUN_SRC_PYTHON_CORE_H_ */

@@ -1,144 +1,132 @@
-/* The packedfun._core module: initialization, module loading and the object factory. */
+/* The packedfun._core bindings of the PFModule* entry points beyond load and get_function. */
 #include "core.h"
-#include "object_system.h"
-#include "tensor.h"
 
-#include <dlfcn.h>
-
-static PyObject* module_load(PyObject* mod, PyObject* path) {
-  (void)mod;
-  if (!PyUnicode_Check(path)) {
-    PyObject* fs = NULL;
-    if (!PyUnicode_FSDecoder(path, &fs)) return NULL;
-    PyObject* r = module_load(mod, fs);
-    Py_DECREF(fs);
-    return r;
+/* The native Module of `o` (borrowed), or NULL with a TypeError naming `fn`. */
+static PFObject* module_handle(PyObject* o, const char* fn) {
+  if (PyObject_TypeCheck(o, &PFPyObject_Type)) {
+    PFObject* h = ((PFPyObject*)o)->handle;
+    if (h != NULL && h->type_index == kPFTypeModule) return h;
   }
-  PFByteArray view;
-  if (pfpy_str_view(path, &view) != 0) return NULL;
+  PyErr_Format(PyExc_TypeError, "%s expects a Module object, got %.200s", fn, Py_TYPE(o)->tp_name);
+  return NULL;
+}
+
+static PyObject* module_system_lib(PyObject* mod, PyObject* unused) {
+  (void)mod;
+  (void)unused;
   PFObject* module = NULL;
-  if (PFModuleLoadFromFile(&view, &module) != 0) return pfpy_raise_native(path);
+  if (PFModuleGetSystemLib(&module) != 0) return pfpy_raise_native(NULL);
   return pfpy_object_wrap(module);
 }
 
-static PyObject* module_get_function(PyObject* mod, PyObject* args, PyObject* kwargs) {
+static PyObject* module_get_path(PyObject* mod, PyObject* module) {
+  (void)mod;
+  PFObject* h = module_handle(module, "module_get_path");
+  if (h == NULL) return NULL;
+  PFAny out = {0};
+  if (PFModuleGetPath(h, &out) != 0) return pfpy_raise_native(NULL);
+  return pfpy_any_steal_to_py(&out);
+}
+
+static PyObject* module_get_entry_name(PyObject* mod, PyObject* module) {
+  (void)mod;
+  PFObject* h = module_handle(module, "module_get_entry_name");
+  if (h == NULL) return NULL;
+  PFAny out = {0};
+  if (PFModuleGetEntryName(h, &out) != 0) return pfpy_raise_native(NULL);
+  return pfpy_any_steal_to_py(&out);
+}
+
+static PyObject* module_set_tvm_ffi_library(PyObject* mod, PyObject* path) {
+  (void)mod;
+  PFByteArray view = {NULL, 0};
+  if (path != Py_None && pfpy_str_view(path, &view) != 0) return NULL;
+  if (PFModuleSetTVMFFILibrary(&view) != 0) return pfpy_raise_native(NULL);
+  Py_RETURN_NONE;
+}
+
+static PyObject* module_list_functions(PyObject* mod, PyObject* args) {
+  (void)mod;
+  PyObject* module;
+  int query_imports = 0;
+  if (!PyArg_ParseTuple(args, "O|p:module_list_functions", &module, &query_imports)) return NULL;
+  PFObject* h = module_handle(module, "module_list_functions");
+  if (h == NULL) return NULL;
+  PFAny out = {0};
+  if (PFModuleListFunctions(h, query_imports, &out) != 0) return pfpy_raise_native(NULL);
+  return pfpy_any_steal_to_py(&out);
+}
+
+static PyObject* module_get_function_doc(PyObject* mod, PyObject* args, PyObject* kwargs) {
   (void)mod;
   static char* keywords[] = {"module", "name", "query_imports", NULL};
   PyObject *module, *name;
   int query_imports = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!U|p:module_get_function", keywords,
-                                   &PFPyObject_Type, &module, &name, &query_imports)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OU|p:module_get_function_doc", keywords, &module,
+                                   &name, &query_imports)) {
     return NULL;
   }
-  PFObject* h = ((PFPyObject*)module)->handle;
-  if (h == NULL || h->type_index != kPFTypeModule) {
-    return PyErr_Format(PyExc_TypeError, "module_get_function expects a Module object");
-  }
+  PFObject* h = module_handle(module, "module_get_function_doc");
+  if (h == NULL) return NULL;
   PFByteArray view;
   if (pfpy_str_view(name, &view) != 0) return NULL;
-  PFObject* func = NULL;
-  if (PFModuleGetFunction(h, &view, query_imports, &func) != 0) return pfpy_raise_native(name);
-  if (func == NULL) Py_RETURN_NONE;
-  return pfpy_function_new(func, name);
+  PFAny out = {0};
+  if (PFModuleGetFunctionDoc(h, &view, query_imports, &out) != 0) return pfpy_raise_native(name);
+  return pfpy_any_steal_to_py(&out);
 }
 
-static PyObject* set_object_factory(PyObject* mod, PyObject* factory) {
+static PyObject* module_import(PyObject* mod, PyObject* args) {
   (void)mod;
-  if (factory != Py_None && !PyCallable_Check(factory)) {
-    return PyErr_Format(PyExc_TypeError, "object factory must be callable or None");
-  }
-  PyObject* old = pfpy_object_factory;
-  if (factory != Py_None) Py_INCREF(factory);
-  pfpy_object_factory = factory == Py_None ? NULL : factory;
-  Py_XDECREF(old);
-  pfpy_object_factory_reset();
+  PyObject *module, *dependency;
+  if (!PyArg_ParseTuple(args, "OO:module_import", &module, &dependency)) return NULL;
+  PFObject* h = module_handle(module, "module_import");
+  PFObject* d = h == NULL ? NULL : module_handle(dependency, "module_import");
+  if (d == NULL) return NULL;
+  if (PFModuleImport(h, d) != 0) return pfpy_raise_native(NULL);
   Py_RETURN_NONE;
 }
 
-static PyMethodDef module_methods[] = {
-    {"module_load", module_load, METH_O,
-     "module_load(path)\n--\n\nLoads a shared library (running its static registrations) and "
-     "returns its Module object."},
-    {"module_get_function", (PyCFunction)(void (*)(void))module_get_function,
+/* The imports as a list of Module objects (read straight from the Array, no registry call). */
+static PyObject* module_get_imports(PyObject* mod, PyObject* module) {
+  (void)mod;
+  PFObject* h = module_handle(module, "module_get_imports");
+  if (h == NULL) return NULL;
+  PFAny out = {0};
+  if (PFModuleGetImports(h, &out) != 0) return pfpy_raise_native(NULL);
+  PFSeqObject* seq = (PFSeqObject*)out.v_obj;
+  PyObject* list = PyList_New(0);
+  for (int64_t i = 0; list != NULL && i < seq->size; ++i) {
+    PFObject* dep = seq->data[i].v_obj;
+    PFObjectIncRef(dep);
+    PyObject* item = pfpy_object_wrap(dep);
+    if (item == NULL || PyList_Append(list, item) < 0) Py_CLEAR(list);
+    Py_XDECREF(item);
+  }
+  PFAnyRelease(&out);
+  return list;
+}
+
+PyMethodDef pfpy_module_methods[] = {
+    {"module_system_lib", module_system_lib, METH_NOARGS,
+     "module_system_lib()\n--\n\nThe Module object over the running program (the system "
+     "library)."},
+    {"module_get_path", module_get_path, METH_O,
+     "module_get_path(module)\n--\n\nThe library path of `module` (\"\" for the system "
+     "library)."},
+    {"module_list_functions", module_list_functions, METH_VARARGS,
+     "module_list_functions(module, query_imports=False)\n--\n\nThe sorted names of the "
+     "functions `module` exports (with its imports'), or None when they cannot be listed."},
+    {"module_get_entry_name", module_get_entry_name, METH_O,
+     "module_get_entry_name(module)\n--\n\nThe name of the entry function of `module`, or None."},
+    {"module_set_tvm_ffi_library", module_set_tvm_ffi_library, METH_O,
+     "module_set_tvm_ffi_library(path)\n--\n\nWhere libtvm_ffi is, for libraries built for "
+     "Apache TVM FFI (None clears it)."},
+    {"module_get_function_doc", (PyCFunction)(void (*)(void))module_get_function_doc,
      METH_VARARGS | METH_KEYWORDS,
-     "module_get_function(module, name, query_imports=False)\n--\n\nThe Function `name` of "
-     "`module`, or None when it has none."},
-    {"set_object_factory", set_object_factory, METH_O,
-     "set_object_factory(factory)\n--\n\nInstalls factory(type_index) -> class or None, the "
-     "Python class of returned objects. Answers are cached per type index until the next call "
-     "of set_object_factory."},
+     "module_get_function_doc(module, name, query_imports=False)\n--\n\nThe docstring of the "
+     "function `name` of `module`, or None."},
+    {"module_import", module_import, METH_VARARGS,
+     "module_import(module, dependency)\n--\n\nMakes `module` import `dependency`."},
+    {"module_get_imports", module_get_imports, METH_O,
+     "module_get_imports(module)\n--\n\nThe Module objects `module` imports, as a list."},
     {NULL, NULL, 0, NULL}};
-
-/* Path of the loaded libpackedfun (found through one of its symbols). */
-static PyObject* runtime_path(void) {
-  Dl_info info;
-  if (dladdr((void*)&PFGetABIVersion, &info) != 0 && info.dli_fname != NULL) {
-    return PyUnicode_DecodeFSDefault(info.dli_fname);
-  }
-  return PyUnicode_FromString("");
-}
-
-static int add_contents(PyObject* m) {
-  uint32_t abi = PFGetABIVersion();
-  if ((abi >> 16) != PACKEDFUN_ABI_VERSION_MAJOR) {
-    PyErr_Format(PyExc_ImportError,
-                 "packedfun._core was built for ABI %d.x but the runtime "
-                 "is %u.%u",
-                 PACKEDFUN_ABI_VERSION_MAJOR, abi >> 16, abi & 0xFFFF);
-    return -1;
-  }
-  if (PyType_Ready(&PFPyObject_Type) < 0 || pfpy_function_type_ready() < 0) return -1;
-  if (PyModule_AddFunctions(m, pfpy_registry_methods) < 0 ||
-      PyModule_AddFunctions(m, pfpy_error_methods) < 0 ||
-      PyModule_AddFunctions(m, pfpy_convert_methods) < 0 ||
-      PyModule_AddFunctions(m, pfpy_construct_methods) < 0 ||
-      PyModule_AddFunctions(m, pfpy_module_ext_methods) < 0) {
-    return -1;
-  }
-  Py_INCREF(&PFPyObject_Type);
-  if (PyModule_AddObject(m, "Object", (PyObject*)&PFPyObject_Type) < 0) return -1;
-  Py_INCREF(&PFPyFunction_Type);
-  if (PyModule_AddObject(m, "Function", (PyObject*)&PFPyFunction_Type) < 0) return -1;
-  if (pfpy_tensor_add_to_module(m) < 0 || pfpy_error_add_to_module(m) < 0) return -1;
-  if (pfpy_object_system_add(m) < 0) return -1; /* objects and containers (issue 3) */
-  if (PyModule_AddIntConstant(m, "ABI_VERSION", (long)abi) < 0) return -1;
-  PyObject* path = runtime_path();
-  if (path == NULL || PyModule_AddObject(m, "LIB_PATH", path) < 0) {
-    Py_XDECREF(path);
-    return -1;
-  }
-  return 0;
-}
-
-/* Multi-phase initialisation: the exec slot fills the module object the import system made. The
- * types are static and the runtime is one per process, so one interpreter only; and the GIL is
- * declared used: the free-threaded build has not been tested (see docs/threads.md). */
-static int core_exec(PyObject* m) {
-  if (add_contents(m) < 0) return -1;
-  pfpy_gil_check_init();
-  pfpy_install_env_hooks();
-  return 0;
-}
-
-static PyModuleDef_Slot core_slots[] = {
-    {Py_mod_exec, (void*)core_exec},
-#if PY_VERSION_HEX >= 0x030C0000
-    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
-#endif
-#if PY_VERSION_HEX >= 0x030D0000
-    {Py_mod_gil, Py_MOD_GIL_USED},
-#endif
-    {0, NULL}};
-
-static struct PyModuleDef core_module = {
-    PyModuleDef_HEAD_INIT,
-    "packedfun._core",
-    "The compiled backend of packedfun: Function and Object types and the C ABI bindings.",
-    0,
-    module_methods,
-    core_slots,
-    NULL,
-    NULL,
-    NULL};
-
-PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_module); }

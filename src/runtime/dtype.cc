@@ -3,10 +3,10 @@
 #include <string>
 #include <string_view>
 
-#include "internal/error.h"
-#include "internal/object.h"
-#include "internal/string.h"
-#include "internal/tensor.h"
+#include "runtime/error.h"
+#include "runtime/object.h"
+#include "runtime/string.h"
+#include "runtime/tensor.h"
 
 namespace packedfun {
 namespace detail {

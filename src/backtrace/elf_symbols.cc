@@ -1,5 +1,5 @@
 // Reads function symbols from ELF .symtab sections so backtraces name hidden and static functions.
-#include "internal/elf_symbols.h"
+#include "backtrace/elf_symbols.h"
 
 #include <elf.h>
 #include <fcntl.h>

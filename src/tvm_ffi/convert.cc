@@ -4,11 +4,11 @@
 #include <string_view>
 #include <vector>
 
-#include "internal/error.h"
-#include "internal/object.h"
-#include "internal/seq.h"
-#include "internal/string.h"
-#include "internal/tvm_ffi.h"
+#include "runtime/error.h"
+#include "runtime/object.h"
+#include "runtime/seq.h"
+#include "runtime/string.h"
+#include "tvm_ffi/bridge.h"
 
 namespace packedfun {
 namespace detail {

@@ -29,7 +29,7 @@ bool EndsBacktrace(void* pc) noexcept;
  *  counts: packedfun.error turns it into a source file and line when printing). Frames of the
  *  runtime and of packedfun's header machinery are left out; the first frame of a language
  *  binding or of a file that does not link the runtime ends the list (see the file comment of
- *  backtrace_symbolize.cc). */
+ *  backtrace/symbolize.cc). */
 std::string SymbolizeBacktrace(void* const* pcs, int count);
 
 /*! A demangled, short function name: no parameter list, return type, clone suffix or anonymous

@@ -3,10 +3,10 @@
 #include <memory>
 #include <vector>
 
-#include "internal/error.h"
-#include "internal/object.h"
-#include "internal/string.h"
-#include "internal/tensor.h"
+#include "runtime/error.h"
+#include "runtime/object.h"
+#include "runtime/string.h"
+#include "runtime/tensor.h"
 
 // Resolved against tensor.cc in the same library; weak so the runtime links while it is absent.
 #pragma weak PFTensorFromDLPack

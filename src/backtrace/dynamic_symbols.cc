@@ -1,5 +1,5 @@
 // Lists a loaded library's exported function symbols from its ELF dynamic section in memory.
-#include "internal/dynamic_symbols.h"
+#include "backtrace/dynamic_symbols.h"
 
 #if defined(__linux__)
 #include <dlfcn.h>

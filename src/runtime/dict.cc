@@ -2,10 +2,10 @@
 #include <string>
 #include <string_view>
 
-#include "internal/error.h"
-#include "internal/map.h"
-#include "internal/object.h"
-#include "internal/string.h"
+#include "runtime/error.h"
+#include "runtime/map.h"
+#include "runtime/object.h"
+#include "runtime/string.h"
 
 namespace packedfun {
 namespace detail {

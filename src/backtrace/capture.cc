@@ -1,5 +1,5 @@
-// Native backtraces for errors: cheap raw capture (symbolized later, in backtrace_symbolize.cc).
-#include "internal/backtrace.h"
+// Native backtraces for errors: cheap raw capture (symbolized later, in symbolize.cc).
+#include "backtrace/backtrace.h"
 
 #include <link.h>
 #include <pthread.h>

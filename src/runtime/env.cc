@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "internal/env.h"
-#include "internal/error.h"
+#include "runtime/env.h"
+#include "runtime/error.h"
 
 namespace packedfun {
 namespace detail {

@@ -1,7 +1,7 @@
 // Function entry points of c_api.h: creating packed functions and calling them.
-#include "internal/error.h"
-#include "internal/object.h"
-#include "internal/string.h"
+#include "runtime/error.h"
+#include "runtime/object.h"
+#include "runtime/string.h"
 
 #include <mutex>
 #include <string>

@@ -11,10 +11,10 @@
 #include <unordered_map>
 #include <utility>
 
-#include "internal/env.h"
-#include "internal/error.h"
-#include "internal/object.h"
-#include "internal/tvm_ffi.h"
+#include "runtime/env.h"
+#include "runtime/error.h"
+#include "runtime/object.h"
+#include "tvm_ffi/bridge.h"
 
 namespace packedfun {
 namespace detail {

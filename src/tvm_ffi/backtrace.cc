@@ -3,7 +3,7 @@
 #include <string_view>
 #include <vector>
 
-#include "internal/tvm_ffi.h"
+#include "tvm_ffi/bridge.h"
 
 namespace packedfun {
 namespace detail {
@@ -41,7 +41,7 @@ bool IsBridgeFrame(std::string_view frame) {
       head.compare(in + 5, 27, "packedfun::detail::tvmffi::") == 0) {
     return true;
   }
-  constexpr std::string_view kBridgeFile = "tvm_ffi_bridge.cc\"";
+  constexpr std::string_view kBridgeFile = "tvm_ffi/bridge.cc\"";
   size_t file_end = head.find("\", line ");
   return file_end != std::string_view::npos && file_end + 1 >= kBridgeFile.size() &&
          head.compare(file_end + 1 - kBridgeFile.size(), kBridgeFile.size(), kBridgeFile) == 0;

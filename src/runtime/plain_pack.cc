@@ -14,12 +14,12 @@
 #include <string>
 #include <string_view>
 
-#include "internal/error.h"
-#include "internal/map.h"
-#include "internal/object.h"
-#include "internal/registry.h"
-#include "internal/seq.h"
-#include "internal/string.h"
+#include "runtime/error.h"
+#include "runtime/map.h"
+#include "runtime/object.h"
+#include "runtime/registry.h"
+#include "runtime/seq.h"
+#include "runtime/string.h"
 
 namespace packedfun {
 namespace detail {

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <string>
 
-#include "internal/error.h"
-#include "internal/object.h"
-#include "internal/tensor.h"
+#include "runtime/error.h"
+#include "runtime/object.h"
+#include "runtime/tensor.h"
 
 namespace packedfun {
 namespace detail {

@@ -8,11 +8,11 @@
 #include <string_view>
 #include <vector>
 
-#include "internal/error.h"
-#include "internal/map.h"
-#include "internal/object.h"
-#include "internal/seq.h"
-#include "internal/string.h"
+#include "runtime/error.h"
+#include "runtime/map.h"
+#include "runtime/object.h"
+#include "runtime/seq.h"
+#include "runtime/string.h"
 
 namespace packedfun {
 namespace detail {

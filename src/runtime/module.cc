@@ -13,12 +13,12 @@
 
 #include <packedfun/detail/bytes_any.h>
 
-#include "internal/dynamic_symbols.h"
-#include "internal/error.h"
-#include "internal/object.h"
-#include "internal/seq.h"
-#include "internal/string.h"
-#include "internal/tvm_ffi.h"
+#include "backtrace/dynamic_symbols.h"
+#include "runtime/error.h"
+#include "runtime/object.h"
+#include "runtime/seq.h"
+#include "runtime/string.h"
+#include "tvm_ffi/bridge.h"
 
 namespace packedfun {
 namespace detail {

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <new>
 
-#include "internal/error.h"
-#include "internal/object.h"
-#include "internal/string.h"
+#include "runtime/error.h"
+#include "runtime/object.h"
+#include "runtime/string.h"
 
 namespace packedfun {
 namespace detail {

@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "internal/backtrace.h"
-#include "internal/error.h"
-#include "internal/object.h"
+#include "backtrace/backtrace.h"
+#include "runtime/error.h"
+#include "runtime/object.h"
 
 namespace packedfun {
 namespace detail {

@@ -21,12 +21,12 @@
 #include <utility>
 #include <vector>
 
-#include "internal/error.h"
-#include "internal/map.h"
-#include "internal/object.h"
-#include "internal/object_table.h"
-#include "internal/registry.h"
-#include "internal/string.h"
+#include "runtime/error.h"
+#include "runtime/map.h"
+#include "runtime/object.h"
+#include "runtime/object_table.h"
+#include "runtime/registry.h"
+#include "runtime/string.h"
 
 namespace packedfun {
 namespace detail {

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "internal/backtrace.h"
-#include "internal/elf_symbols.h"
+#include "backtrace/backtrace.h"
+#include "backtrace/elf_symbols.h"
 
 namespace packedfun {
 namespace detail {

@@ -1,8 +1,8 @@
 // Object entry points of c_api.h: atomic reference counting, opaque foreign handles, and the
 // children an object holds (for the garbage collectors of language bindings).
-#include "internal/error.h"
-#include "internal/map.h"
-#include "internal/object.h"
+#include "runtime/error.h"
+#include "runtime/map.h"
+#include "runtime/object.h"
 
 namespace packedfun {
 namespace detail {

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "internal/error.h"
-#include "internal/object.h"
-#include "internal/seq.h"
+#include "runtime/error.h"
+#include "runtime/object.h"
+#include "runtime/seq.h"
 
 namespace packedfun {
 namespace detail {

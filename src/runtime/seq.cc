@@ -3,10 +3,10 @@
 #include <cstring>
 #include <new>
 
-#include "internal/error.h"
-#include "internal/object.h"
-#include "internal/seq.h"
-#include "internal/string.h"
+#include "runtime/error.h"
+#include "runtime/object.h"
+#include "runtime/seq.h"
+#include "runtime/string.h"
 
 namespace packedfun {
 namespace detail {

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "internal/tvm_ffi.h"
+#include "tvm_ffi/bridge.h"
 #include "packedfun/signature.h"
 
 namespace packedfun {
