@@ -210,6 +210,34 @@ static int own_view(PFAny* cell) {
   return 0;
 }
 
+/* A list is read as it was when its conversion began: before the first element whose conversion
+ * may run Python code (an `__index__`, `__float__`, a key's `__eq__` ...), its items are copied
+ * into `*snap` (new refs), and the rest are read from that copy. Code that replaces items cannot
+ * free a str an earlier view borrows, and code that changes the list's size raises RuntimeError,
+ * as CPython's own iteration does, checked after every such element (the last one included). A
+ * tuple cannot change. Both backends follow this rule (docs/calling.md). */
+static int take_snapshot(PyObject* o, Py_ssize_t n, PyObject** snap) {
+  if (*snap != NULL || !PyList_Check(o)) return 0;
+  *snap = PyList_GetSlice(o, 0, n);
+  return *snap == NULL ? -1 : 0;
+}
+
+static PyObject* const* seq_items(PyObject* o, PyObject* snap) {
+  if (snap != NULL) return ((PyListObject*)snap)->ob_item;
+  return PyList_Check(o) ? ((PyListObject*)o)->ob_item : ((PyTupleObject*)o)->ob_item;
+}
+
+static PFPY_NOINLINE int changed_size(Ctx* ctx, PyObject* o) {
+  return own_error(ctx, PyExc_RuntimeError,
+                   PyDict_Check(o) ? "dict changed size during conversion"
+                                   : "list changed size during conversion");
+}
+
+static inline int size_changed(PyObject* o, Py_ssize_t n) {
+  if (PyList_Check(o)) return PyList_GET_SIZE(o) != n;
+  return PyDict_Check(o) && PyDict_GET_SIZE(o) != n;
+}
+
 /* An Array built in place: PFArrayCreate without items makes an empty Array with room for `n`
  * cells, and each element is converted straight into the next cell as an owned value; no buffer
  * to fill and copy, and a run of small ints is one pass over the list. `size` counts the cells
@@ -224,28 +252,26 @@ static int array_from_py(Ctx* ctx, PyObject* o, PFAny* out) {
   }
   PFSeqObject* arr = (PFSeqObject*)made.v_obj;
   PFAny* cells = arr->data;
+  PyObject* snap = NULL;
   int rc = 0;
   for (Py_ssize_t i = 0; rc == 0 && i < n; ++i) {
     /* A run of small ints calls no Python code, so the list cannot change under it. */
-    if (!is_list || PyList_GET_SIZE(o) == n) {
-      PyObject* const* src = is_list ? ((PyListObject*)o)->ob_item : ((PyTupleObject*)o)->ob_item;
-      i = small_int_run(src, i, n, cells);
-      arr->size = i;
-      if (i == n) break;
-    }
-    if (is_list && PyList_GET_SIZE(o) != n) {
-      rc = own_error(ctx, PyExc_RuntimeError, "list changed size during conversion");
-      break;
-    }
-    PyObject* item = is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
+    i = small_int_run(seq_items(o, snap), i, n, cells);
+    arr->size = i;
+    if (i == n) break;
+    PyObject* item = seq_items(o, snap)[i];
     PFByteArray view;
     if (PFPY_LIKELY(pfpy_plain_from_py(item, &cells[i], &view))) { /* no call, no refs */
       rc = own_view(&cells[i]);
-    } else {
-      Py_INCREF(item); /* converting may run Python code that mutates the list */
+    } else if ((rc = take_snapshot(o, n, &snap)) == 0) {
+      item = seq_items(o, snap)[i]; /* the copy's reference keeps it alive */
       rc = value_from_py(ctx, item, &cells[i], &view);
       if (rc == 0) rc = own_view(&cells[i]); /* `item` still holds the viewed buffer */
-      Py_DECREF(item);
+      if (rc == 0 && size_changed(o, n)) {
+        arr->size = i + 1;
+        rc = changed_size(ctx, o);
+        break;
+      }
     }
     if (rc != 0) {
       add_segment(ctx, PyUnicode_FromFormat("[%zd]", i));
@@ -253,6 +279,7 @@ static int array_from_py(Ctx* ctx, PyObject* o, PFAny* out) {
       arr->size = i + 1;
     }
   }
+  Py_XDECREF(snap);
   if (rc != 0) {
     PFObjectDecRef(made.v_obj); /* releases the `size` cells filled */
     return -1;
@@ -271,37 +298,36 @@ static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   int is_list = PyList_Check(o);
   Py_ssize_t n = is_list ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
   Items it;
+  PyObject* snap = NULL; /* owns the items the views borrow once Python code may run */
   int rc = items_init(&it, n, ctx);
   it.first_other = n;
   for (Py_ssize_t i = 0; rc == 0 && i < n; ++i) {
     /* A run of small ints calls no Python code, so the list cannot change under it. */
-    if (!is_list || PyList_GET_SIZE(o) == n) {
-      PyObject* const* src = is_list ? ((PyListObject*)o)->ob_item : ((PyTupleObject*)o)->ob_item;
-      i = small_int_run(src, i, n, it.items);
-      it.filled = i;
-      if (i == n) break;
-    }
-    if (is_list && PyList_GET_SIZE(o) != n) {
-      rc = own_error(ctx, PyExc_RuntimeError, "list changed size during conversion");
-      break;
-    }
-    PyObject* item = is_list ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i);
+    i = small_int_run(seq_items(o, snap), i, n, it.items);
+    it.filled = i;
+    if (i == n) break;
+    PyObject* item = seq_items(o, snap)[i];
     if (PFPY_LIKELY(pfpy_plain_from_py(item, &it.items[i], &it.views[i]))) { /* no call, no refs */
       it.filled = i + 1;
       continue;
     }
+    if (take_snapshot(o, n, &snap) != 0) {
+      rc = -1;
+      break;
+    }
     if (it.first_other > i) it.first_other = i;
-    Py_INCREF(item); /* converting may run Python code that mutates the list */
+    item = seq_items(o, snap)[i]; /* the copy's reference keeps it alive */
     rc = value_from_py(ctx, item, &it.items[i], &it.views[i]);
-    Py_DECREF(item);
     if (rc != 0) {
       add_segment(ctx, PyUnicode_FromFormat("[%zd]", i));
     } else {
       it.filled = i + 1;
+      if (size_changed(o, n)) rc = changed_size(ctx, o);
     }
   }
   if (rc == 0) rc = create(kind, &it, 0, out);
   if (it.items != NULL) items_free(&it);
+  Py_XDECREF(snap); /* after create: the views borrow its strs */
   leave(ctx);
   return rc;
 }
@@ -319,21 +345,28 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   Items it;
   int rc = items_init(&it, 2 * n, ctx);
   PyObject *key, *value;
+  PyObject* snap = NULL; /* the dict's items (new refs), taken as for lists (take_snapshot) */
   int distinct = 1;
-  for (Py_ssize_t i = 0; rc == 0 && PyDict_Next(o, &cursor, &key, &value); ++i) {
-    distinct &= plain_key(key);
-    if (PyDict_GET_SIZE(o) != n || i >= n) {
-      rc = own_error(ctx, PyExc_RuntimeError, "dict changed size during conversion");
-      break;
+  for (Py_ssize_t i = 0; rc == 0 && i < n; ++i) {
+    if (snap == NULL) { /* no Python code ran yet: the dict is as it was */
+      if (!PyDict_Next(o, &cursor, &key, &value)) break;
+      distinct &= plain_key(key);
+      /* The common entry (str or int key, number or str value) runs no Python code: no refs. */
+      if (PFPY_LIKELY(pfpy_plain_from_py(key, &it.items[2 * i], &it.views[2 * i]) &&
+                      pfpy_plain_from_py(value, &it.items[2 * i + 1], &it.views[2 * i + 1]))) {
+        it.filled = 2 * i + 2;
+        continue;
+      }
+      snap = PyDict_Items(o);
+      if (snap == NULL) {
+        rc = -1;
+        break;
+      }
+    } else {
+      distinct &= plain_key(PyTuple_GET_ITEM(PyList_GET_ITEM(snap, i), 0));
     }
-    /* The common entry (str or int key, number or str value) runs no Python code: no refs. */
-    if (PFPY_LIKELY(pfpy_plain_from_py(key, &it.items[2 * i], &it.views[2 * i]) &&
-                    pfpy_plain_from_py(value, &it.items[2 * i + 1], &it.views[2 * i + 1]))) {
-      it.filled = 2 * i + 2;
-      continue;
-    }
-    Py_INCREF(key);
-    Py_INCREF(value);
+    key = PyTuple_GET_ITEM(PyList_GET_ITEM(snap, i), 0); /* the copy keeps both alive */
+    value = PyTuple_GET_ITEM(PyList_GET_ITEM(snap, i), 1);
     if (ctx->python_keys && PyTuple_Check(key)) { /* refused before its Array is built */
       pfpy_map_key_refused(key, NULL, NULL);
       ctx->own_error = 1; /* the path names the key */
@@ -352,12 +385,16 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
         if (rc == 0) it.filled = 2 * i + 2;
       }
     }
-    if (rc != 0) add_key_segment(ctx, key);
-    Py_DECREF(key);
-    Py_DECREF(value);
+    if (rc != 0) {
+      add_key_segment(ctx, key);
+    } else if (size_changed(o, n)) {
+      rc = changed_size(ctx, o);
+    }
   }
+  if (rc == 0 && it.filled != it.n) rc = changed_size(ctx, o); /* defensive: never unfilled */
   if (rc == 0) rc = create(kind, &it, distinct, out);
   if (it.items != NULL) items_free(&it);
+  Py_XDECREF(snap); /* after create: the views borrow its strs */
   leave(ctx);
   return rc;
 }

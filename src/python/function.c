@@ -122,6 +122,24 @@ static inline __attribute__((always_inline)) PyObject* result_to_py(PFAny* rv) {
   }
 }
 
+/* Container views read the caller's list or dict during the call, so no Python code may run
+ * between a view's argument and the call: an argument whose conversion may run some (an
+ * `__index__` that changes the list) first turns the views before it into the Arrays/Maps they
+ * stand for. Every argument is then read as it was when its turn came, left to right, as under
+ * the "release" policy (which takes no views) and on the ctypes backend. Cold: views are rare. */
+static PFPY_NOINLINE int settle_before(PyObject* o, PFPyArgs* pack, Py_ssize_t i) {
+  PyTypeObject* t = Py_TYPE(o);
+  if (o == Py_None || t == &PyLong_Type || t == &PyFloat_Type || t == &PyBool_Type ||
+      t == &PyUnicode_Type || t == &PyBytes_Type || PyObject_TypeCheck(o, &PFPyObject_Type)) {
+    return 0; /* converted without running Python code */
+  }
+  if ((t == &PyList_Type || t == &PyTuple_Type || t == &PyDict_Type) &&
+      pfpy_view_arg_wanted(pack, i)) {
+    return 0; /* another view: read later, like the first */
+  }
+  return pfpy_container_views_settle(pack, i);
+}
+
 /* Converts the arguments into `pack`, calls, releases the temporaries and converts the result. */
 static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction* f,
                                                                    PyObject* const* args,
@@ -133,6 +151,10 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
     pack->func = (PyObject*)f;
   }
   for (Py_ssize_t i = 0; i < n; ++i) {
+    if (PFPY_UNLIKELY(pack->num_views != 0) && settle_before(args[i], pack, i) != 0) {
+      pfpy_args_release(pack);
+      return NULL;
+    }
     if (PFPY_UNLIKELY(pfpy_arg_from_py(args[i], pack, i, f->name) != 0)) {
       pfpy_function_name_argument_error(f, i);
       pfpy_args_release(pack);

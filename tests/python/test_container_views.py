@@ -332,3 +332,40 @@ class call_as:  # noqa: N801 - a callable carrying the Function's gil_policy, fo
     @gil_policy.setter
     def gil_policy(self, policy):
         self.func.gil_policy = policy
+
+
+class Mutates:
+    """An int-like argument whose conversion changes the list passed before it."""
+
+    def __init__(self, target: list, how: str):
+        self.target, self.how = target, how
+
+    def __index__(self):
+        if self.how == "grow":
+            self.target.extend(range(10))
+        elif self.how == "str":
+            self.target[0] = "x"
+        else:
+            self.target[:] = [5000, 5000, 5000]
+        return 2
+
+
+@pytest.mark.parametrize("how", ["grow", "str", "replace"])
+def test_a_later_argument_cannot_change_a_view_it_follows(m, how):
+    # The callee saw the list as a later argument's __index__ left it (60007 under "hold", 6007
+    # under "release"), or failed on a str the list did not hold when it was passed: every
+    # argument is read as it was when its turn came, left to right, under both policies.
+    named = pf.get_global_func("test_container_views.named")
+    results = []
+    for policy in ("hold", "release"):
+        named.gil_policy = policy
+        values = [1000, 2000, 3000]
+        results.append(outcome(lambda v: named(v, Mutates(v, how)), values))
+    named.gil_policy = "hold"
+    assert results == [("ok", 12000), ("ok", 12000)]
+    mixed = m.mixed
+    for policy in ("hold", "release"):
+        mixed.gil_policy = policy
+        a = [1, 2, 3]
+        assert mixed(a, [Mutates(a, how)], [0.5]) == 6 + 20 + 50, policy
+    mixed.gil_policy = "hold"

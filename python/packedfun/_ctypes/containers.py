@@ -612,39 +612,50 @@ class _Frame:
     __slots__ = ("value", "path", "create", "parts", "temps", "pending", "size", "index")
 
     def __init__(self, value, path, create) -> None:
+        # Read as it was when its conversion began, from its storage (a subclass's __iter__,
+        # __len__ or __getitem__ is not called, as in _core); a size change while its elements
+        # convert raises RuntimeError after the element that made it (docs/calling.md).
         self.value = value
         self.path = path
         self.parts: list = []
         self.temps: list = []
-        self.size = len(value)
         self.index = 0
         if isinstance(value, dict):
             self.create = create or LIB.PFMapCreate
             # key, then value, each under the key's path
-            self.pending: list | None = list(value.items())
+            self.pending: list = list(dict.items(value))
         else:
             self.create = create or LIB.PFArrayCreate
-            self.pending = None
+            self.pending = list(list.__iter__(value) if isinstance(value, list) else
+                                tuple.__iter__(value))  # fmt: skip
+        self.size = len(self.pending)
 
     def next(self, packer):
         """``(element, path, is_key)`` of the next element, or None when every one is converted."""
         value, i = self.value, self.index
-        if i >= (2 * self.size if self.pending is not None else self.size):
-            return None
-        if len(value) != self.size:
-            kind = "dict" if self.pending is not None else "list"  # tuples cannot change
+        is_dict = isinstance(value, dict)
+        if i and not (is_dict and i & 1) and self._changed():
+            kind = "dict" if is_dict else "list"
             what = f"{kind} changed size during conversion"
             raise RuntimeError(_pack._arg_message(packer.fname, self.path, what))
+        if i >= (2 * self.size if is_dict else self.size):
+            return None
         self.index = i + 1
-        if self.pending is None:
-            return value[i], _subpath(self.path, f"[{i}]"), False
+        if not is_dict:
+            return self.pending[i], _subpath(self.path, f"[{i}]"), False
         key, item = self.pending[i >> 1]
         return (item if i & 1 else key), _subpath(self.path, f"[{key!r}]"), not i & 1
+
+    def _changed(self) -> bool:
+        value = self.value
+        if isinstance(value, dict):
+            return dict.__len__(value) != self.size
+        return isinstance(value, list) and list.__len__(value) != self.size
 
     def finish(self) -> Object:
         out = PFAny()
         parts = b"".join(self.parts) if self.parts else None
-        count = self.size if self.pending is not None else len(self.parts)
+        count = self.size if isinstance(self.value, dict) else len(self.parts)
         _check(self.create(parts, count, byref(out)))
         return wrap(out.v_obj, out.type_index, Object)  # a plain holder: no object factory
 
