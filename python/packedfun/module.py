@@ -431,17 +431,22 @@ _tvm_ffi_configured = False
 
 
 def _find_tvm_ffi_library() -> str | None:
-    """The libtvm_ffi.so of the installed apache-tvm-ffi package, found without importing it."""
-    try:
-        import importlib.util
+    """The libtvm_ffi.so of the installed apache-tvm-ffi package, found without importing it.
 
-        spec = importlib.util.find_spec("tvm_ffi")
-    except (ImportError, ValueError):
-        return None
-    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
-        candidate = os.path.join(folder, "lib", "libtvm_ffi.so")
-        if os.path.isfile(candidate):
-            return candidate
+    Read from the ``apache-tvm-ffi`` distribution's file list, not from ``find_spec("tvm_ffi")``:
+    under the tvm_ffi switch (``packedfun.tvm_ffi_compat``) that name is packedfun itself.
+    """
+    import importlib.metadata
+
+    try:
+        files = importlib.metadata.distribution("apache-tvm-ffi").files or []
+    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
+        files = []
+    for file in files:
+        if file.name == "libtvm_ffi.so" and file.parent.name == "lib":
+            candidate = os.fspath(file.locate())
+            if os.path.isfile(candidate):
+                return candidate
     return None
 
 
