@@ -755,7 +755,9 @@ PACKEDFUN_API int PFModuleGetEntryName(PFObject* module, PFAny* out);
  * find it, the runtime loads it once, with global symbols, from (in this order) the path in the
  * environment variable PACKEDFUN_TVM_FFI_LIBRARY, the path set here, then the plain name
  * "libtvm_ffi.so"; it resolves tvm-ffi's entry points by name. Libraries with a tvm-ffi library
- * context or embedded binaries are loaded through tvm-ffi's own module loader. */
+ * context or embedded binaries are loaded through tvm-ffi's own module loader. A runtime built
+ * without this interop (CMake option PACKEDFUN_WITH_TVM_FFI=OFF) loads such a library as a plain
+ * one: its tvm-ffi functions are not found; PFModuleSetTVMFFILibrary succeeds without effect. */
 
 /*! Sets where libtvm_ffi is (a file path, borrowed and copied; NULL or empty clears it), for a
  *  binding that located the installed apache-tvm-ffi package. Takes effect at the next load that

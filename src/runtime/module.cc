@@ -15,10 +15,10 @@
 
 #include "backtrace/dynamic_symbols.h"
 #include "runtime/error.h"
+#include "runtime/module.h"
 #include "runtime/object.h"
 #include "runtime/seq.h"
 #include "runtime/string.h"
-#include "tvm_ffi/bridge.h"
 
 namespace packedfun {
 namespace detail {
@@ -38,15 +38,11 @@ struct ModuleImpl {
   void* handle;                    // from dlopen; never closed (see above)
   std::string path;                // "" for the system library
   std::vector<PFObject*> imports;  // owned references; guarded by ImportsMutex()
-  PFAny tvm_module;                // tvm-ffi's Module over the library when it needs tvm-ffi's
-                                   // own loader (library context, embedded binaries); else None
+  PFAny foreign;                   // the foreign loader's state for the library; else None
 };
 
-/*! The prefix of functions exported by libraries built for Apache TVM FFI, and of their
- *  docstring getters (functions returning a string). */
-constexpr const char* kTVMFFIPrefix = "__tvm_ffi_";
-constexpr const char* kTVMFFIDocPrefix = "__tvm_ffi__doc_";
-constexpr const char* kTVMFFIMetaPrefix = "__tvm_ffi__metadata_";
+/*! The foreign loader (runtime/module.h), when an interop layer registered one. */
+const ForeignModuleLoader* g_foreign_loader = nullptr;
 
 /*! One lock for the whole import graph: imports change rarely, and a single lock makes the cycle
  *  check of PFModuleImport atomic with the insertion it guards. */
@@ -65,7 +61,9 @@ struct ModuleFunctionImpl {
 void DeleteModule(PFObject* obj) noexcept {
   auto* m = As<ModuleImpl>(obj);
   for (PFObject* dep : m->imports) DecRef(dep);
-  if (m->tvm_module.type_index != kPFTypeNone) tvmffi::ReleaseTVM(&m->tvm_module);
+  if (m->foreign.type_index != kPFTypeNone && g_foreign_loader != nullptr) {
+    g_foreign_loader->release(&m->foreign);
+  }
   delete m;
 }
 
@@ -80,7 +78,7 @@ PFObject* NewModule(void* handle, std::string path) {
   ModuleImpl* m = AllocObject<ModuleImpl>(kPFTypeModule, &DeleteModule);
   m->handle = handle;
   m->path = std::move(path);
-  m->tvm_module = NoneAny();
+  m->foreign = NoneAny();
   return Header(m);
 }
 
@@ -169,11 +167,8 @@ bool CollectFunctionNames(ModuleImpl* m, bool query_imports, std::vector<ModuleI
                           std::vector<std::string>* names) {
   if (std::find(seen->begin(), seen->end(), m) != seen->end()) return true;
   seen->push_back(m);
-  // Functions of libraries built for tvm-ffi come through its own loader or a translation layer
-  // that resolves names one by one: such a module's exports are not listed.
-  std::vector<std::string> tvm_names;
-  if (m->tvm_module.type_index != kPFTypeNone ||
-      !ListExportedFunctions(m->handle, kTVMFFIPrefix, &tvm_names) || !tvm_names.empty()) {
+  // A library whose foreign functions cannot be listed has no complete list.
+  if (g_foreign_loader != nullptr && !g_foreign_loader->lists_all_functions(Header(m))) {
     return false;
   }
   size_t first = names->size();
@@ -216,103 +211,6 @@ PFAny StringVariable(void* address) {
   return MakeStringAny(text);
 }
 
-/*! Whether a library built for tvm-ffi needs tvm-ffi's own loader: it has a library context
- *  (filled by that loader, used to find functions of its imports) or embedded binaries. */
-bool NeedsTVMFFILoader(void* handle) {
-  return dlsym(handle, "__tvm_ffi__library_ctx") != nullptr ||
-         dlsym(handle, "__tvm_ffi__library_bin") != nullptr;
-}
-
-int LoadThroughTVMFFI(ModuleImpl* m, void* handle, const std::string& path) {
-  tvmffi::EnsureApi(handle);
-  PFAny arg = NoneAny();
-  arg.type_index = kPFTypeRawStr;
-  arg.v_c_str = path.c_str();
-  tvmffi::CallGlobal("ffi.ModuleLoadFromFile", &arg, 1, &m->tvm_module);
-  return 0;
-}
-
-/*! Gives `func` the type schema a tvm-ffi library exports next to it (built with
- *  TVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1: a getter `__tvm_ffi__metadata_<name>`) as packedfun
- *  metadata. A getter that fails or returns something else leaves the Function without any: the
- *  function itself still works. */
-void AttachTVMFFIMetadata(ModuleImpl* module, const std::string& name, PFObject* func) {
-  std::string symbol = kTVMFFIMetaPrefix + name;
-  void* getter = dlsym(module->handle, symbol.c_str());
-  if (getter == nullptr) return;
-  PFObject* get = tvmffi::NewFunction(reinterpret_cast<tvmffi::SafeCall>(getter), nullptr,
-                                      Header(module), symbol);
-  PFAny text = NoneAny();
-  int rc = PFFunctionCall(get, nullptr, 0, &text);
-  DecRef(get);
-  if (rc != 0) {
-    PFObject* err = nullptr;
-    PFErrorMoveFromRaised(&err);
-    DecRef(err);
-    return;
-  }
-  std::string record;
-  if (AnyIsStr(text)) {
-    PFByteArray bytes = AnyBytes(text);
-    record = tvmffi::MetadataFromExport(std::string_view(bytes.data, bytes.size), name);
-  }
-  ReleaseAny(&text);
-  if (record.empty()) return;
-  PFByteArray json{record.data(), record.size()};
-  CheckCall(PFFunctionSetMetadata(func, &json));
-}
-
-/*! A Function over tvm-ffi function `name` of `m`, or NULL when it has none. */
-PFObject* TVMFFIFunction(ModuleImpl* m, const PFByteArray* name, int query_imports,
-                         const char* fn) {
-  std::string text(name->data == nullptr ? "" : name->data, name->size);
-  if (m->tvm_module.type_index != kPFTypeNone) {
-    PFAny args[3] = {m->tvm_module, NoneAny(), NoneAny()};
-    args[1].type_index = kPFTypeRawStr;
-    args[1].v_c_str = text.c_str();
-    args[2].type_index = kPFTypeBool;
-    args[2].v_int64 = query_imports != 0;
-    PFAny found = NoneAny();
-    tvmffi::CallGlobal("ffi.ModuleGetFunction", args, 3, &found);
-    if (found.type_index == kPFTypeNone) return nullptr;
-    void* handle = found.v_obj;
-    return tvmffi::NewFunction(tvmffi::Cell<tvmffi::FunctionCell>(handle)->safe_call, handle,
-                               Header(m), text);
-  }
-  Found found = ResolveName(Header(m), name, query_imports, kTVMFFIPrefix, fn);
-  if (found.address == nullptr) return nullptr;
-  tvmffi::EnsureApi(found.module->handle);
-  PFObject* func = tvmffi::NewFunction(reinterpret_cast<tvmffi::SafeCall>(found.address), nullptr,
-                                       Header(found.module), text);
-  try {
-    AttachTVMFFIMetadata(found.module, text, func);
-  } catch (...) {
-    DecRef(func);
-    throw;
-  }
-  return func;
-}
-
-/*! The docstring a tvm-ffi library exports for `name` (a getter function), or None. */
-PFAny TVMFFIFunctionDoc(PFObject* module, const PFByteArray* name, int query_imports,
-                        const char* fn) {
-  ModuleImpl* m = CheckModule(module, fn);
-  if (m->tvm_module.type_index != kPFTypeNone) return NoneAny();
-  Found found = ResolveName(module, name, query_imports, kTVMFFIPrefix, fn);
-  if (found.address == nullptr) return NoneAny();
-  std::string symbol = kTVMFFIDocPrefix + std::string(name->data, name->size);
-  void* getter = dlsym(found.module->handle, symbol.c_str());
-  if (getter == nullptr) return NoneAny();
-  tvmffi::EnsureApi(found.module->handle);
-  PFObject* func = tvmffi::NewFunction(reinterpret_cast<tvmffi::SafeCall>(getter), nullptr,
-                                       Header(found.module), symbol);
-  PFAny doc = NoneAny();
-  int rc = PFFunctionCall(func, nullptr, 0, &doc);
-  DecRef(func);
-  if (rc != 0) throw AlreadyRaised{};
-  return doc;
-}
-
 /*! Whether `path` names a file that does not exist (a bare name is searched by the loader, so it
  *  is never "missing" here): the kind of the error is then FileNotFoundError. */
 bool MissingFile(const std::string& path) {
@@ -331,12 +229,11 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
   if (handle == nullptr) {
     const char* why = dlerror();
     std::string message = why != nullptr ? why : "unknown loader error";
-    // A library built for tvm-ffi links libtvm_ffi.so without an rpath: load it, then retry.
-    if (message.find("libtvm_ffi") == std::string::npos) {
+    // The foreign loader may make a retry worthwhile (by loading a runtime the library needs).
+    if (g_foreign_loader == nullptr || !g_foreign_loader->retry_load(p, message)) {
       Throw(MissingFile(p) ? "FileNotFoundError" : "OSError",
             std::string(fn) + ": cannot load '" + p + "': " + message);
     }
-    tvmffi::LoadLibrary(p);
     handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       why = dlerror();
@@ -345,8 +242,11 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
     }
   }
   PFObject* module = NewModule(handle, p);
-  if (NeedsTVMFFILoader(handle)) {
-    int rc = Guard([&] { return LoadThroughTVMFFI(As<ModuleImpl>(module), handle, p); });
+  if (g_foreign_loader != nullptr) {
+    int rc = Guard([&] {
+      g_foreign_loader->on_load(module, p);
+      return 0;
+    });
     if (rc != 0) {
       DecRef(module);
       throw AlreadyRaised{};
@@ -357,6 +257,22 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
 }
 
 }  // namespace
+
+void* ModuleHandle(PFObject* module) noexcept { return As<ModuleImpl>(module)->handle; }
+
+PFAny* ModuleForeignState(PFObject* module) noexcept { return &As<ModuleImpl>(module)->foreign; }
+
+void* ModuleFindSymbol(PFObject* module, const PFByteArray* name, int query_imports,
+                       const char* prefix, const char* fn, PFObject** owner) {
+  Found found = ResolveName(module, name, query_imports, prefix, fn);
+  if (owner != nullptr) *owner = found.module == nullptr ? nullptr : Header(found.module);
+  return found.address;
+}
+
+void SetForeignModuleLoader(const ForeignModuleLoader* loader) noexcept {
+  g_foreign_loader = loader;
+}
+
 }  // namespace detail
 }  // namespace packedfun
 
@@ -432,8 +348,10 @@ PACKEDFUN_API int PFModuleGetFunction(PFObject* module, const PFByteArray* name,
       AttachExportedViewArgs(found.module, *name, *out);
       return 0;
     }
-    // Not a packedfun export: perhaps a function of a library built for Apache TVM FFI.
-    *out = TVMFFIFunction(CheckModule(module, fn), name, query_imports, fn);
+    // Not a packedfun export: perhaps a function of a library built for another FFI.
+    *out = g_foreign_loader == nullptr
+               ? nullptr
+               : g_foreign_loader->get_function(module, name, query_imports, fn);
     return 0;
   });
 }
@@ -491,7 +409,9 @@ PACKEDFUN_API int PFModuleGetFunctionDoc(PFObject* module, const PFByteArray* na
     Found found = ResolveName(module, name, query_imports, PACKEDFUN_SYMBOL_PREFIX, fn);
     *out = NoneAny();
     if (found.address == nullptr) {
-      *out = TVMFFIFunctionDoc(module, name, query_imports, fn);
+      if (g_foreign_loader != nullptr) {
+        *out = g_foreign_loader->get_function_doc(module, name, query_imports, fn);
+      }
       return 0;
     }
     std::string doc_symbol = PACKEDFUN_DOC_SYMBOL_PREFIX + std::string(name->data, name->size);
@@ -502,8 +422,10 @@ PACKEDFUN_API int PFModuleGetFunctionDoc(PFObject* module, const PFByteArray* na
 
 PACKEDFUN_API int PFModuleSetTVMFFILibrary(const PFByteArray* path) {
   return Guard([&] {
-    tvmffi::SetLibraryPath(path == nullptr ? std::string()
-                                           : CopyName(path, "PFModuleSetTVMFFILibrary", "path"));
+    std::string p =
+        path == nullptr ? std::string() : CopyName(path, "PFModuleSetTVMFFILibrary", "path");
+    // Without the tvm-ffi interop there is nothing to point at the library: accepted, unused.
+    if (g_foreign_loader != nullptr) g_foreign_loader->set_library_path(std::move(p));
     return 0;
   });
 }

@@ -94,7 +94,9 @@ def _build_and_test(build_dir: Path, extra: list) -> None:
 )
 @pytest.mark.parametrize(
     ("variant", "extra"),
-    [("plain", []), ("asan-ubsan", ["-DPACKEDFUN_SANITIZE=ON"])],
+    # The plain build leaves the tvm-ffi interop out (no C++ unit test uses it): the runtime must
+    # build and pass without it. The sanitized build has it, as the Python package does.
+    [("plain", ["-DPACKEDFUN_WITH_TVM_FFI=OFF"]), ("asan-ubsan", ["-DPACKEDFUN_SANITIZE=ON"])],
 )
 def test_cpp_unit_tests_pass(variant, extra):
     filelock = pytest.importorskip("filelock")
@@ -103,3 +105,19 @@ def test_cpp_unit_tests_pass(variant, extra):
     # Two pytest processes (e.g. both backends at once) must not build the same tree together.
     with filelock.FileLock(str(build_dir.parent / f"{build_dir.name}.lock"), timeout=3600):
         _build_and_test(build_dir, extra)
+        with_bridge = "-DPACKEDFUN_WITH_TVM_FFI=OFF" not in extra
+        assert _has_tvm_ffi_bridge(build_dir / "libpackedfun.so") == with_bridge, (
+            f"PACKEDFUN_WITH_TVM_FFI={'ON' if with_bridge else 'OFF'} not honoured"
+        )
+
+
+def _has_tvm_ffi_bridge(library: Path) -> bool:
+    """Whether the runtime has the tvm-ffi bridge compiled in (its symbols, hidden but in the
+    symbol table of these unstripped builds)."""
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("nm not found on PATH")
+    proc = _run([nm, "-C", library], timeout=120)
+    assert proc.returncode == 0, _tail(proc)
+    assert "PFModuleLoadFromFile" in proc.stdout, "nm listed no runtime symbol"
+    return "packedfun::detail::tvmffi::" in proc.stdout
