@@ -12,7 +12,7 @@
 #include <string_view>
 
 // DLDataType and DLDevice are DLPack's global structs, so their comparisons live where argument
-// lookup finds them: kernels write `x->dtype == packedfun::kFloat32` as in seed 003.
+// lookup finds them: kernels write `x->dtype == packedfun::kFloat32`.
 inline constexpr bool operator==(DLDataType a, DLDataType b) noexcept {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }

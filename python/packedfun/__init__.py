@@ -28,6 +28,7 @@ from .registry import (
     list_global_func_names,
     register_func,
     register_global_func,
+    register_lazy_namespace,
     remove_global_func,
 )
 from .stream import StreamContext, current_stream, get_raw_stream, use_raw_stream, use_stream
@@ -43,6 +44,18 @@ from .tensor import (
 )
 
 _install_pickle()
+
+
+def _import_testing() -> object:
+    import importlib
+
+    return importlib.import_module(".testing", __name__)
+
+
+# The testing library (packedfun.testing) loads on the first lookup of a "testing.*" name, so a
+# bare `import packedfun` opens no library yet `get_global_func("testing.echo")` works, as
+# `import tvm_ffi` does with tvm_ffi.testing.
+register_lazy_namespace("testing", _import_testing)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -134,6 +147,7 @@ __all__ = [
     "register_error",
     "register_func",
     "register_global_func",
+    "register_lazy_namespace",
     "remove_global_func",
     "structural_equal",
     "structural_first_difference",

@@ -11,6 +11,7 @@ every other Function is returned untouched and its calls cost nothing more.
 from __future__ import annotations
 
 from ._backend import core
+from ._lazy import load_namespace_of
 from ._signature import _parse as _parse_record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
@@ -25,10 +26,8 @@ _CLASSES: dict[str, type[enum.IntEnum]] = {}
 
 
 def _members_func(key: str) -> Any:
-    from .registry import _load_testing_for  # late: registry imports this module
-
     func = core.get_global_func(_PREFIX + key)
-    if func is None and _load_testing_for(key):
+    if func is None and load_namespace_of(key):
         func = core.get_global_func(_PREFIX + key)
     return func
 

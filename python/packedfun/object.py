@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import _pickle
 from ._backend import core
-from .registry import _load_testing_for
+from ._lazy import load_namespace_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ def register_object(type_key: str | type | None = None) -> Callable[[_T], _T] | 
         try:
             index = core.type_key_to_index(key)
         except KeyError:
-            if not _load_testing_for(key):
+            if not load_namespace_of(key):
                 raise
             index = core.type_key_to_index(key)
         _check_parent(cls, key, index)

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 from . import _signature
 from ._backend import core
 from ._enum import EnumResultFunction, wrap_enum_result
+from ._lazy import load_namespace_of, register_lazy_namespace
 
 __all__ = [
     "get_global_func",
@@ -18,6 +18,7 @@ __all__ = [
     "remove_global_func",
     "init_ffi_api",
     "get_global_func_metadata",
+    "register_lazy_namespace",
 ]
 
 
@@ -45,7 +46,7 @@ def get_global_func(name: str, allow_missing: bool = False):
     func = _get_global_func(name, wrap_enum_result)
     if func is not None:
         return func
-    if _load_testing_for(name):
+    if load_namespace_of(name):
         func = core.get_global_func(name)
     if func is None and not allow_missing:
         raise ValueError(f"Cannot find global function {name!r}")
@@ -54,24 +55,6 @@ def get_global_func(name: str, allow_missing: bool = False):
 
 # Bound once: get_global_func is a hot lookup.
 _get_global_func = core.get_global_func
-
-
-def _load_testing_for(name: object) -> bool:
-    """Loads the testing library on a first miss of a ``testing.`` name; whether it loaded now.
-
-    ``import packedfun`` stays cheap (no library is opened), yet the seeds' flow, a bare
-    ``import packedfun`` followed by ``get_global_func("testing.echo")`` or
-    ``register_object("testing.TestIntPair")``, works as written.
-    """
-    if not isinstance(name, str) or not name.startswith("testing."):
-        return False
-    if "packedfun.testing" in sys.modules:
-        return False
-    try:
-        importlib.import_module("packedfun.testing")
-    except (ImportError, OSError):  # a package built without its testing library
-        return False
-    return True
 
 
 def register_global_func(func_name, f=None, override: bool = False):
@@ -116,7 +99,7 @@ def register_global_func(func_name, f=None, override: bool = False):
     return register(f) if f is not None else register
 
 
-#: The seeds' name for :func:`register_global_func`.
+#: TVM's name for :func:`register_global_func`.
 register_func = register_global_func
 
 
@@ -134,7 +117,7 @@ def init_ffi_api(prefix: str, module_name: str) -> None:
     """Fills a Python module with the global Functions registered under ``prefix``.
 
     Every name ``"<prefix>.<fname>"`` without further dots becomes attribute ``fname`` of
-    ``sys.modules[module_name]``, with ``__name__`` and ``__doc__`` set (the seeds' ``_init_api``).
+    ``sys.modules[module_name]``, with ``__name__`` and ``__doc__`` set (TVM's ``_init_api``).
 
     Parameters
     ----------

@@ -33,7 +33,7 @@ init_ffi_api("testing", __name__)
 
 @register_object("testing.TestIntPair")
 class TestIntPair(Object):
-    """The seeds' example object: two integers ``a`` and ``b`` and a method ``sum()``.
+    """The Python guide's example object: two integers ``a`` and ``b`` and a method ``sum()``.
 
     ``TestIntPair(a, b)`` calls the C++ ``__create__`` constructor; ``a`` and ``b`` are reflected,
     read-only fields.

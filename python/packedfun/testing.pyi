@@ -6,7 +6,7 @@ from typing import Any
 import packedfun
 
 class TestIntPair(packedfun.Object):
-    """A pair of integers (seed 003)."""
+    """A pair of integers."""
     @property
     def a(self) -> int: ...
     @property

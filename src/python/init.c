@@ -100,7 +100,7 @@ static int add_contents(PyObject* m) {
   Py_INCREF(&PFPyFunction_Type);
   if (PyModule_AddObject(m, "Function", (PyObject*)&PFPyFunction_Type) < 0) return -1;
   if (pfpy_tensor_add_to_module(m) < 0 || pfpy_error_add_to_module(m) < 0) return -1;
-  if (pfpy_object_system_add(m) < 0) return -1; /* objects and containers (issue 3) */
+  if (pfpy_object_system_add(m) < 0) return -1; /* objects and containers */
   if (PyModule_AddIntConstant(m, "ABI_VERSION", (long)abi) < 0) return -1;
   PyObject* path = runtime_path();
   if (path == NULL || PyModule_AddObject(m, "LIB_PATH", path) < 0) {

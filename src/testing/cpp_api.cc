@@ -1,5 +1,5 @@
-// The "testing.cppapi_*" functions and the testing.CppApiPair type: the C++ conveniences of
-// issue 16 (init<>, ObjectPtr in signatures, Optional, GlobalDef, PACKEDFUN_CHECK_KIND, tensor
+// The "testing.cppapi_*" functions and the testing.CppApiPair type: the C++ conveniences
+// (init<>, ObjectPtr in signatures, Optional, GlobalDef, PACKEDFUN_CHECK_KIND, tensor
 // accessors, dtype/device printing) as Python sees them.
 #include <packedfun/packedfun.h>
 

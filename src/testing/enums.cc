@@ -1,4 +1,4 @@
-// A testing enum exposed to Python as an IntEnum (issue 11): testing.Color and functions over it.
+// A testing enum exposed to Python as an IntEnum: testing.Color and functions over it.
 #include <packedfun/packedfun.h>
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The "testing.*" object types and container functions behind packedfun.testing (issue 3).
+// The "testing.*" object types and container functions behind packedfun.testing.
 #include <packedfun/packedfun.h>
 
 #include <atomic>
@@ -20,7 +20,7 @@ struct LiveCounter {
   ~LiveCounter() { live_objects.fetch_sub(1, std::memory_order_relaxed); }
 };
 
-// ---- seed 003: TestIntPair ----------------------------------------------------------------------
+// ---- TestIntPair: the Python guide's example object ---------------------------------------------
 
 class TestIntPairObj : public Object {
  public:
@@ -41,7 +41,7 @@ class TestIntPair : public ObjectRef {
 };
 
 PACKEDFUN_STATIC_INIT_BLOCK() {
-  reflection::ObjectDef<TestIntPairObj>("A pair of integers (seed 003).")
+  reflection::ObjectDef<TestIntPairObj>("A pair of integers.")
       .def_ro("a", &TestIntPairObj::a, "the first integer")
       .def_ro("b", &TestIntPairObj::b, "the second integer")
       .def("sum", &TestIntPairObj::Sum, "a + b")
@@ -144,7 +144,7 @@ PACKEDFUN_STATIC_INIT_BLOCK() {
           "Mutable(count, name)");
 }
 
-// ---- seed 004: a tree of nodes ------------------------------------------------------------------
+// ---- a tree of nodes (examples/tree_walk) -------------------------------------------------------
 
 class TreeNode;
 
@@ -170,7 +170,7 @@ int64_t CountNodes(const TreeNode& node) {
 }
 
 PACKEDFUN_STATIC_INIT_BLOCK() {
-  reflection::ObjectDef<TreeNodeObj>("A named node with child nodes (seed 004).")
+  reflection::ObjectDef<TreeNodeObj>("A named node with child nodes.")
       .def_ro("name", &TreeNodeObj::name, "the node's name")
       .def_ro("children", &TreeNodeObj::children, "the child nodes")
       .def_static(

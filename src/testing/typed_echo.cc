@@ -1,4 +1,4 @@
-// Typed echo functions over containers, so property tests can drive each converter (issue 13).
+// Typed echo functions over containers, so property tests can drive each converter.
 #include <packedfun/packedfun.h>
 
 #include <optional>

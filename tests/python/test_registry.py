@@ -1,5 +1,6 @@
 # Tests of the global registry from Python: lookup, registration forms, override, init_ffi_api.
 import gc
+import subprocess
 import sys
 import threading
 import types
@@ -179,3 +180,98 @@ def test_testing_module_exposes_functions():
     for name in ["echo", "apply", "nop", "test_raise_error", "add_int", "call_global"]:
         assert isinstance(getattr(testing, name), packedfun.Function)
     assert testing.echo.__name__ == "echo"
+
+
+def test_lazy_namespace_loads_once_on_first_miss(monkeypatch):
+    from packedfun import _lazy
+
+    monkeypatch.setattr(_lazy, "_LOADERS", dict(_lazy._LOADERS))
+    monkeypatch.setattr(_lazy, "_STATE", dict(_lazy._STATE))
+    calls = []
+
+    def loader():
+        calls.append(1)
+        packedfun.register_global_func("test_lazy_ns.twice", lambda x: 2 * x, override=True)
+
+    packedfun.register_lazy_namespace("test_lazy_ns", loader)
+    packedfun.register_lazy_namespace("test_lazy_ns", loader)  # the same loader again: fine
+    try:
+        assert calls == []
+        assert packedfun.get_global_func("test_lazy_ns.twice")(21) == 42
+        assert packedfun.get_global_func("test_lazy_ns.absent", allow_missing=True) is None
+        with pytest.raises(ValueError, match="test_lazy_ns.absent"):
+            packedfun.get_global_func("test_lazy_ns.absent")
+        assert calls == [1]  # run once, on the first miss only
+        assert packedfun.get_global_func("test_lazy_nsx.f", allow_missing=True) is None
+    finally:
+        packedfun.remove_global_func("test_lazy_ns.twice")
+
+
+def test_lazy_namespace_loader_failures(monkeypatch):
+    from packedfun import _lazy
+
+    monkeypatch.setattr(_lazy, "_LOADERS", dict(_lazy._LOADERS))
+    monkeypatch.setattr(_lazy, "_STATE", dict(_lazy._STATE))
+    calls = []
+
+    def unavailable():
+        calls.append("unavailable")
+        raise ImportError("no such library")
+
+    packedfun.register_lazy_namespace("test_lazy_gone", unavailable)
+    assert packedfun.get_global_func("test_lazy_gone.f", allow_missing=True) is None
+    assert packedfun.get_global_func("test_lazy_gone.g", allow_missing=True) is None
+    assert calls == ["unavailable"]  # an unavailable library is not looked for again
+
+    def broken():
+        calls.append("broken")
+        raise RuntimeError("loader bug")
+
+    packedfun.register_lazy_namespace("test_lazy_broken", broken)
+    for _ in range(2):  # a loader that fails otherwise raises, and runs again on the next miss
+        with pytest.raises(RuntimeError, match="loader bug"):
+            packedfun.get_global_func("test_lazy_broken.f")
+    assert calls == ["unavailable", "broken", "broken"]
+
+
+def test_lazy_namespace_rejects_bad_input():
+    with pytest.raises(TypeError, match="must be a str"):
+        packedfun.register_lazy_namespace(1, lambda: None)
+    with pytest.raises(ValueError, match="not a namespace"):
+        packedfun.register_lazy_namespace("a.b", lambda: None)
+    with pytest.raises(ValueError, match="not a namespace"):
+        packedfun.register_lazy_namespace("", lambda: None)
+    with pytest.raises(TypeError, match="not callable"):
+        packedfun.register_lazy_namespace("test_lazy_x", 3)
+    with pytest.raises(ValueError, match="already has a loader"):
+        packedfun.register_lazy_namespace("testing", lambda: None)
+
+
+def test_registry_names_no_namespace_of_its_own():
+    # The registry's lookups know nothing of "testing.": the package declares it as a lazy
+    # namespace like any other.
+    import inspect
+
+    from packedfun import _enum, _lazy, object, registry
+
+    for module in (registry, object, _enum, _lazy):
+        code = "\n".join(
+            line for line in inspect.getsource(module).splitlines() if "``" not in line
+        )  # docstrings' examples aside
+        assert "testing" not in code.replace("packedfun.testing", ""), module.__name__
+
+
+def test_bare_import_then_testing_names(tmp_path):
+    # A bare `import packedfun` opens no library, yet testing.* functions, object types and
+    # enums are found, and packedfun.testing is an attribute.
+    code = (
+        "import sys, packedfun\n"
+        "assert 'packedfun.testing' not in sys.modules\n"
+        "assert packedfun.get_global_func('testing.echo')(5) == 5\n"
+        "assert 'packedfun.testing' in sys.modules\n"
+        "assert packedfun.testing.TestIntPair(1, 2).sum() == 3\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import packedfun
@@ -172,7 +173,19 @@ def add_integers_module(tmp_path_factory):
     return cpp.load("seed000_add_integers", [str(source)], build_directory=str(build))
 
 
-def test_seed000_test_function_call_flow(add_integers_module):
+@pytest.fixture
+def seed_ffi_aliases(monkeypatch):
+    """Seed 000's spelling of the registry API (``from packedfun._ffi import ...``), which the
+    package does not ship: a module of aliases, present for the test only."""
+    aliases = types.ModuleType("packedfun._ffi")
+    aliases.get_global_func = packedfun.get_global_func
+    aliases.list_global_func = packedfun.list_global_func_names
+    aliases.register_func = packedfun.register_global_func
+    monkeypatch.setitem(sys.modules, "packedfun._ffi", aliases)
+    monkeypatch.setattr(packedfun, "_ffi", aliases, raising=False)
+
+
+def test_seed000_test_function_call_flow(add_integers_module, seed_ffi_aliases):
     # Seed 000's test_function_call.py, as written.
     from packedfun._ffi import get_global_func, list_global_func, register_func
 

@@ -79,7 +79,7 @@ __all__ = [
     "module_get_function",
 ]
 __all__ += _module_names
-__all__ += [  # objects and containers (issue 3; _ctypes/objects.py, _ctypes/containers.py)
+__all__ += [  # objects and containers (_ctypes/objects.py, _ctypes/containers.py)
     "type_key_to_index",
     "type_info",
     "type_is_instance",

@@ -1,5 +1,5 @@
 # The ctypes backend's containers: Array/List/Map/Dict/Shape wrappers over the native objects.
-"""Containers of :mod:`packedfun._ctypes.backend` (issue 3; the interface is "Objects and
+"""Containers of :mod:`packedfun._ctypes.backend` (the interface is "Objects and
 containers" in docs/internals/python-backends.md, the behaviour that of ``_core``'s
 ``src/python/container*.c`` and ``convert_container.c``).
 

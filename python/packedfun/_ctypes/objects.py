@@ -1,5 +1,5 @@
 # The ctypes backend's object system: type table, class dispatch, reflected fields and methods.
-"""Reflection of :mod:`packedfun._ctypes.backend` (issue 3), over ``PFTypeGetInfo`` alone.
+"""Reflection of :mod:`packedfun._ctypes.backend`, over ``PFTypeGetInfo`` alone.
 
 Fields are read and written through the ``PFFieldGetter``/``PFFieldSetter`` of their
 ``PFFieldInfo`` (called at ``handle + offset``), methods are the Functions of ``PFMethodInfo``.

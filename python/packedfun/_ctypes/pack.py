@@ -237,7 +237,7 @@ class _Packer:
             return self.pack_view(abi.kPFTypeBytesView, bytes(value))
         if isinstance(value, c_void_p):
             return _pack_ptr(abi.kPFTypeOpaquePtr, 0, value.value or 0)
-        if isinstance(value, (list, tuple, dict)):  # issue 3: -> Array / Map, nested
+        if isinstance(value, (list, tuple, dict)):  # -> Array / Map, nested
             return self.keep(_containers.pack_container(self, value))
         packed = _tensor.pack_tensor_arg(value, self.fname, self.pos, self.temps)
         if packed is not None:  # an array, a dtype or a device
