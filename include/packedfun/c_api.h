@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #define PACKEDFUN_ABI_VERSION_MAJOR 1
-#define PACKEDFUN_ABI_VERSION_MINOR 4
+#define PACKEDFUN_ABI_VERSION_MINOR 5
 
 #if defined(_WIN32)
 #define PACKEDFUN_EXPORT __declspec(dllexport)
@@ -304,6 +304,14 @@ PACKEDFUN_API int PFAnyViewToOwned(const PFAny* view, PFAny* out);
 /*! Releases an owned PFAny (decref if it holds an object) and resets it to None. */
 PACKEDFUN_API void PFAnyRelease(PFAny* value);
 
+/* Added in ABI 1.5 (appended; nothing above changed). */
+
+/*! The type name of `value` (borrowed) as messages print it: "int", "str", "Array", ..., the type
+ *  key of a registered object type, for an Opaque object the name that the global function
+ *  "packedfun.OpaqueTypeName" (a language binding's hook, given the object) returns, and
+ *  "<type index N>" for an unknown index. `*out` receives a new ref to a string. */
+PACKEDFUN_API int PFAnyGetTypeName(const PFAny* value, PFAny* out);
+
 /* ------------------------------------------------------------------------------------------------
  * Types and reflection
  * ------------------------------------------------------------------------------------------------
@@ -490,6 +498,31 @@ PACKEDFUN_API int PFFunctionSetGILPolicy(PFObject* func, int32_t policy);
  *  is not a Function. */
 PACKEDFUN_API int PFFunctionGetGILPolicy(PFObject* func, int32_t* out);
 
+/* Added in ABI 1.5: the metadata record and the argument-error label of a typed function, built by
+ * the runtime for the C++ headers' registration and export macros (appended; nothing above
+ * changed). In both, `types` (borrowed, `num_types` NUL-terminated strings) holds the type schema
+ * of the result first, then one per parameter; `arg_names` (borrowed, `num_args` strings; NULL
+ * when num_args is 0) names the parameters. */
+
+/*! Builds the JSON metadata record (the format PFFunctionSetMetadata takes) of function `name`.
+ *  num_types == 0 describes an untyped packed function with `num_args` parameters of type "Any".
+ *  `arg_defaults` (borrowed, may be NULL) gives each parameter's default as JSON text ("" or NULL:
+ *  required); without names the parameters are "arg0", "arg1", .... `doc` (may be NULL) is the
+ *  docstring. `*out` receives a new ref to the record (a string). Fails with ValueError when
+ *  num_args is neither 0 nor the number of parameters, or when a parameter without a default
+ *  follows one with a default. */
+PACKEDFUN_API int PFFunctionBuildMetadata(const char* name, const char* const* types,
+                                          int32_t num_types, const char* const* arg_names,
+                                          const char* const* arg_defaults, int32_t num_args,
+                                          const char* doc, PFAny* out);
+
+/*! Builds the label by which argument errors name a typed function with named parameters,
+ *  "name(a: int, b: int) -> int". `*out` receives a new ref to a string, or None when num_args is
+ *  0 or not num_types - 1. */
+PACKEDFUN_API int PFFunctionBuildLabel(const char* name, const char* const* types,
+                                       int32_t num_types, const char* const* arg_names,
+                                       int32_t num_args, PFAny* out);
+
 /* ------------------------------------------------------------------------------------------------
  * Errors
  * ------------------------------------------------------------------------------------------------
@@ -524,6 +557,27 @@ PACKEDFUN_API int PFErrorGetBacktrace(PFObject* error, PFByteArray* out);
 /*! Appends `frames` (borrowed text) to the backtrace of `error`; used by bindings to record the
  *  frames of their own language as an error passes through them. */
 PACKEDFUN_API int PFErrorAppendBacktrace(PFObject* error, const PFByteArray* frames);
+
+/* Added in ABI 1.5: the argument errors of typed calls, worded by the runtime (appended; nothing
+ * above changed). Each stores the error in the calling thread's error slot (native stack
+ * captured) and returns -1; strings are NUL-terminated and borrowed. */
+
+/*! TypeError "<function>: expected N arguments, got M" ("1 argument" for N == 1). */
+PACKEDFUN_API int PFErrorSetRaisedArity(const char* function, int32_t expected, int32_t got);
+
+/*! The error for `value` (borrowed), which did not convert to the type named `expected`: when
+ *  `int_range` names an integer type ("int32", may be NULL) and the value is an int,
+ *  OverflowError "<prefix>value V does not fit in int32"; else TypeError "<prefix>expected
+ *  <expected>, got <type name of value (PFAnyGetTypeName)>". `prefix` may be NULL. */
+PACKEDFUN_API int PFErrorSetRaisedConversion(const char* prefix, const char* expected,
+                                             const char* int_range, const PFAny* value);
+
+/*! As PFErrorSetRaisedConversion for argument `index` of a typed call, with the prefix
+ *  "<label>: argument '<param>': " when both `label` (PFFunctionBuildLabel's) and `param` (the
+ *  parameter's name) are given, else "<function>: argument <index>: ". */
+PACKEDFUN_API int PFErrorSetRaisedArgument(const char* function, const char* label,
+                                           const char* param, int64_t index, const char* expected,
+                                           const char* int_range, const PFAny* value);
 
 /* ------------------------------------------------------------------------------------------------
  * Strings, bytes and sequences

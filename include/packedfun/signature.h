@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -112,37 +113,52 @@ std::string TypeSchema() {
   }
 }
 
+/*! Moves a string PFAny (a new ref) into an std::string ("" for anything else). */
+inline std::string TakeStdString(PFAny* value) {
+  PFByteArray bytes = AnyIsStr(*value) ? AnyBytes(*value) : PFByteArray{nullptr, 0};
+  std::string out(bytes.data == nullptr ? "" : bytes.data, bytes.size);
+  PFAnyRelease(value);
+  return out;
+}
+
+/*! The C arrays of PFFunctionBuildMetadata / PFFunctionBuildLabel: the type schemas, then the
+ *  parameter names, then their defaults. */
+class SignatureArrays {
+ public:
+  SignatureArrays(const std::vector<std::string>& types, const ArgList& args)
+      : num_types_(types.size()),
+        num_args_(args.size()),
+        ptrs_(new const char*[num_types_ + 2 * num_args_ + 1]) {
+    for (size_t i = 0; i < num_types_; ++i) ptrs_[i] = types[i].c_str();
+    for (size_t i = 0; i < num_args_; ++i) {
+      ptrs_[num_types_ + i] = args[i].name;
+      ptrs_[num_types_ + num_args_ + i] = args[i].default_json.c_str();
+    }
+  }
+  const char* const* types() const noexcept { return ptrs_.get(); }
+  const char* const* names() const noexcept { return ptrs_.get() + num_types_; }
+  const char* const* defaults() const noexcept { return ptrs_.get() + num_types_ + num_args_; }
+  int32_t num_types() const noexcept { return static_cast<int32_t>(num_types_); }
+  int32_t num_args() const noexcept { return static_cast<int32_t>(num_args_); }
+
+ private:
+  size_t num_types_, num_args_;
+  std::unique_ptr<const char*[]> ptrs_;
+};
+
 /*!
  * The JSON metadata record of a function: `types` holds the result's schema first, then one per
  * parameter (empty: an untyped packed function, whose parameters are "Any" and whose number is
  * that of `args`). Throws ValueError when the names do not match the parameters.
  */
-inline std::string MetadataJson(const std::string& name, const std::vector<std::string>& types,
-                                const ArgList& args, const char* doc = nullptr) {
-  size_t num_params = types.empty() ? args.size() : types.size() - 1;
-  if (!args.empty() && args.size() != num_params) {
-    throw Error("ValueError", name + ": " + std::to_string(args.size()) +
-                                  " argument names given for " + std::to_string(num_params) +
-                                  " parameters");
-  }
-  std::string out = "{\"name\": " + JsonString(name) + ", \"params\": [";
-  bool seen_default = false;
-  for (size_t i = 0; i < num_params; ++i) {
-    std::string pname = args.empty() ? "arg" + std::to_string(i) : args[i].name;
-    out += (i ? ", " : "") + std::string("{\"name\": ") + JsonString(pname);
-    out += ", \"type\": " + JsonString(types.empty() ? "Any" : types[i + 1]);
-    if (!args.empty() && !args[i].default_json.empty()) {
-      out += ", \"default\": " + args[i].default_json;
-      seen_default = true;
-    } else if (seen_default) {
-      throw Error("ValueError", name + ": parameter '" + pname +
-                                    "' without a default follows one with a default");
-    }
-    out += "}";
-  }
-  out += "], \"return\": " + JsonString(types.empty() ? "Any" : types[0]);
-  if (doc != nullptr) out += ", \"doc\": " + JsonString(doc);
-  return out + "}";
+__attribute__((noinline, cold)) inline std::string MetadataJson(
+    const std::string& name, const std::vector<std::string>& types, const ArgList& args,
+    const char* doc = nullptr) {
+  SignatureArrays a(types, args);
+  PFAny out{};
+  CheckCallResult(PFFunctionBuildMetadata(name.c_str(), a.types(), a.num_types(), a.names(),
+                                          a.defaults(), a.num_args(), doc, &out));
+  return TakeStdString(&out);
 }
 
 /*! How a typed Function names its parameters in argument errors. */
@@ -153,16 +169,16 @@ struct ParamNames {
 
 /*! The ParamNames of a typed function `name` with type schemas `types` (result first) and
  *  argument list `args`; empty when `args` is empty or does not fit. */
-inline ParamNames MakeParamNames(const std::string& name, const std::vector<std::string>& types,
-                                 const ArgList& args) {
+__attribute__((noinline, cold)) inline ParamNames MakeParamNames(
+    const std::string& name, const std::vector<std::string>& types, const ArgList& args) {
   ParamNames out;
   if (args.empty() || types.size() != args.size() + 1) return out;
-  out.label = name + "(";
-  for (size_t i = 0; i < args.size(); ++i) {
-    out.names.emplace_back(args[i].name);
-    out.label += (i ? ", " : "") + out.names.back() + ": " + types[i + 1];
-  }
-  out.label += ") -> " + types[0];
+  SignatureArrays a(types, args);
+  PFAny label{};
+  CheckCallResult(PFFunctionBuildLabel(name.c_str(), a.types(), a.num_types(), a.names(),
+                                       a.num_args(), &label));
+  out.label = TakeStdString(&label);
+  for (const Arg& arg : args) out.names.emplace_back(arg.name);
   return out;
 }
 

@@ -143,9 +143,8 @@ struct FunctionSignature<R (C::*)(A...) const noexcept> : FunctionSignature<R (*
 [[noreturn]] __attribute__((noinline, cold)) inline void ThrowArityError(const char* name,
                                                                          int32_t expected,
                                                                          int32_t got) {
-  throw Error("TypeError", std::string(name) + ": expected " + std::to_string(expected) +
-                               (expected == 1 ? " argument, got " : " arguments, got ") +
-                               std::to_string(got));
+  PFErrorSetRaisedArity(name, expected, got);
+  ThrowRaised();
 }
 
 /*! How errors name argument i: "mylib.add(a: int, b: int) -> int: argument 'b'" when the
@@ -163,7 +162,11 @@ __attribute__((noinline, cold)) inline std::string ArgumentWhere(const char* nam
 [[noreturn]] __attribute__((noinline, cold)) inline void ThrowArgumentError(
     const char* name, const ParamNames* params, size_t index, std::string (*expected)(),
     const char* range_name, const PFAny& value) {
-  ThrowConversionError(ArgumentWhere(name, params, index) + ": ", expected(), range_name, value);
+  bool named = params != nullptr && index < params->names.size();
+  PFErrorSetRaisedArgument(name, named ? params->label.c_str() : nullptr,
+                           named ? params->names[index].c_str() : nullptr,
+                           static_cast<int64_t>(index), expected().c_str(), range_name, &value);
+  ThrowRaised();
 }
 
 /*! Rethrows the error of a container argument's element as "<where>[3]['k']: expected int, got

@@ -107,15 +107,8 @@ constexpr const char* IntRangeName() noexcept {
 [[noreturn]] __attribute__((noinline, cold)) inline void ThrowConversionError(
     const std::string& prefix, const std::string& expected, const char* range_name,
     const PFAny& value) {
-  if (range_name != nullptr && value.type_index == kPFTypeInt) {
-    throw Error("OverflowError", prefix + "value " + std::to_string(value.v_int64) +
-                                     " does not fit in " + range_name);
-  }
-  if (range_name != nullptr && value.type_index == kPFTypeUInt64) {
-    throw Error("OverflowError", prefix + "value " + std::to_string(value.v_uint64) +
-                                     " does not fit in " + range_name);
-  }
-  throw Error("TypeError", prefix + "expected " + expected + ", got " + AnyTypeName(value));
+  PFErrorSetRaisedConversion(prefix.c_str(), expected.c_str(), range_name, &value);
+  ThrowRaised();
 }
 
 }  // namespace detail
