@@ -84,39 +84,58 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class dtype:  # noqa: N801 - named like numpy.dtype / torch.dtype
+class dtype(str):  # noqa: N801 - named like numpy.dtype / torch.dtype
     """A DLPack data type: ``dtype("float32")``, ``dtype("int8x4")``, ``dtype("bfloat16")``.
 
-    Parsing and printing go through the runtime, so every DLPack type code is understood (bool,
-    int/uint of any width, float16/32/64, bfloat16, the float8/6/4 variants, complex64/128) with
-    optional vector lanes. Passed to a function it arrives as a ``DLDataType``.
+    A ``str`` that keeps the spelling it was given (``str(dtype("i32")) == "i32"``), so that it
+    can be handed to NumPy, PyTorch or any array API as a dtype argument, and it equals the
+    NumPy dtype of the same name (``dtype("float32") == numpy.dtype("float32")``). Two dtypes,
+    or a dtype and a type name, compare by the type they denote: ``dtype("i32") == "int32"``.
+    Parsing goes through the runtime, so every DLPack type code is understood (bool, int/uint of
+    any width, float16/32/64, bfloat16, the float8/6/4 variants, complex64/128) with optional
+    vector lanes. Passed to a function it arrives as a ``DLDataType``; a ``DLDataType`` result
+    comes back spelt by its canonical name.
 
     Parameters
     ----------
-    value : str or dtype
-        A type name, or a dtype to copy.
+    value : str, dtype, numpy.dtype or torch.dtype
+        A type name, or a dtype to copy or convert.
+
+    Raises
+    ------
+    TypeError
+        When ``value`` is none of these.
+    ValueError
+        When the text is not a data type.
     """
 
-    __slots__ = ("type_code", "bits", "lanes", "_name")
+    __slots__ = ("type_code", "bits", "lanes")
     type_code: int
     bits: int
     lanes: int
-    _name: str | None
 
-    def __init__(self, value) -> None:
+    def __new__(cls, value) -> dtype:
         if isinstance(value, dtype):
-            code, bits, lanes, name = value.type_code, value.bits, value.lanes, value._name
-        elif isinstance(value, str):
-            code, bits, lanes = _parse_dtype(value)
-            name = None
-        else:
-            raise TypeError(f"dtype() expects a str, got {type(value).__name__}")
-        self.type_code, self.bits, self.lanes, self._name = code, bits, lanes, name
+            self = str.__new__(cls, str.__str__(value))
+            self.type_code, self.bits, self.lanes = value.type_code, value.bits, value.lanes
+            return self
+        if not isinstance(value, str):
+            value = _foreign_dtype_name(value)
+        self = str.__new__(cls, value)
+        self.type_code, self.bits, self.lanes = _parse_dtype(value)
+        return self
+
+    def __getnewargs__(self) -> tuple:
+        return (str.__str__(self),)
 
     @classmethod
     def _from_dl(cls, code: int, bits: int, lanes: int) -> dtype:
-        self = object.__new__(cls)
-        self.type_code, self.bits, self.lanes, self._name = code, bits, lanes, None
+        try:
+            name = _print_dtype(code, bits, lanes)
+        except ValueError:  # e.g. imported by DLPack with a code this version does not know
+            name = f"unknown(code={code}, bits={bits}, lanes={lanes})"
+        self = str.__new__(cls, name)
+        self.type_code, self.bits, self.lanes = code, bits, lanes
         return self
 
     @classmethod
@@ -175,28 +194,41 @@ class dtype:  # noqa: N801 - named like numpy.dtype / torch.dtype
         return (self.bits * self.lanes + 7) // 8
 
     def __str__(self) -> str:
-        if self._name is None:
-            try:
-                self._name = _print_dtype(self.type_code, self.bits, self.lanes)
-            except ValueError:  # e.g. imported by DLPack with a code this version does not know
-                return f"unknown(code={self.type_code}, bits={self.bits}, lanes={self.lanes})"
-        return self._name
+        return str.__str__(self)  # the spelling it was given, as a plain str
 
     def __repr__(self) -> str:
-        return f"dtype('{self}')"
+        return f"dtype('{str.__str__(self)}')"
 
     def __eq__(self, other) -> bool:
+        if isinstance(other, dtype):
+            return (self.type_code, self.bits, self.lanes) == (
+                other.type_code,
+                other.bits,
+                other.lanes,
+            )
         if isinstance(other, str):
+            if str.__eq__(self, other):
+                return True
             try:
-                other = dtype(other)
+                return self == dtype(other)
             except (ValueError, TypeError):
                 return False
-        if not isinstance(other, dtype):
-            return NotImplemented
-        return (self.type_code, self.bits, self.lanes) == (other.type_code, other.bits, other.lanes)
+        return NotImplemented  # numpy.dtype compares itself with the str
+
+    def __ne__(self, other) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
 
     def __hash__(self) -> int:
-        return hash((self.type_code, self.bits, self.lanes))
+        # The canonical name's str hash: a dtype finds a dict entry keyed by that plain name.
+        name = self._canonical()
+        return str.__hash__(name) if name is not None else hash((self.type_code, self.bits))
+
+    def _canonical(self) -> str | None:
+        try:
+            return _print_dtype(self.type_code, self.bits, self.lanes)
+        except (ValueError, TypeError, OverflowError):
+            return None
 
     def _dl_fields(self) -> tuple:
         """``(type_code, bits, lanes)`` checked against DLDataType's uint8/uint8/uint16 fields."""
@@ -420,6 +452,23 @@ _KDL_INT, _KDL_UINT, _KDL_HANDLE, _KDL_BOOL = 0, 1, 3, 6
 #: kDLFloat, kDLBfloat and kDLFloat8_e3m4 .. kDLFloat4_e2m1fn.
 _FLOAT_CODES = frozenset((2, 4, *range(7, 18)))
 _SHORT_PREFIXES = (("bf", "bfloat"), ("i", "int"), ("u", "uint"), ("f", "float"))
+
+
+def _foreign_dtype_name(value) -> str:
+    """The type name of a NumPy dtype (or scalar type) or a torch dtype; TypeError otherwise."""
+    module = type(value).__module__ or ""
+    if module.startswith("torch"):
+        text = str(value)  # "torch.float32"
+        return text[len("torch.") :] if text.startswith("torch.") else text
+    if module.startswith("numpy") or (
+        isinstance(value, type) and (value.__module__ or "").startswith("numpy")
+    ):
+        import numpy  # only reached with a NumPy value in hand
+
+        return numpy.dtype(value).name
+    raise TypeError(
+        f"dtype() expects a str, a dtype or a NumPy/torch dtype, got {type(value).__name__}"
+    )
 
 
 def _expand_alias(text: str) -> str:

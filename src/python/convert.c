@@ -193,6 +193,9 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
   if (PyList_CheckExact(o) || PyDict_CheckExact(o) || PyTuple_CheckExact(o)) {
     return pfpy_container_arg(o, pack, pos, fname); /* before the subtype walks below */
   }
+  if ((PyObject*)Py_TYPE(o) == pfpy_dtype_class) { /* a str subclass: a DLDataType, not text */
+    return pfpy_tensor_pod_arg(o, out) < 0 ? -1 : 0;
+  }
   if (PyUnicode_Check(o)) {
     PFByteArray* view = &pack->views[slot];
     if (pfpy_str_view(o, view) != 0) {

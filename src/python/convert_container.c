@@ -4,6 +4,7 @@
 #include "convert_plain.h"
 #include "core.h"
 #include "object_system.h"
+#include "tensor.h"
 
 #include <string.h>
 
@@ -455,6 +456,8 @@ static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view) {
     if (rc < 0) return -1;
   } else if (PyFloat_Check(o)) {
     PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
+  } else if ((PyObject*)Py_TYPE(o) == pfpy_dtype_class) { /* a str subclass, but a DLDataType */
+    return pfpy_tensor_pod_arg(o, out) < 0 ? -1 : 0;
   } else if (PyUnicode_Check(o)) {
     if (pfpy_str_view(o, view) != 0) return -1;
     PFPY_SET_POD(out, kPFTypeStrView, v_ptr, view);

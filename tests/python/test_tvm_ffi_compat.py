@@ -37,8 +37,9 @@ def test_device_index_type_and_class():
 )
 def test_dtype_aliases(alias, name):
     d = tvm_ffi.dtype(alias)
-    assert d == tvm_ffi.dtype(name) and str(d) == name
-    assert d == alias  # comparing with the alias string parses it too
+    assert d == tvm_ffi.dtype(name) and str(d) == alias and repr(d) == f"dtype('{alias}')"
+    assert d == alias and d == name  # comparing with the other spelling parses it
+    assert isinstance(d, str) and hash(d) == hash(name)  # a str, hashed by its canonical name
 
 
 @pytest.mark.parametrize("bad", ["i", "f8_e9m9", "q32", "float32_xq", "i32_x0x"])

@@ -220,7 +220,7 @@ class _Packer:
         self.python_keys = python_keys
 
     def pack(self, value) -> bytes:
-        if isinstance(value, str):
+        if isinstance(value, str) and not (_tensor._classes and type(value) is _tensor._classes[0]):
             return self.pack_view(abi.kPFTypeStrView, self.encode(value))
         if isinstance(value, bool):
             return _TRUE if value else _FALSE
