@@ -42,6 +42,9 @@ Registry& GlobalRegistry() {
   return *registry;
 }
 
+/*! The foreign registry consulted on a miss (constant-initialised: set at static init). */
+std::atomic<const ForeignRegistry*> g_foreign{nullptr};
+
 /*! Bumped under the write lock by every change; a cached lookup is valid only while the generation
  *  it was made at is still current. */
 std::atomic<uint64_t> g_generation{1};
@@ -308,6 +311,10 @@ PACKEDFUN_API int PFFunctionGetGlobal(const PFByteArray* name, PFObject** out) {
       func = LockedLookup(key);
       CacheStore(key, func, generation);
     }
+    if (func == nullptr) {  // packedfun's own entry wins; then the foreign registry's
+      const ForeignRegistry* foreign = g_foreign.load(std::memory_order_acquire);
+      if (foreign != nullptr) func = foreign->get(key);
+    }
     *out = func;
     return 0;
   });
@@ -340,7 +347,10 @@ PACKEDFUN_API int PFFunctionListGlobalNames(PFAny* out) {
       names.reserve(reg.entries.size());
       for (const auto& kv : reg.entries) names.emplace_back(kv.first);
     }
+    const ForeignRegistry* foreign = g_foreign.load(std::memory_order_acquire);
+    if (foreign != nullptr) foreign->list(&names);
     std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
     *out = MakeStringArray(names);
     return 0;
   });
@@ -370,6 +380,10 @@ PACKEDFUN_API int PFFunctionRemoveGlobal(const PFByteArray* name, int* removed) 
 
 namespace packedfun {
 namespace detail {
+
+void SetForeignRegistry(const ForeignRegistry* registry) noexcept {
+  g_foreign.store(registry, std::memory_order_release);
+}
 
 void RegisterBuiltin(const char* name, PFSafeCall call) noexcept {
   PFObject* func = nullptr;

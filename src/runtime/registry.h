@@ -1,8 +1,13 @@
-// Private runtime helper: global functions the runtime itself registers at static-init time.
+// Private runtime helper: global functions the runtime itself registers at static-init time, and
+// the hook through which another FFI's registry is seen through packedfun's.
 #ifndef PACKEDFUN_SRC_INTERNAL_REGISTRY_H_
 #define PACKEDFUN_SRC_INTERNAL_REGISTRY_H_
 
 #include <packedfun/c_api.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace packedfun {
 namespace detail {
@@ -11,6 +16,19 @@ namespace detail {
  *  memory at static init) leaves the name unregistered, which callers report when they look it up.
  */
 void RegisterBuiltin(const char* name, PFSafeCall call) noexcept;
+
+/*! Another FFI's global registry (the tvm-ffi bridge, when built, registers it at static
+ *  initialisation). packedfun's own registry is asked first; this one only for names it lacks. */
+struct ForeignRegistry {
+  /*! A new Function for the foreign global `name`, or NULL when there is none (or the foreign
+   *  runtime is not in the process). May throw. */
+  PFObject* (*get)(std::string_view name);
+  /*! Appends the foreign registry's names (nothing when its runtime is not loaded). May throw. */
+  void (*list)(std::vector<std::string>* names);
+};
+
+/*! Registers the one foreign registry (static storage); called at static initialisation. */
+void SetForeignRegistry(const ForeignRegistry* registry) noexcept;
 
 }  // namespace detail
 }  // namespace packedfun

@@ -423,6 +423,18 @@ int Call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
 
 const Api& GetApi() noexcept { return g_api; }
 
+bool ApiReady() noexcept { return g_api_ready.load(std::memory_order_acquire); }
+
+bool AttachLoadedLibrary() {
+  if (ApiReady()) return true;
+  // RTLD_NOLOAD only finds a copy already mapped; the reference it takes is never dropped, like
+  // the one LoadLibrary takes (the bridge's Functions point into it for the process's lifetime).
+  void* library = dlopen(kLibraryName, RTLD_NOW | RTLD_NOLOAD);
+  if (library == nullptr) return false;
+  EnsureApi(library);
+  return true;
+}
+
 void EnsureApi(void* library) {
   if (g_api_ready.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(LoadMutex());

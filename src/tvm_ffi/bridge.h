@@ -108,6 +108,13 @@ struct Api {
                                PFEnvTensorAllocator* out_prev);
 };
 
+/*! Whether the API is resolved (libtvm_ffi is in the process and EnsureApi succeeded). */
+bool ApiReady() noexcept;
+
+/*! Resolves the API from a libtvm_ffi that something else already loaded into the process
+ * (tvm-ffi's own Python package, a library linked against it); false when none is loaded. */
+bool AttachLoadedLibrary();
+
 /*! The resolved API. Only valid once EnsureApi succeeded (every bridge Function implies it). */
 const Api& GetApi() noexcept;
 
