@@ -444,7 +444,8 @@ PACKEDFUN_API int PFFunctionRemoveGlobal(const PFByteArray* name, int* removed);
 /*! Attaches metadata to `func` (borrowed Function): `json` (borrowed, copied) is a UTF-8 JSON
  *  object describing the function, replacing any earlier record. Its keys (all optional):
  *  "name" (str), "params" (list of {"name": str, "type": type schema, "default": value}; a
- *  parameter without "default" is required), "return" (type schema), "doc" (str). A type schema
+ *  parameter without "default" is required), "return" (type schema), "doc" (str), "ranges" (one
+ *  per parameter: its C integer type, "int32" ..., or null; the C++ typed wrappers write it). A type schema
  *  is a str in Python's annotation syntax: "int", "float", "bool", "str", "bytes", "None",
  *  "Any", "Optional[int]", "Array[Tensor]", "Map[str, int]", or an object type key. Unknown keys
  *  are kept, so that producers and readers may grow the record. Fails with TypeError when `func`

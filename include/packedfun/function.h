@@ -77,8 +77,9 @@ class Function : public ObjectRef {
     // back the IntEnum member (see reflection::EnumDef).
     using R = typename detail::FunctionSignature<std::decay_t<F>>::Result;
     if constexpr (std::is_enum<R>::value) {
-      std::string json = detail::MetadataJson(
-          name, detail::FunctionSignature<std::decay_t<F>>::TypeSchemas(), ArgList{});
+      using Sig = detail::FunctionSignature<std::decay_t<F>>;
+      std::string json =
+          detail::MetadataJson(name, Sig::TypeSchemas(), ArgList{}, nullptr, Sig::IntRanges());
       Function out = FromTypedNamed(std::move(f), std::move(name), detail::ParamNames());
       detail::SetFunctionMetadata(out.get(), json);
       return out;
@@ -94,7 +95,7 @@ class Function : public ObjectRef {
   static Function FromTyped(F f, std::string name, const ArgList& args) {
     using Sig = detail::FunctionSignature<std::decay_t<F>>;
     std::vector<std::string> types = Sig::TypeSchemas();
-    std::string json = detail::MetadataJson(name, types, args);
+    std::string json = detail::MetadataJson(name, types, args, nullptr, Sig::IntRanges());
     detail::ParamNames params = detail::MakeParamNames(name, types, args);
     Function out = FromTypedNamed(std::move(f), std::move(name), std::move(params));
     detail::SetFunctionMetadata(out.get(), json);

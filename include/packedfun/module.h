@@ -23,7 +23,8 @@ namespace detail {
 template <typename F>
 std::string ExportedMetadata(const F&, const char* name, const ArgList& args) noexcept {
   try {
-    return MetadataJson(name, FunctionSignature<std::decay_t<F>>::TypeSchemas(), args);
+    using Sig = FunctionSignature<std::decay_t<F>>;
+    return MetadataJson(name, Sig::TypeSchemas(), args, nullptr, Sig::IntRanges());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "packedfun: exported function '%s': %s\n", name, e.what());
     return std::string();

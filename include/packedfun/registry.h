@@ -77,7 +77,7 @@ class GlobalRegistration {
     using Sig = FunctionSignature<std::decay_t<F>>;
     std::vector<std::string> types = Sig::TypeSchemas();
     Function fn = Function::FromTypedNamed(std::move(f), name_, MakeParamNames(name_, types, args));
-    AttachMetadata(fn, types, args);
+    AttachMetadata(fn, types, args, Sig::IntRanges());
     return Register(fn, true);
   }
   /*! As set_body_packed(f), naming the (untyped) parameters and their defaults. */
@@ -117,9 +117,9 @@ class GlobalRegistration {
   }
 
   void AttachMetadata(const Function& fn, const std::vector<std::string>& types,
-                      const ArgList& args) noexcept {
+                      const ArgList& args, const std::vector<const char*>& ranges = {}) noexcept {
     try {
-      fn.SetMetadata(MetadataJson(name_, types, args));
+      fn.SetMetadata(MetadataJson(name_, types, args, nullptr, ranges));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "packedfun: global function '%s': %s\n", name_, e.what());
     }

@@ -149,16 +149,28 @@ class SignatureArrays {
 /*!
  * The JSON metadata record of a function: `types` holds the result's schema first, then one per
  * parameter (empty: an untyped packed function, whose parameters are "Any" and whose number is
- * that of `args`). Throws ValueError when the names do not match the parameters.
+ * that of `args`); `ranges` the integer parameters' ranges ("int32"). Throws ValueError when the
+ * names do not match the parameters.
  */
 __attribute__((noinline, cold)) inline std::string MetadataJson(
     const std::string& name, const std::vector<std::string>& types, const ArgList& args,
-    const char* doc = nullptr) {
+    const char* doc = nullptr, const std::vector<const char*>& ranges = {}) {
   SignatureArrays a(types, args);
   PFAny out{};
   CheckCallResult(PFFunctionBuildMetadata(name.c_str(), a.types(), a.num_types(), a.names(),
                                           a.defaults(), a.num_args(), doc, &out));
-  return TakeStdString(&out);
+  std::string json = TakeStdString(&out);
+  // "ranges": the C integer type of each parameter ("int32"; null for others), so that an int
+  // beyond 64 bits, refused by the binding before the call, is reported against the real type.
+  bool any_range = false;
+  for (const char* r : ranges) any_range = any_range || r != nullptr;
+  if (!any_range || json.empty() || json.back() != '}') return json;
+  json.pop_back();
+  json += ", \"ranges\": [";
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    json += (i ? ", " : "") + (ranges[i] != nullptr ? JsonString(ranges[i]) : std::string("null"));
+  }
+  return json + "]}";
 }
 
 /*! How a typed Function names its parameters in argument errors. */

@@ -318,6 +318,23 @@ def _replace_where(text: str, old: str, new: str) -> str | None:
     return None
 
 
+# The converters' words for an int beyond the 64-bit transport: both backends refuse it before
+# the callee sees it, so only the metadata record's "range" can name the parameter's real type.
+_BEYOND_64_BITS = ("int too large for uint64", "int too small for int64")
+
+
+def _name_int_range(exc: OverflowError, int_range: str) -> None:
+    """Names the parameter's integer type (``int32``) in a converter's 64-bit overflow message."""
+    if len(exc.args) != 1 or not isinstance(exc.args[0], str):
+        return
+    text = exc.args[0]
+    for tail in _BEYOND_64_BITS:
+        if text.endswith(tail):
+            word = tail.split()[2]  # "large" or "small"
+            exc.args = (f"{text[: -len(tail)]}int too {word} for {int_range}",)
+            return
+
+
 def name_argument_error(exc: BaseException, fname: str | None, text: str | None, pos: int) -> None:
     """Rewords ``exc``, raised while converting argument ``pos`` of a call, to name the parameter.
 
@@ -328,6 +345,7 @@ def name_argument_error(exc: BaseException, fname: str | None, text: str | None,
     """
     old = f"{fname}: argument {pos}" if fname is not None else f"packedfun.Function argument {pos}"
     new = old
+    int_range = None
     if text is not None and fname is not None:
         try:
             record = _parse(text)
@@ -335,8 +353,13 @@ def name_argument_error(exc: BaseException, fname: str | None, text: str | None,
             generated = all(p.get("name") == f"arg{i}" for i, p in enumerate(params))
             if pos < len(params) and not generated:  # arg0, arg1...: no names were given
                 new = f"{error_label(fname, record)}: argument '{params[pos]['name']}'"
+            ranges = record.get("ranges") or []
+            if pos < len(ranges):
+                int_range = ranges[pos]
         except (ValueError, KeyError, TypeError):
             pass
+    if isinstance(exc, OverflowError) and isinstance(int_range, str):
+        _name_int_range(exc, int_range)
     if isinstance(exc, UnicodeEncodeError):
         reason = str(exc.reason)
         replaced = _replace_where(reason, old, new)

@@ -419,9 +419,12 @@ def generate(
     py_functions: list[tuple[str, Any]] = []
     if python_module is not None:
         classes_here, py_functions = _python_members(python_module)
-    functions = _registry_functions(prefixes)
+    # Load the libraries first: loading runs their registrations, so the registry and the type
+    # table listed below include what they add under the prefixes.
+    library_functions = []
     for path in libraries or []:
-        functions += _library_functions(path)
+        library_functions += _library_functions(path)
+    functions = _registry_functions(prefixes) + library_functions
     types = _object_types(prefixes)
     if classes_here is not None:
         types = [(i, info) for i, info in types if i in classes_here]

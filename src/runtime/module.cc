@@ -222,7 +222,9 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
   static const char* fn = "PFModuleLoadFromFile";
   std::string p = CopyName(path, fn, "path");
   if (out == nullptr) Throw("ValueError", std::string(fn) + ": out is NULL");
-  if (p.empty()) Throw("OSError", std::string(fn) + ": cannot load a library from an empty path");
+  // The load messages are what a user of load_module reads: they name the library, not this
+  // entry point (C callers know which function they called).
+  if (p.empty()) Throw("OSError", "cannot load a library from an empty path");
   // RTLD_NOW reports unresolved symbols here rather than at first call; RTLD_LOCAL keeps one
   // library's __packedfun_* exports from shadowing another's.
   void* handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -232,13 +234,13 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
     // The foreign loader may make a retry worthwhile (by loading a runtime the library needs).
     if (g_foreign_loader == nullptr || !g_foreign_loader->retry_load(p, message)) {
       Throw(MissingFile(p) ? "FileNotFoundError" : "OSError",
-            std::string(fn) + ": cannot load '" + p + "': " + message);
+            "cannot load library '" + p + "': " + message);
     }
     handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       why = dlerror();
-      Throw("OSError", std::string(fn) + ": cannot load '" + p +
-                           "': " + (why != nullptr ? why : "unknown loader error"));
+      Throw("OSError",
+            "cannot load library '" + p + "': " + (why != nullptr ? why : "unknown loader error"));
     }
   }
   PFObject* module = NewModule(handle, p);
@@ -364,7 +366,7 @@ PACKEDFUN_API int PFModuleImport(PFObject* module, PFObject* dependency) {
     std::lock_guard<std::mutex> lock(ImportsMutex());
     // A cycle would keep its modules alive forever (reference counts never reach zero).
     if (ReachesLocked(d, m)) {
-      Throw("ValueError", std::string(fn) + ": importing would create an import cycle");
+      Throw("ValueError", "importing this module would create an import cycle");
     }
     m->imports.push_back(dependency);
     IncRef(dependency);

@@ -42,7 +42,7 @@ def test_host_reports_a_missing_library(built, tmp_path):
         [str(built / "cpp_host"), str(missing)], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 1
-    assert proc.stderr.startswith("FileNotFoundError: PFModuleLoadFromFile: cannot load")
+    assert proc.stderr.startswith("FileNotFoundError: cannot load library")
     assert str(missing) in proc.stderr
 
 

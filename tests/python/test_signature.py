@@ -20,6 +20,7 @@ def test_metadata_of_typed_function_is_plain_data():
         "name": "testing.add_kw",
         "params": [{"name": "a", "type": "int"}, {"name": "b", "type": "int", "default": 2}],
         "return": "int",
+        "ranges": ["int64", "int64"],
         "gil": "hold",
     }
     greet = packedfun.get_global_func_metadata("testing.greet")
@@ -357,7 +358,7 @@ def test_errors_name_the_parameter(add_kw):
         add_kw(1, "x")
     with pytest.raises(TypeError, match=rf"^{label}: argument 'b': expected int, got str"):
         add_kw(1, b="x")  # bound by keyword: still the parameter's name
-    with pytest.raises(OverflowError, match=rf"^{label}: argument 'a': int too large for uint64"):
+    with pytest.raises(OverflowError, match=rf"^{label}: argument 'a': int too large for int64"):
         add_kw(2**70)  # refused by the Python-side converter: the same words
     # Without names, positions (the typed wrapper has nothing better to say).
     with pytest.raises(TypeError, match=r"^testing\.add_int: argument 1: expected int, got str"):

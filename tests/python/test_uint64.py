@@ -34,7 +34,7 @@ def test_uint64_out_of_range_names_the_parameter():
         echo(-1)
     with pytest.raises(OverflowError, match=rf"^{label}: int too large for uint64"):
         echo(2**64)
-    with pytest.raises(OverflowError, match=rf"^{label}: int too small for int64"):
+    with pytest.raises(OverflowError, match=rf"^{label}: int too small for uint64"):
         echo(-(2**63) - 1)
     with pytest.raises(OverflowError, match="argument 0: int too large for uint64"):
         testing.echo(2**64)

@@ -1,0 +1,61 @@
+# What help(), __doc__, inspect.signature and error messages tell a user: true on both backends.
+import os
+import subprocess
+import sys
+
+import packedfun
+import packedfun.cpp
+import pytest
+
+LIBRARY = r"""
+using namespace packedfun::literals;
+
+int32_t Narrow(int32_t x) { return x; }
+int64_t Twice(int64_t x) { return 2 * x; }
+
+PACKEDFUN_REGISTER_GLOBAL("docsx.twice").set_body_typed(Twice, {"x"}).describe("2 * x.");
+PACKEDFUN_DLL_EXPORT_TYPED_FUNC(narrow, Narrow, "x");
+"""
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("cache")
+    return packedfun.cpp.build_inline("docsx", cpp_sources=LIBRARY, build_directory=cache)
+
+
+def test_int_beyond_64_bits_names_the_parameter_type(library):
+    narrow = packedfun.load_module(library).narrow
+    label = "narrow(x: int) -> int: argument 'x'"
+    with pytest.raises(OverflowError) as err:
+        narrow(2**40)
+    assert str(err.value) == f"{label}: value 1099511627776 does not fit in int32"
+    for value, word in ((2**64, "large"), (-(2**70), "small")):
+        with pytest.raises(OverflowError) as err:
+            narrow(value)
+        assert str(err.value) == f"{label}: int too {word} for int32"
+    assert narrow(x=-7) == -7
+
+
+def test_stubgen_loads_the_library_before_listing_the_prefix(library, tmp_path):
+    out = tmp_path / "docsx.pyi"
+    proc = subprocess.run(
+        [sys.executable, "-m", "packedfun.stubgen", "--prefix", "docsx", "--library", library,
+         "-o", str(out)],
+        capture_output=True, text=True, env=dict(os.environ), timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert 'def twice(x: int) -> int:\n    """2 * x."""' in text  # the library's global
+    assert "def narrow(x: int) -> int: ..." in text  # its export
+
+
+def test_load_errors_name_the_library_not_the_c_abi(tmp_path):
+    missing = tmp_path / "libnothing.so"
+    with pytest.raises(FileNotFoundError) as err:
+        packedfun.load_module(str(missing))
+    assert str(err.value).startswith(f"cannot load library '{missing}': ")
+    (tmp_path / "bad.so").write_text("not a library")
+    with pytest.raises(OSError) as err:
+        packedfun.load_module(str(tmp_path / "bad.so"))
+    assert "PFModule" not in str(err.value) and "cannot load library" in str(err.value)
