@@ -400,6 +400,44 @@ PACKEDFUN_API int PFTypeIsInstance(int32_t type_index, int32_t base_index);
  *  parent of a type is `info->ancestors[info->depth - 1]` (none at depth 0). */
 PACKEDFUN_API int PFTypeListKeys(PFAny* out, int32_t* num_types);
 
+/* Added in ABI 1.5: slot types (appended; nothing above changed). A slot type is an object type
+ * whose instances the runtime allocates: the PFObject header, then one PFAny per field (its
+ * ancestors' first), each at a fixed offset. Its fields are reflected like any other (getters and
+ * setters are the runtime's; a setter checks the value against the field's declared type), so C++
+ * code reads, writes, compares, hashes and serializes them by name. Language bindings define
+ * their classes this way (Python's packedfun.dataclasses.py_class). */
+
+/*! One field of a slot type. Strings are copied. */
+typedef struct PFSlotFieldInfo {
+  PFByteArray name;          /*!< field name, unique in the type and its ancestors */
+  PFByteArray doc;           /*!< docstring, may be empty */
+  int32_t flags;             /*!< PACKEDFUN_FIELD_* bits (READONLY: no setter) */
+  int32_t static_type_index; /*!< declared type: kPFTypeAny, kPFTypeInt, kPFTypeBool,
+                                  kPFTypeFloat or an object type index; every write is checked */
+  int32_t nullable;          /*!< 1: None is accepted as well (Optional[T]) */
+  int32_t reserved;          /*!< zero */
+} PFSlotFieldInfo;
+
+/*! Registers (or finds) the slot type `type_key` (borrowed) deriving from `parent_index`, which
+ *  must be kPFTypeObject or a slot type, with `num_fields` own fields (borrowed). Idempotent for
+ *  the same parent and fields; `*out` receives the type index. Nothing is registered on failure:
+ *  TypeError for a parent with a native layout, an unknown declared type or a nullable Any;
+ *  ValueError for a key taken by a different layout, an empty or repeated field name. */
+PACKEDFUN_API int PFTypeRegisterSlotType(const PFByteArray* type_key, int32_t parent_index,
+                                         const PFSlotFieldInfo* fields, int32_t num_fields,
+                                         int32_t* out);
+
+/*! The number of PFAny slots (all fields, ancestors' included) of slot type `type_index` in
+ *  `*out`; fails with TypeError when `type_index` is not a slot type. */
+PACKEDFUN_API int PFTypeGetNumSlots(int32_t type_index, int32_t* out);
+
+/*! Creates an instance of slot type `type_index` from `num_values` values (borrowed), one per
+ *  slot in layout order, each checked and converted as its field's setter would. `*out` receives
+ *  a new ref. Fails with TypeError naming the type and field. Also registered as the global
+ *  function "packedfun.slot_object_create" (arguments: type index, then the values). */
+PACKEDFUN_API int PFObjectCreateSlots(int32_t type_index, const PFAny* values, int32_t num_values,
+                                      PFObject** out);
+
 /* ------------------------------------------------------------------------------------------------
  * Functions and the global registry
  * ------------------------------------------------------------------------------------------------

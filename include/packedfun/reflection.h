@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -344,6 +345,122 @@ class EnumDef {
   std::string key_;
   std::vector<Any> items_;
 };
+
+/* ---- reading reflected objects by name (any type: C++-defined, or defined in Python) ---------
+ * These look a member up through the type table on every call: the object's own type first, then
+ * its ancestors. For a hot loop, look the PFFieldInfo up once with FindField and call its getter.
+ */
+
+/*! The reflected field `name` of type `type_index` or an ancestor, or NULL. */
+inline const PFFieldInfo* FindField(int32_t type_index, std::string_view name) {
+  const PFTypeInfo* info = nullptr;
+  ::packedfun::detail::CheckCallResult(PFTypeGetInfo(type_index, &info));
+  for (int32_t d = info->depth; d >= 0; --d) {
+    const PFTypeInfo* level = info;
+    if (d != info->depth)
+      ::packedfun::detail::CheckCallResult(PFTypeGetInfo(info->ancestors[d], &level));
+    for (int32_t i = 0; i < level->num_fields; ++i) {
+      const PFFieldInfo& f = level->fields[i];
+      if (std::string_view(f.name.data, f.name.size) == name) return &f;
+    }
+  }
+  return nullptr;
+}
+
+namespace access_detail {
+[[noreturn]] inline void ThrowNoMember(const ObjectRef& obj, const char* what,
+                                       std::string_view name) {
+  const PFTypeInfo* info = nullptr;
+  std::string key = "None";
+  if (obj.defined() && PFTypeGetInfo(obj.type_index(), &info) == 0) {
+    key.assign(info->type_key.data, info->type_key.size);
+  }
+  PACKEDFUN_THROW(AttributeError) << "'" << key << "' has no " << what << " '" << name << "'";
+}
+}  // namespace access_detail
+
+/*! The value of field `name` of `obj`. Throws AttributeError when it has none. */
+inline Any GetField(const ObjectRef& obj, std::string_view name) {
+  const PFFieldInfo* f = obj.defined() ? FindField(obj.type_index(), name) : nullptr;
+  if (f == nullptr) access_detail::ThrowNoMember(obj, "field", name);
+  PFAny v;
+  v.type_index = kPFTypeNone;
+  v.zero_padding = 0;
+  v.v_int64 = 0;
+  ::packedfun::detail::CheckCallResult(
+      f->getter(reinterpret_cast<char*>(obj.get()) + f->offset, &v));
+  return ::packedfun::detail::AnyUnsafe::MoveFromPFAny(&v);
+}
+
+/*! Sets field `name` of `obj` to `value`. Throws AttributeError when it has no such field or the
+ *  field is read-only (a frozen class), TypeError when the value does not fit its declared type. */
+inline void SetField(const ObjectRef& obj, std::string_view name, AnyView value) {
+  const PFFieldInfo* f = obj.defined() ? FindField(obj.type_index(), name) : nullptr;
+  if (f == nullptr) access_detail::ThrowNoMember(obj, "field", name);
+  if (f->setter == nullptr) access_detail::ThrowNoMember(obj, "writable field", name);
+  ::packedfun::detail::CheckCallResult(
+      f->setter(reinterpret_cast<char*>(obj.get()) + f->offset, &value.raw()));
+}
+
+/*! The method `name` of type `type_index` or an ancestor (instance methods take self first; the
+ *  static "__create__" is the constructor), or a null Function. */
+inline Function FindMethod(int32_t type_index, std::string_view name) {
+  const PFTypeInfo* info = nullptr;
+  ::packedfun::detail::CheckCallResult(PFTypeGetInfo(type_index, &info));
+  for (int32_t d = info->depth; d >= 0; --d) {
+    const PFTypeInfo* level = info;
+    if (d != info->depth)
+      ::packedfun::detail::CheckCallResult(PFTypeGetInfo(info->ancestors[d], &level));
+    for (int32_t i = 0; i < level->num_methods; ++i) {
+      const PFMethodInfo& m = level->methods[i];
+      if (std::string_view(m.name.data, m.name.size) == name) {
+        return ::packedfun::detail::ObjectUnsafe::FromBorrowed<Function>(m.method);
+      }
+    }
+  }
+  return Function();
+}
+
+/*! Calls the instance method `name` of `obj` with `args`. Throws AttributeError when none. */
+template <typename... Args>
+Any CallMethod(const ObjectRef& obj, std::string_view name, Args&&... args) {
+  Function f = obj.defined() ? FindMethod(obj.type_index(), name) : Function();
+  if (!f.defined()) access_detail::ThrowNoMember(obj, "method", name);
+  return f(obj, std::forward<Args>(args)...);
+}
+
+/*! The index of `type_key`; throws KeyError when no type has that key. */
+inline int32_t TypeIndexOf(std::string_view type_key) {
+  PFByteArray k{type_key.data(), type_key.size()};
+  int32_t index = 0;
+  ::packedfun::detail::CheckCallResult(PFTypeKeyToIndex(&k, &index));
+  return index;
+}
+
+/*! Whether `obj` is an instance of the type registered as `type_key` (or of a type derived from
+ *  it). False for a null reference or a key nobody registered. */
+inline bool IsInstance(const ObjectRef& obj, std::string_view type_key) {
+  PFByteArray k{type_key.data(), type_key.size()};
+  int32_t index = 0;
+  if (!obj.defined()) return false;
+  if (PFTypeKeyToIndex(&k, &index) != 0) {
+    PFObject* err = nullptr;
+    PFErrorMoveFromRaised(&err);
+    PFObjectDecRef(err);
+    return false;
+  }
+  return PFTypeIsInstance(obj.type_index(), index) != 0;
+}
+
+/*! Builds an object of `type_key` through its registered constructor ("__create__"). */
+template <typename... Args>
+Any Construct(std::string_view type_key, Args&&... args) {
+  Function ctor = FindMethod(TypeIndexOf(type_key), "__create__");
+  if (!ctor.defined()) {
+    PACKEDFUN_THROW(TypeError) << "'" << type_key << "' has no registered constructor";
+  }
+  return ctor(std::forward<Args>(args)...);
+}
 
 }  // namespace reflection
 }  // namespace packedfun

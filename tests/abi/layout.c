@@ -91,6 +91,15 @@ PACKEDFUN_OFFSET(PFFieldInfo, static_type_index, 44);
 PACKEDFUN_OFFSET(PFFieldInfo, getter, 48);
 PACKEDFUN_OFFSET(PFFieldInfo, setter, 56);
 
+/* Slot types (ABI 1.5) */
+PACKEDFUN_SIZE(PFSlotFieldInfo, 48);
+PACKEDFUN_OFFSET(PFSlotFieldInfo, name, 0);
+PACKEDFUN_OFFSET(PFSlotFieldInfo, doc, 16);
+PACKEDFUN_OFFSET(PFSlotFieldInfo, flags, 32);
+PACKEDFUN_OFFSET(PFSlotFieldInfo, static_type_index, 36);
+PACKEDFUN_OFFSET(PFSlotFieldInfo, nullable, 40);
+PACKEDFUN_OFFSET(PFSlotFieldInfo, reserved, 44);
+
 PACKEDFUN_SIZE(PFMethodInfo, 48);
 PACKEDFUN_OFFSET(PFMethodInfo, name, 0);
 PACKEDFUN_OFFSET(PFMethodInfo, doc, 16);

@@ -1,0 +1,536 @@
+// Slot types: object types whose instances are a header and a run of PFAny fields (ABI 1.5).
+//
+// A language binding defines a class (Python's py_class) as a slot type; the runtime allocates
+// its instances, so their fields are reflected like a C++ type's and every caller (C++ reflection,
+// structural equality, JSON, pickling, the GC's child walk) reads them through the same getters.
+// Setters check the declared type: one checked setter per distinct (type, nullable) pair, taken
+// from a pool of template instances, because a PFFieldSetter sees only the field's address.
+#include <packedfun/c_api.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <new>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "runtime/error.h"
+#include "runtime/object.h"
+#include "runtime/registry.h"
+#include "runtime/string.h"
+
+namespace packedfun {
+namespace detail {
+namespace {
+
+/*! An instance: the header, the slot count (for the deleter), then the slots. */
+struct SlotObject {
+  PFObject header;
+  int64_t num_slots;
+  PFAny slots[1];  // num_slots entries (at least one is allocated)
+};
+constexpr int64_t kSlotsOffset = offsetof(SlotObject, slots);
+
+/*! What a field accepts. */
+struct SlotCheck {
+  int32_t type_index;
+  int32_t nullable;
+};
+
+struct SlotField {
+  std::string name;
+  std::string doc;
+  int32_t flags;
+  SlotCheck check;
+};
+
+struct SlotType {
+  int32_t type_index;
+  std::string key;
+  int32_t parent;
+  int32_t num_own;                // own fields, the last of `fields`
+  std::vector<SlotField> fields;  // every slot in layout order (ancestors' first)
+  std::string ctor_doc;
+};
+
+constexpr int kPoolSize = 1024;
+SlotCheck g_checks[kPoolSize];
+
+struct SlotTable {
+  std::mutex mu;
+  std::unordered_map<int32_t, std::unique_ptr<SlotType>> types;  // never erased
+  int num_checks = 0;
+};
+
+SlotTable& Table() {
+  static SlotTable* table = new SlotTable();  // leaked: deleters may run at exit
+  return *table;
+}
+
+const SlotType* Find(int32_t type_index) {
+  SlotTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.types.find(type_index);
+  return it == t.types.end() ? nullptr : it->second.get();
+}
+
+std::string TypeName(int32_t type_index) {
+  switch (type_index) {
+    case kPFTypeAny:
+      return "Any";
+    case kPFTypeInt:
+    case kPFTypeUInt64:
+      return "int";
+    case kPFTypeFloat:
+      return "float";
+    case kPFTypeBool:
+      return "bool";
+    case kPFTypeNone:
+      return "None";
+    case kPFTypeString:
+    case kPFTypeSmallStr:
+    case kPFTypeRawStr:
+    case kPFTypeStrView:
+      return "str";
+    case kPFTypeBytes:
+    case kPFTypeSmallBytes:
+    case kPFTypeBytesView:
+      return "bytes";
+    default:
+      break;
+  }
+  const PFTypeInfo* info = nullptr;
+  if (PFTypeGetInfo(type_index, &info) != 0) {
+    PFObject* err = nullptr;
+    PFErrorMoveFromRaised(&err);
+    DecRef(err);
+    return "type index " + std::to_string(type_index);
+  }
+  return std::string(info->type_key.data, info->type_key.size);
+}
+
+/*! Whether the owned value `v` fits `c`; converts int to float in place for a float field. */
+bool Fits(const SlotCheck& c, PFAny* v) {
+  int32_t t = v->type_index;
+  if (c.type_index == kPFTypeAny) return true;
+  if (t == kPFTypeNone) return c.nullable != 0;
+  switch (c.type_index) {
+    case kPFTypeInt:
+      return t == kPFTypeInt || t == kPFTypeBool || t == kPFTypeUInt64;
+    case kPFTypeBool:
+      return t == kPFTypeBool;
+    case kPFTypeFloat:
+      if (t == kPFTypeInt || t == kPFTypeBool) {
+        v->v_float64 = static_cast<double>(v->v_int64);
+        v->type_index = kPFTypeFloat;
+        return true;
+      }
+      return t == kPFTypeFloat;
+    case kPFTypeString:
+      return t == kPFTypeString || t == kPFTypeSmallStr;
+    case kPFTypeBytes:
+      return t == kPFTypeBytes || t == kPFTypeSmallBytes;
+    default:
+      return IsObjectIndex(t) && PFTypeIsInstance(t, c.type_index) != 0;
+  }
+}
+
+/*! `view` (borrowed) made owned and checked against `c`. Throws TypeError prefixed by `where`. */
+PFAny CheckedValue(const SlotCheck& c, const PFAny& view, const std::string& where) {
+  PFAny v = NoneAny();
+  ViewToOwned(view, &v);
+  if (Fits(c, &v)) return v;
+  int32_t got = v.type_index;
+  ReleaseAny(&v);
+  std::string want = TypeName(c.type_index);
+  if (c.nullable) want = "Optional[" + want + "]";
+  Throw("TypeError", where + "expected " + want + ", got " + TypeName(got));
+}
+
+void Store(PFAny* slot, PFAny v) {
+  PFAny old = *slot;
+  *slot = v;
+  ReleaseAny(&old);  // after the store: the old value's deleter may read this object
+}
+
+int SlotGetter(void* field, PFAny* result) {
+  const PFAny* slot = static_cast<const PFAny*>(field);
+  if (IsObjectIndex(slot->type_index)) IncRef(slot->v_obj);
+  *result = *slot;
+  return 0;
+}
+
+int AnySetter(void* field, const PFAny* value) {
+  return Guard([&] {
+    Store(static_cast<PFAny*>(field), CheckedValue(SlotCheck{kPFTypeAny, 1}, *value, ""));
+    return 0;
+  });
+}
+
+template <int K>
+int PoolSetter(void* field, const PFAny* value) {
+  return Guard([&] {
+    Store(static_cast<PFAny*>(field), CheckedValue(g_checks[K], *value, ""));
+    return 0;
+  });
+}
+
+template <int... K>
+constexpr std::array<PFFieldSetter, sizeof...(K)> MakePool(std::integer_sequence<int, K...>) {
+  return {{&PoolSetter<K>...}};
+}
+
+const std::array<PFFieldSetter, kPoolSize> kPool =
+    MakePool(std::make_integer_sequence<int, kPoolSize>());
+
+/*! The setter for `c` (caller holds the table lock). Throws when the pool is exhausted. */
+PFFieldSetter SetterFor(SlotTable& t, const SlotCheck& c) {
+  if (c.type_index == kPFTypeAny) return &AnySetter;
+  for (int i = 0; i < t.num_checks; ++i) {
+    if (g_checks[i].type_index == c.type_index && g_checks[i].nullable == c.nullable)
+      return kPool[i];
+  }
+  if (t.num_checks == kPoolSize) {
+    Throw("ValueError", "too many distinct declared field types (" + std::to_string(kPoolSize) +
+                            "); declare further fields as Any");
+  }
+  g_checks[t.num_checks] = c;
+  return kPool[t.num_checks++];
+}
+
+void DeleteSlots(PFObject* obj) {
+  auto* o = reinterpret_cast<SlotObject*>(obj);
+  for (int64_t i = 0; i < o->num_slots; ++i) ReleaseAny(&o->slots[i]);
+  std::free(o);
+}
+
+SlotObject* AllocSlots(int32_t type_index, int64_t n) {
+  size_t size = kSlotsOffset + sizeof(PFAny) * static_cast<size_t>(n > 0 ? n : 1);
+  auto* o = static_cast<SlotObject*>(std::malloc(size));
+  if (o == nullptr) throw std::bad_alloc();
+  InitHeader(&o->header, type_index, &DeleteSlots);
+  o->num_slots = n;
+  for (int64_t i = 0; i < n; ++i) o->slots[i] = NoneAny();
+  return o;
+}
+
+bool SameLayout(const SlotType& st, int32_t parent, const PFSlotFieldInfo* fields, int32_t n) {
+  if (st.parent != parent || st.num_own != n) return false;
+  size_t base = st.fields.size() - static_cast<size_t>(n);
+  for (int32_t i = 0; i < n; ++i) {
+    const SlotField& f = st.fields[base + i];
+    if (f.name != std::string_view(fields[i].name.data, fields[i].name.size) ||
+        f.flags != fields[i].flags || f.check.type_index != fields[i].static_type_index ||
+        f.check.nullable != (fields[i].nullable != 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string ViewOf(const PFByteArray& a) { return a.size ? std::string(a.data, a.size) : ""; }
+
+/*! Checks the request (under the lock); the fields of the new type, ancestors' first. */
+std::vector<SlotField> Validate(SlotTable& t, const std::string& key, int32_t parent,
+                                const PFSlotFieldInfo* fields, int32_t n) {
+  std::vector<SlotField> all;
+  if (parent != kPFTypeObject) {
+    auto it = t.types.find(parent);
+    if (it == t.types.end()) {
+      Throw("TypeError", "cannot define '" + key + "' deriving from '" + TypeName(parent) +
+                             "': the parent of a Python-defined type must be Object or another "
+                             "Python-defined type (a native type's layout is unknown)");
+    }
+    all = it->second->fields;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    const PFSlotFieldInfo& f = fields[i];
+    std::string name = ViewOf(f.name);
+    if (name.empty()) Throw("ValueError", "type '" + key + "': a field has an empty name");
+    for (const SlotField& g : all) {
+      if (g.name == name)
+        Throw("ValueError", "type '" + key + "': field '" + name + "' is defined twice");
+    }
+    int32_t ti = f.static_type_index;
+    bool known = ti == kPFTypeAny || ti == kPFTypeInt || ti == kPFTypeBool || ti == kPFTypeFloat;
+    const PFTypeInfo* info = nullptr;
+    if (!known && ti >= kPFTypeStaticObjectBegin && PFTypeGetInfo(ti, &info) == 0) known = true;
+    if (!known) {
+      PFObject* err = nullptr;
+      PFErrorMoveFromRaised(&err);
+      DecRef(err);
+      Throw("TypeError", "type '" + key + "', field '" + name +
+                             "': unsupported declared type index " + std::to_string(ti));
+    }
+    all.push_back(SlotField{name, ViewOf(f.doc), f.flags, SlotCheck{ti, f.nullable ? 1 : 0}});
+  }
+  return all;
+}
+
+/*! `__create__` of a slot type: the field values in layout order, no defaults. */
+int ConstructorCall(void* self, const PFAny* args, int32_t n, PFAny* result) {
+  PFObject* obj = nullptr;
+  int32_t index = static_cast<int32_t>(reinterpret_cast<intptr_t>(self));
+  if (PFObjectCreateSlots(index, args, n, &obj)) return -1;
+  *result = ObjectAny(obj);
+  return 0;
+}
+
+/*! Registers the static method `__create__` whose docstring names every field, in order (the
+ *  form the Python value-graph rebuild reads). */
+void RegisterConstructor(SlotType* st) {
+  std::string names;
+  for (const SlotField& f : st->fields) names += (names.empty() ? "" : ", ") + f.name;
+  st->ctor_doc = st->key.substr(st->key.rfind('.') + 1) + "(" + names + ")";
+  PFObject* func = nullptr;
+  void* self = reinterpret_cast<void*>(static_cast<intptr_t>(st->type_index));
+  CheckCall(PFFunctionCreate(self, &ConstructorCall, nullptr, &func));
+  PFMethodInfo info;
+  info.name = PFByteArray{"__create__", 10};
+  info.doc = PFByteArray{st->ctor_doc.c_str(), st->ctor_doc.size()};
+  info.method = func;
+  info.flags = PACKEDFUN_METHOD_STATIC;
+  info.reserved = 0;
+  int rc = PFTypeRegisterMethod(st->type_index, &info);
+  DecRef(func);
+  CheckCall(rc);
+}
+
+/*! Whether `index` was only reserved (registered with `parent` and nothing else): a binding
+ *  reserves the keys of classes that refer to each other before it defines their fields. */
+bool Reserved(int32_t index, int32_t parent) {
+  const PFTypeInfo* info = nullptr;
+  if (PFTypeGetInfo(index, &info) != 0 || info->depth < 1) return false;
+  return info->ancestors[info->depth - 1] == parent && info->num_fields == 0 &&
+         info->num_methods == 0;
+}
+
+int32_t Register(const std::string& key, int32_t parent, const PFSlotFieldInfo* fields, int32_t n) {
+  SlotTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  PFByteArray k{key.data(), key.size()};
+  int32_t existing = -1;
+  if (PFTypeKeyToIndex(&k, &existing) == 0) {
+    auto it = t.types.find(existing);
+    if (it != t.types.end() && SameLayout(*it->second, parent, fields, n)) return existing;
+    if (it == t.types.end() && Reserved(existing, parent)) existing = -1;
+  }
+  if (existing >= 0) {
+    Throw("ValueError", "type key '" + key + "' is already taken by a type with a different " +
+                            "layout (define it under another key)");
+  }
+  PFObject* err = nullptr;
+  PFErrorMoveFromRaised(&err);  // the KeyError of the lookup, if it failed
+  DecRef(err);
+  std::vector<SlotField> all = Validate(t, key, parent, fields, n);
+  // The pool entries are taken before the type exists, so a full pool registers nothing.
+  std::vector<PFFieldSetter> setters;
+  for (int32_t i = 0; i < n; ++i) setters.push_back(SetterFor(t, all[all.size() - n + i].check));
+  int32_t index = -1;
+  CheckCall(PFTypeRegister(&k, parent, &index));
+  auto st = std::make_unique<SlotType>();
+  st->type_index = index;
+  st->key = key;
+  st->parent = parent;
+  st->num_own = n;
+  st->fields = std::move(all);
+  size_t base = st->fields.size() - static_cast<size_t>(n);
+  for (int32_t i = 0; i < n; ++i) {
+    const SlotField& f = st->fields[base + i];
+    PFFieldInfo info;
+    info.name = PFByteArray{f.name.c_str(), f.name.size()};
+    info.doc = PFByteArray{f.doc.c_str(), f.doc.size()};
+    info.offset = kSlotsOffset + static_cast<int64_t>(sizeof(PFAny) * (base + i));
+    info.flags = f.flags;
+    info.static_type_index = f.check.type_index;
+    info.getter = &SlotGetter;
+    info.setter = (f.flags & PACKEDFUN_FIELD_READONLY) ? nullptr : setters[i];
+    CheckCall(PFTypeRegisterField(index, &info));
+  }
+  RegisterConstructor(st.get());
+  t.types.emplace(index, std::move(st));
+  return index;
+}
+
+PFObject* Create(int32_t type_index, const PFAny* values, int32_t n) {
+  const SlotType* st = Find(type_index);
+  if (st == nullptr) Throw("TypeError", "type " + TypeName(type_index) + " is not a slot type");
+  if (static_cast<size_t>(n) != st->fields.size()) {
+    Throw("TypeError", st->key + ": expected " + std::to_string(st->fields.size()) +
+                           " field values, got " + std::to_string(n));
+  }
+  SlotObject* o = AllocSlots(type_index, n);
+  try {
+    for (int32_t i = 0; i < n; ++i) {
+      const SlotField& f = st->fields[i];
+      o->slots[i] = CheckedValue(f.check, values[i], st->key + "." + f.name + ": ");
+    }
+  } catch (...) {
+    DeleteSlots(&o->header);
+    throw;
+  }
+  return &o->header;
+}
+
+int CreateCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  if (n < 1 || args[0].type_index != kPFTypeInt) {
+    return RaiseError("TypeError", "packedfun.slot_object_create: expected a type index first");
+  }
+  PFObject* obj = nullptr;
+  if (PFObjectCreateSlots(static_cast<int32_t>(args[0].v_int64), args + 1, n - 1, &obj)) return -1;
+  *result = ObjectAny(obj);
+  return 0;
+}
+
+std::string_view StringArg(const PFAny& v, const char* what) {
+  std::string_view out;
+  if (!AnyToStringView(v, false, &out)) Throw("TypeError", std::string(what) + " must be a str");
+  return out;
+}
+
+int64_t IntArg(const PFAny& v, const char* what) {
+  if (v.type_index != kPFTypeInt && v.type_index != kPFTypeBool) {
+    Throw("TypeError", std::string(what) + " must be an int");
+  }
+  return v.v_int64;
+}
+
+const PFSeqObject* ArrayArg(const PFAny& v, const char* what) {
+  if (v.type_index != kPFTypeArray && v.type_index != kPFTypeList) {
+    Throw("TypeError", std::string(what) + " must be a list");
+  }
+  return reinterpret_cast<const PFSeqObject*>(v.v_obj);
+}
+
+/*! (type_key, parent_index, [[name, doc, flags, static_type_index, nullable], ...]) -> index. */
+int RegisterCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  return Guard([&] {
+    if (n != 3) Throw("TypeError", "packedfun.slot_type_register: expected 3 arguments");
+    std::string_view key = StringArg(args[0], "type_key");
+    int32_t parent = static_cast<int32_t>(IntArg(args[1], "parent_index"));
+    const PFSeqObject* list = ArrayArg(args[2], "fields");
+    std::vector<PFSlotFieldInfo> fields(static_cast<size_t>(list->size));
+    for (int64_t i = 0; i < list->size; ++i) {
+      const PFSeqObject* f = ArrayArg(list->data[i], "a field");
+      if (f->size != 5) Throw("TypeError", "a field is [name, doc, flags, type_index, nullable]");
+      std::string_view name = StringArg(f->data[0], "a field name");
+      std::string_view doc = StringArg(f->data[1], "a field doc");
+      fields[i].name = PFByteArray{name.data(), name.size()};
+      fields[i].doc = PFByteArray{doc.data(), doc.size()};
+      fields[i].flags = static_cast<int32_t>(IntArg(f->data[2], "field flags"));
+      fields[i].static_type_index = static_cast<int32_t>(IntArg(f->data[3], "a field type"));
+      fields[i].nullable = static_cast<int32_t>(IntArg(f->data[4], "nullable"));
+      fields[i].reserved = 0;
+    }
+    PFByteArray k{key.data(), key.size()};
+    int32_t index = -1;
+    if (PFTypeRegisterSlotType(&k, parent, fields.data(), static_cast<int32_t>(fields.size()),
+                               &index)) {
+      return -1;
+    }
+    result->type_index = kPFTypeInt;
+    result->zero_padding = 0;
+    result->v_int64 = index;
+    return 0;
+  });
+}
+
+/*! (type_index, name, function, is_static, doc): registers a method of any type from a binding
+ *  (its strings are copied into storage kept for the life of the process). */
+int MethodCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  return Guard([&] {
+    if (n != 5 || args[2].type_index != kPFTypeFunction) {
+      Throw("TypeError",
+            "packedfun.type_register_method: expected (type_index, name, function, "
+            "is_static, doc)");
+    }
+    static std::deque<std::string>* names = new std::deque<std::string>();  // leaked on purpose
+    std::string name(StringArg(args[1], "name")), doc(StringArg(args[4], "doc"));
+    PFMethodInfo info;
+    info.method = args[2].v_obj;
+    info.flags = IntArg(args[3], "is_static") ? PACKEDFUN_METHOD_STATIC : 0;
+    info.reserved = 0;
+    {
+      std::lock_guard<std::mutex> lock(Table().mu);
+      names->push_back(std::move(name));
+      info.name = PFByteArray{names->back().c_str(), names->back().size()};
+      names->push_back(std::move(doc));
+      info.doc = PFByteArray{names->back().c_str(), names->back().size()};
+    }
+    CheckCall(PFTypeRegisterMethod(static_cast<int32_t>(IntArg(args[0], "type_index")), &info));
+    *result = NoneAny();
+    return 0;
+  });
+}
+
+/*! (type_key, parent_index) -> index: reserves a key (PFTypeRegister) for a slot type whose
+ *  fields come later (classes that refer to each other). */
+int ReserveCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  return Guard([&] {
+    if (n != 2) Throw("TypeError", "packedfun.slot_type_reserve: expected 2 arguments");
+    std::string_view key = StringArg(args[0], "type_key");
+    PFByteArray k{key.data(), key.size()};
+    int32_t index = -1;
+    CheckCall(PFTypeRegister(&k, static_cast<int32_t>(IntArg(args[1], "parent_index")), &index));
+    result->type_index = kPFTypeInt;
+    result->zero_padding = 0;
+    result->v_int64 = index;
+    return 0;
+  });
+}
+
+const int kRegistered = [] {
+  RegisterBuiltin("packedfun.slot_type_reserve", &ReserveCall);
+  RegisterBuiltin("packedfun.type_register_method", &MethodCall);
+  RegisterBuiltin("packedfun.slot_object_create", &CreateCall);
+  RegisterBuiltin("packedfun.slot_type_register", &RegisterCall);
+  return 0;
+}();
+
+}  // namespace
+}  // namespace detail
+}  // namespace packedfun
+
+using namespace packedfun::detail;
+
+extern "C" {
+
+PACKEDFUN_API int PFTypeRegisterSlotType(const PFByteArray* type_key, int32_t parent_index,
+                                         const PFSlotFieldInfo* fields, int32_t num_fields,
+                                         int32_t* out) {
+  return Guard([&] {
+    std::string key = type_key != nullptr ? ViewOf(*type_key) : "";
+    if (key.empty()) return RaiseError("ValueError", "PFTypeRegisterSlotType: empty type key");
+    if (num_fields < 0 || (num_fields > 0 && fields == nullptr)) {
+      return RaiseError("ValueError", "PFTypeRegisterSlotType: bad field list");
+    }
+    *out = Register(key, parent_index, fields, num_fields);
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFTypeGetNumSlots(int32_t type_index, int32_t* out) {
+  return Guard([&] {
+    const SlotType* st = Find(type_index);
+    if (st == nullptr) Throw("TypeError", "type " + TypeName(type_index) + " is not a slot type");
+    *out = static_cast<int32_t>(st->fields.size());
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFObjectCreateSlots(int32_t type_index, const PFAny* values, int32_t num_values,
+                                      PFObject** out) {
+  return Guard([&] {
+    *out = Create(type_index, values, num_values);
+    return 0;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,319 @@
+# packedfun.dataclasses: object types defined in Python (py_class), on both backends.
+import copy
+import gc
+import inspect
+import pickle
+import weakref
+from typing import Any, ClassVar, Optional
+
+import packedfun as pf
+import pytest
+from packedfun import dataclasses as dc
+from packedfun.dataclasses import KW_ONLY, field, py_class
+from packedfun.object import type_info
+from packedfun.serialize import from_json, to_json
+from packedfun.structural import structural_equal, structural_hash
+
+core = pf._backend.core
+
+
+@py_class("test_dc.Expr")
+class Expr(pf.Object):
+    pass
+
+
+@py_class("test_dc.Var")
+class Var(Expr):
+    name: str
+
+
+@py_class("test_dc.Const")
+class Const(Expr):
+    value: float = 0.0
+
+
+@py_class("test_dc.Add", eq=True)
+class Add(Expr):
+    lhs: Expr
+    rhs: Expr
+
+    @dc.method
+    def arity(self) -> int:
+        return 2
+
+
+@py_class("test_dc.Point", eq=True, order=True)
+class Point(pf.Object):
+    x: int
+    y: int = 0
+    label: Optional[str] = None
+    count: ClassVar[int] = 0
+
+
+def test_type_is_registered_in_the_runtime_table():
+    index = core.type_key_to_index("test_dc.Add")
+    info = type_info(index)
+    assert info["type_key"] == "test_dc.Add"
+    assert [f["name"] for f in info["fields"]] == ["lhs", "rhs"]
+    parent = info["ancestors"][-2]
+    assert type_info(parent)["type_key"] == "test_dc.Expr"
+    assert {m["name"] for m in info["methods"]} >= {"__create__", "arity"}
+    assert Add.__pf_type_index__ == index
+
+
+def test_construct_read_set_repr():
+    p = Point(1, label="a")
+    assert (p.x, p.y, p.label) == (1, 0, "a")
+    p.y = 5
+    assert p.y == 5
+    assert repr(p) == "Point(x=1, y=5, label='a')"
+    assert Point.count == 0 and "count" not in [f.name for f in dc.fields(Point)]
+    with pytest.raises(AttributeError):
+        p.not_a_field = 1  # slots: all state lives in the native object
+
+
+def test_field_type_checked_on_write_names_class_and_field():
+    p = Point(1)
+    with pytest.raises(TypeError, match="y"):
+        p.y = "no"
+    with pytest.raises(TypeError, match=r"test_dc\.Point\.x: expected int, got str"):
+        Point("1")
+    with pytest.raises(TypeError, match=r"test_dc\.Add\.lhs: expected test_dc\.Expr"):
+        Add(1, Var("a"))
+    Const(3)  # an int is accepted where a float is declared
+    assert Const(3).value == 3.0 and isinstance(Const(3).value, float)
+
+
+def test_eq_order_hash():
+    assert Point(1, 2) == Point(1, 2) and Point(1, 2) != Point(2, 2)
+    assert Point(1, 2) < Point(2, 0) and sorted([Point(3), Point(1)])[0].x == 1
+    with pytest.raises(TypeError):
+        hash(Point(1))  # eq without frozen: unhashable, as dataclasses
+    v = Var("a")
+    assert v != Var("a") and v == v  # eq=False (the default): identity
+    assert hash(v) == hash(v)
+
+
+def test_frozen_and_unsafe_hash():
+    @py_class("test_dc.Frozen", frozen=True, eq=True)
+    class Frozen(pf.Object):
+        a: int
+        b: str = "x"
+
+    f = Frozen(1)
+    assert hash(f) == hash(Frozen(1))
+    with pytest.raises(AttributeError, match="read-only"):
+        f.a = 2
+
+    @py_class("test_dc.Unsafe", eq=True, unsafe_hash=True)
+    class Unsafe(pf.Object):
+        a: int
+
+    assert hash(Unsafe(1)) == hash(Unsafe(1))
+
+
+def test_kw_only_init_false_post_init_match_args_signature():
+    @py_class("test_dc.Opts")
+    class Opts(pf.Object):
+        a: int
+        b: list = field(default_factory=list)
+        _: KW_ONLY
+        c: int = 3
+        d: int = field(default=0, init=False, repr=False)
+
+        def __post_init__(self):
+            self.d = self.a + self.c
+
+    o = Opts(1, c=4)
+    assert (o.a, list(o.b), o.c, o.d) == (1, [], 4, 5)
+    with pytest.raises(TypeError):
+        Opts(1, [], 4)  # c is keyword-only
+    assert Opts.__match_args__ == ("a", "b")
+    sig = inspect.signature(Opts)
+    assert list(sig.parameters) == ["a", "b", "c"]
+    assert sig.parameters["c"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert (
+        repr(o)
+        == "test_kw_only_init_false_post_init_match_args_signature.<locals>.Opts(a=1, b=[], c=4)"
+    )
+
+
+def test_helpers():
+    p = Point(1, 2, "l")
+    assert dc.is_dataclass(p) and dc.is_dataclass(Point) and not dc.is_dataclass(1)
+    assert [f.name for f in dc.fields(p)] == ["x", "y", "label"]
+    q = dc.replace(p, y=7)
+    assert (q.x, q.y, q.label) == (1, 7, "l") and p.y == 2
+    tree = Add(Var("a"), Const(2.0))
+    assert dc.asdict(tree) == {"lhs": {"name": "a"}, "rhs": {"value": 2.0}}
+    assert dc.astuple(tree) == (("a",), (2.0,))
+    with pytest.raises(TypeError):
+        dc.fields(1)
+
+
+def test_inheritance_and_isinstance_through_the_runtime():
+    a = Add(Var("x"), Const(1.5))
+    assert isinstance(a, Expr) and isinstance(a.lhs, Var)
+    assert core.type_is_instance(a.type_index, Expr.__pf_type_index__)
+    assert a.arity() == 2
+
+
+def test_forward_and_mutual_references():
+    @py_class("test_dc.Tree")
+    class Tree(pf.Object):
+        kids: list
+        owner: Optional["Forest"] = None
+
+    @py_class("test_dc.Forest")
+    class Forest(pf.Object):
+        first: Optional[Tree] = None
+
+    t = Tree([])
+    f = Forest(t)
+    t.owner = f
+    assert t.owner.first.same_as(t)
+    with pytest.raises(TypeError, match="owner"):
+        t.owner = Tree([])
+
+
+def test_instance_keeps_class_when_it_returns_from_native_code():
+    p = Point(3)
+    echo = pf.get_global_func("testing.echo")
+    back = echo(p)
+    assert type(back) is Point and back.same_as(p) and back == p
+    arr = pf.convert([p, Var("v")])
+    assert type(arr[0]) is Point and type(arr[1]) is Var
+
+
+def test_pickle_copy_deepcopy_replace_json():
+    tree = Add(Var("a"), Add(Const(1.0), Var("b")))
+    for clone in (pickle.loads(pickle.dumps(tree)), copy.deepcopy(tree), from_json(to_json(tree))):
+        assert type(clone) is Add and type(clone.rhs.lhs) is Const and not clone.same_as(tree)
+        assert structural_equal(clone, tree)
+    shallow = copy.copy(tree)
+    assert shallow.lhs.same_as(tree.lhs)
+    if hasattr(copy, "replace"):
+        assert copy.replace(Point(1), y=3).y == 3
+
+
+def test_structural_equal_hash_and_ignored_field():
+    @py_class("test_dc.Span")
+    class Node(pf.Object):
+        value: int
+        span: Any = field(default=None, structural_eq="ignore")
+
+    a, b = Node(1, span="here"), Node(1, span="there")
+    assert structural_equal(a, b) and structural_hash(a) == structural_hash(b)
+    assert not structural_equal(a, Node(2))
+    t1 = Add(Var("a"), Const(1.0))
+    t2 = Add(Var("a"), Const(2.0))
+    assert not structural_equal(t1, t2)
+    assert structural_hash(t1) == structural_hash(Add(Var("a"), Const(1.0)))
+
+
+def test_gc_collects_cycle_through_a_field():
+    class Tok:
+        pass
+
+    def make():
+        tok = Tok()
+        node = Const(1.0)
+        holder = Opaque(node)
+        tok.node = holder
+        holder.payload = tok
+        return [weakref.ref(tok)]
+
+    @py_class("test_dc.Holder")
+    class Opaque(pf.Object):
+        payload: Any
+
+    refs = make()
+    gc.collect()
+    assert all(r() is None for r in refs)
+
+
+# ---- bad input ---------------------------------------------------------------------------------
+
+
+def test_unmappable_annotation_is_refused_at_definition():
+    with pytest.raises(TypeError, match=r"Bad.*field 'x'.*cannot map"):
+
+        @py_class("test_dc.Bad")
+        class Bad(pf.Object):
+            x: set
+
+    with pytest.raises(KeyError):
+        core.type_key_to_index("test_dc.Bad")  # nothing half-registered
+
+
+def test_reserved_field_name_is_refused():
+    with pytest.raises(ValueError, match=r"Reserved.*'handle'"):
+
+        @py_class("test_dc.Reserved")
+        class Reserved(pf.Object):
+            handle: int
+
+
+def test_default_of_the_wrong_type_is_refused():
+    with pytest.raises(TypeError, match=r"WrongDefault.*field 'x'.*default 'a'"):
+
+        @py_class("test_dc.WrongDefault")
+        class WrongDefault(pf.Object):
+            x: int = "a"
+
+
+def test_type_key_taken_by_another_layout():
+    with pytest.raises(ValueError, match="already taken"):
+
+        @py_class("test_dc.Point")
+        class Other(pf.Object):
+            q: int
+
+    assert pf.get_global_func("testing.echo")(1) == 1
+    with pytest.raises(ValueError, match="already taken"):
+
+        @py_class("testing.TestIntPair")
+        class Pair(pf.Object):
+            a: int
+
+
+def test_native_parent_layout_cannot_be_extended():
+    from packedfun import testing  # noqa: F401 (registers testing.TestIntPair's class)
+
+    cls = pf.object._class_for(core.type_key_to_index("testing.TestIntPair"))
+    with pytest.raises(TypeError, match="cannot derive"):
+
+        @py_class("test_dc.Sub")
+        class Sub(cls):
+            c: int
+
+
+def test_order_without_eq_and_non_default_after_default():
+    with pytest.raises(ValueError, match="eq must be true"):
+        py_class(order=True)(type("X", (pf.Object,), {}))
+    with pytest.raises(TypeError, match="non-default argument 'b'"):
+
+        @py_class("test_dc.Order")
+        class Order(pf.Object):
+            a: int = 0
+            b: int
+
+
+def test_not_an_object_subclass():
+    with pytest.raises(TypeError, match="must derive from packedfun.Object"):
+
+        @py_class
+        class Plain:
+            a: int
+
+
+def test_frozen_mixing_refused():
+    @py_class("test_dc.Base0", frozen=True)
+    class Base0(pf.Object):
+        a: int
+
+    with pytest.raises(TypeError, match="non-frozen"):
+
+        @py_class("test_dc.Sub0")
+        class Sub0(Base0):
+            b: int
