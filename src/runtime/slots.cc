@@ -8,6 +8,7 @@
 #include <packedfun/c_api.h>
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +26,8 @@
 #include "runtime/object.h"
 #include "runtime/registry.h"
 #include "runtime/string.h"
+
+#define PACKEDFUN_NOINLINE_SLOTS __attribute__((noinline))
 
 namespace packedfun {
 namespace detail {
@@ -74,7 +77,15 @@ SlotTable& Table() {
   return *table;
 }
 
+// Slot types of the first type indices, for lock-free lookup on the construction path.
+constexpr int32_t kFastTypes = 1 << 14;
+std::atomic<const SlotType*> g_fast[kFastTypes];
+
 const SlotType* Find(int32_t type_index) {
+  if (type_index >= 0 && type_index < kFastTypes) {
+    const SlotType* st = g_fast[type_index].load(std::memory_order_acquire);
+    if (st != nullptr) return st;
+  }
   SlotTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
   auto it = t.types.find(type_index);
@@ -143,15 +154,32 @@ bool Fits(const SlotCheck& c, PFAny* v) {
 }
 
 /*! `view` (borrowed) made owned and checked against `c`. Throws TypeError prefixed by `where`. */
-PFAny CheckedValue(const SlotCheck& c, const PFAny& view, const std::string& where) {
-  PFAny v = NoneAny();
-  ViewToOwned(view, &v);
+[[noreturn]] PACKEDFUN_NOINLINE_SLOTS void ThrowMismatch(const SlotCheck& c, int32_t got,
+                                                         const SlotType* st, const SlotField* f) {
+  std::string want = TypeName(c.type_index);
+  if (c.nullable) want = "Optional[" + want + "]";
+  std::string where = st != nullptr ? st->key + "." + f->name + ": " : "";
+  Throw("TypeError", where + "expected " + want + ", got " + TypeName(got));
+}
+
+/*! `view` (borrowed) made owned and checked against `c`. Throws TypeError naming the field of
+ *  `st` when given (the message is only built on failure: this is the construction path). */
+PFAny CheckedValue(const SlotCheck& c, const PFAny& view, const SlotType* st = nullptr,
+                   const SlotField* f = nullptr) {
+  PFAny v;
+  int32_t t = view.type_index;
+  if (t < kPFTypeDLTensorPtr || t == kPFTypeUInt64 || IsObjectIndex(t)) {  // no borrowed kind
+    v = view;
+    v.zero_padding = 0;
+    if (IsObjectIndex(t)) IncRef(v.v_obj);
+  } else {
+    v = NoneAny();
+    ViewToOwned(view, &v);
+  }
   if (Fits(c, &v)) return v;
   int32_t got = v.type_index;
   ReleaseAny(&v);
-  std::string want = TypeName(c.type_index);
-  if (c.nullable) want = "Optional[" + want + "]";
-  Throw("TypeError", where + "expected " + want + ", got " + TypeName(got));
+  ThrowMismatch(c, got, st, f);
 }
 
 void Store(PFAny* slot, PFAny v) {
@@ -169,7 +197,7 @@ int SlotGetter(void* field, PFAny* result) {
 
 int AnySetter(void* field, const PFAny* value) {
   return Guard([&] {
-    Store(static_cast<PFAny*>(field), CheckedValue(SlotCheck{kPFTypeAny, 1}, *value, ""));
+    Store(static_cast<PFAny*>(field), CheckedValue(SlotCheck{kPFTypeAny, 1}, *value));
     return 0;
   });
 }
@@ -177,7 +205,7 @@ int AnySetter(void* field, const PFAny* value) {
 template <int K>
 int PoolSetter(void* field, const PFAny* value) {
   return Guard([&] {
-    Store(static_cast<PFAny*>(field), CheckedValue(g_checks[K], *value, ""));
+    Store(static_cast<PFAny*>(field), CheckedValue(g_checks[K], *value));
     return 0;
   });
 }
@@ -355,6 +383,7 @@ int32_t Register(const std::string& key, int32_t parent, const PFSlotFieldInfo* 
     CheckCall(PFTypeRegisterField(index, &info));
   }
   RegisterConstructor(st.get());
+  if (index < kFastTypes) g_fast[index].store(st.get(), std::memory_order_release);
   t.types.emplace(index, std::move(st));
   return index;
 }
@@ -370,7 +399,7 @@ PFObject* Create(int32_t type_index, const PFAny* values, int32_t n) {
   try {
     for (int32_t i = 0; i < n; ++i) {
       const SlotField& f = st->fields[i];
-      o->slots[i] = CheckedValue(f.check, values[i], st->key + "." + f.name + ": ");
+      o->slots[i] = CheckedValue(f.check, values[i], st, &f);
     }
   } catch (...) {
     DeleteSlots(&o->header);

@@ -317,3 +317,46 @@ def test_frozen_mixing_refused():
         @py_class("test_dc.Sub0")
         class Sub0(Base0):
             b: int
+
+
+def test_field_repeating_a_parent_field_is_refused_and_can_be_fixed():
+    @py_class("test_dc.P1")
+    class P1(pf.Object):
+        a: int
+
+    with pytest.raises(ValueError, match=r"test_dc\.C1.*field 'a' is defined twice"):
+
+        @py_class("test_dc.C1")
+        class C1(P1):
+            a: int
+
+    @py_class("test_dc.C1")  # the same key, a valid layout: registers cleanly
+    class C1Fixed(P1):
+        b: int
+
+    assert (C1Fixed(1, 2).a, C1Fixed(1, 2).b) == (1, 2)
+
+
+def test_waiting_forward_reference_names_what_is_missing():
+    @py_class("test_dc.Waits")
+    class Waits(pf.Object):
+        other: "NotYetDefined"  # noqa: F821
+
+    with pytest.raises(TypeError, match="NotYetDefined"):
+        Waits(None)
+
+
+def test_two_object_bases_are_refused():
+    @py_class("test_dc.M1")
+    class M1(pf.Object):
+        a: int
+
+    @py_class("test_dc.M2")
+    class M2(pf.Object):
+        b: int
+
+    with pytest.raises(TypeError, match="exactly one packedfun.Object base"):
+
+        @py_class("test_dc.M3")
+        class M3(M1, M2):
+            pass
