@@ -15,7 +15,7 @@ from ._backend import core
 from .object import Object, register_object
 from .registry import init_ffi_api
 
-__all__ = ["TestIntPair", "library_path"]
+__all__ = ["TestIntPair", "library_path", "run_with_gpu_lock"]
 
 _LIB_NAME = "libpackedfun_testing.so"
 
@@ -23,6 +23,29 @@ _LIB_NAME = "libpackedfun_testing.so"
 def library_path() -> str:
     """The path of the testing library inside the package."""
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", _LIB_NAME)
+
+
+def run_with_gpu_lock(func, /, *args: Any, **kwargs: Any) -> Any:
+    """``func(*args, **kwargs)`` while holding this machine's GPU test lock (apache-tvm-ffi's name).
+
+    Test processes running side by side take turns on the device: the lock is an exclusive
+    ``flock`` on a file in the temporary directory, released when ``func`` returns or raises.
+
+    Returns
+    -------
+    object
+        What ``func`` returns.
+    """
+    import fcntl
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), f"packedfun_gpu_test_{os.getuid()}.lock")
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 #: The loaded testing library (kept so that it stays loaded).

@@ -194,6 +194,15 @@ def test_testing_test_int_pair():
         packedfun.testing.TestIntPair("x", 2)
 
 
+def test_testing_run_with_gpu_lock():
+    from packedfun.testing import run_with_gpu_lock
+
+    assert run_with_gpu_lock(lambda a, b=0: a + b, 1, b=2) == 3
+    with pytest.raises(KeyError):
+        run_with_gpu_lock({}.__getitem__, "x")
+    assert run_with_gpu_lock(lambda: "again") == "again"  # released after the error
+
+
 def test_stream_names():
     # tvm-ffi's get_raw_stream example, as written; the handle may be an int or a c_void_p.
     import ctypes
