@@ -63,6 +63,26 @@ if TYPE_CHECKING:
     from .tensor import DLDeviceType
 
 
+_DTYPE_CONSTANTS = frozenset(
+    ["bool", "bfloat16", "float16", "float32", "float64", "float4_e2m1fn", "float4_e2m1fnx2"]
+    + [f"{k}{b}" for k in ("int", "uint") for b in (8, 16, 32, 64)]
+    + ["float6_e2m3fn", "float6_e3m2fn"]
+    + [
+        f"float8_{v}"
+        for v in (
+            "e3m4",
+            "e4m3",
+            "e4m3b11fnuz",
+            "e4m3fn",
+            "e4m3fnuz",
+            "e5m2",
+            "e5m2fnuz",
+            "e8m0fnu",
+        )
+    ]  # fmt: skip
+)
+
+
 def __getattr__(name: str) -> object:
     # Names whose modules cost more to import than they are used: loaded on first access, so
     # `import packedfun` imports no more of the standard library than its calls need (enum, json,
@@ -77,6 +97,8 @@ def __getattr__(name: str) -> object:
         import importlib
 
         return importlib.import_module(f".{name}", __name__)  # binds packedfun.<name> too
+    if name in _DTYPE_CONSTANTS:  # apache-tvm-ffi's module-level dtypes: packedfun.float32, ...
+        return dtype(name)
     if name == "DLDeviceType":
         from .tensor import _dl_device_type_class
 

@@ -451,7 +451,7 @@ class tensor_return:  # noqa: N801 - used as a function: ``with tensor_return(..
 _KDL_INT, _KDL_UINT, _KDL_HANDLE, _KDL_BOOL = 0, 1, 3, 6
 #: kDLFloat, kDLBfloat and kDLFloat8_e3m4 .. kDLFloat4_e2m1fn.
 _FLOAT_CODES = frozenset((2, 4, *range(7, 18)))
-_SHORT_PREFIXES = (("bf", "bfloat"), ("i", "int"), ("u", "uint"), ("f", "float"))
+_SHORT_PREFIXES = (("bf", "bfloat"), ("fp", "float"), ("i", "int"), ("u", "uint"), ("f", "float"))
 
 
 def _foreign_dtype_name(value) -> str:
@@ -472,8 +472,8 @@ def _foreign_dtype_name(value) -> str:
 
 
 def _expand_alias(text: str) -> str:
-    """apache-tvm-ffi's short spellings: ``i32``, ``u8``, ``f16``, ``bf16``, ``f8_e4m3``, and
-    PyTorch's ``float4_e2m1fn_x2`` for two lanes."""
+    """apache-tvm-ffi's short spellings: ``i32``, ``u8``, ``f16``, ``bf16``, ``f8_e4m3``,
+    ``fp8_e5m2``, and PyTorch's ``float4_e2m1fn_x2`` for two lanes."""
     for short, full in _SHORT_PREFIXES:
         if text.startswith(short) and text[len(short) : len(short) + 1].isdigit():
             text = full + text[len(short) :]

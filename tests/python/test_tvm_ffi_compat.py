@@ -194,6 +194,24 @@ def test_testing_test_int_pair():
         packedfun.testing.TestIntPair("x", 2)
 
 
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [("fp8_e5m2", "float8_e5m2"), ("fp6_e2m3fn", "float6_e2m3fn"),
+     ("fp4_e2m1fn_x2", "float4_e2m1fnx2"), ("fp8_e4m3x4", "float8_e4m3x4")],
+)  # fmt: skip
+def test_fp_dtype_aliases(alias, name):
+    d = tvm_ffi.dtype(alias)
+    assert str(d) == alias and d == name and d == tvm_ffi.dtype(name)
+
+
+def test_module_level_dtype_constants():
+    assert tvm_ffi.float32 == "float32" and isinstance(tvm_ffi.float32, tvm_ffi.dtype)
+    assert str(tvm_ffi.bool) == "bool" and tvm_ffi.uint16.bits == 16
+    assert tvm_ffi.float8_e4m3fn == tvm_ffi.dtype("f8_e4m3fn")
+    with pytest.raises(AttributeError):
+        tvm_ffi.float31  # noqa: B018
+
+
 def test_testing_run_with_gpu_lock():
     from packedfun.testing import run_with_gpu_lock
 
