@@ -47,7 +47,9 @@ LEFT_OUT = {
 #: Skip reasons that are allowed: a missing device or a missing optional package.
 ALLOWED_SKIP = re.compile(
     r"cuda|gpu|rocm|device|not installed|no module named|requires? \w+|unavailable|"
-    r"not available|could not import",
+    r"not available|could not import"
+    # skipped unconditionally by apache-tvm-ffi's own suite (a pytestmark in the file)
+    r"|PyObject tying is compiled but dormant",
     re.I,
 )
 
