@@ -2,6 +2,8 @@
 import os
 import subprocess
 import sys
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
 
 import packedfun
 import pytest
@@ -116,7 +118,45 @@ def test_unknown_backend_rejected():
     assert "PACKEDFUN_BACKEND" in result.stderr
 
 
-@pytest.mark.deselect_if(packedfun.BACKEND != "_core", reason="a _core property")
+_WARNINGS_OF_IMPORT = """
+import sys, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import packedfun
+print(packedfun.BACKEND)
+for w in caught:
+    print(f"{w.category.__name__}: {w.message}")
+"""
+
+
 def test_core_backend_is_default():
-    result = run_python("import packedfun; print(packedfun.BACKEND)", PACKEDFUN_BACKEND="")
-    assert result.stdout.strip() == "_core"
+    # Runs in every configuration (the ctypes re-run and the sanitized passes too): every build of
+    # packedfun ships _core, and by default it is the backend in use, with no warning. A _core
+    # that is missing or fails to import (a broken build, a missing symbol) fails here rather than
+    # passing on the ctypes fallback.
+    package = Path(packedfun.__file__).resolve().parent
+    built = [package / f"_core{suffix}" for suffix in EXTENSION_SUFFIXES]
+    assert any(p.is_file() for p in built), f"no compiled backend: none of {built} exists"
+    result = run_python(_WARNINGS_OF_IMPORT, PACKEDFUN_BACKEND="")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["_core"], result.stdout + result.stderr
+
+
+def test_fallback_to_ctypes_warns_when_core_cannot_be_imported():
+    unimportable = 'sys.modules["packedfun._core"] = None  # importing it raises ImportError\n'
+    code = _WARNINGS_OF_IMPORT.replace(
+        "import packedfun\n", unimportable + "    import packedfun\n"
+    )
+    result = run_python(code, PACKEDFUN_BACKEND="")
+    assert result.returncode == 0, result.stderr
+    backend, *caught = result.stdout.splitlines()
+    assert backend == "ctypes"
+    assert len(caught) == 1, caught
+    assert caught[0].startswith(
+        "RuntimeWarning: packedfun: the compiled backend could not be imported"
+    ), caught
+    assert caught[0].endswith("using the slower ctypes backend"), caught
+    # Asked for by name, the compiled backend does not fall back: the ImportError propagates.
+    result = run_python(code, PACKEDFUN_BACKEND="core")
+    assert result.returncode == 1, result.stderr
+    assert "ModuleNotFoundError: import of packedfun._core halted" in result.stderr, result.stderr
