@@ -129,6 +129,8 @@ def test_failing_callback_releases_everything():
             testing.apply(cb, big)
         except ValueError:
             pass
+        else:
+            pytest.fail("the callback's ValueError did not arrive: nothing was checked")
         return ref
 
     gc.disable()

@@ -12,8 +12,9 @@ import warnings
 from pathlib import Path
 
 import pytest
+import suite
 
-cpp = pytest.importorskip("packedfun.cpp")
+cpp = suite.require("packedfun.cpp")
 from packedfun.cpp import _build, _probe, _trust  # noqa: E402
 
 if not os.path.exists(os.path.join(cpp._package.lib_dir(), "libpackedfun.so")):
@@ -96,7 +97,10 @@ def test_group_or_world_writable_folder_is_refused(tmp_path, env, which):
     assert cpp.build("sec", [src], build_directory=env) == str(path)
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown needs root")
+@pytest.mark.deselect_if(
+    not hasattr(os, "geteuid") or os.geteuid() != 0,
+    reason="chown needs root: the test below checks the same refusal without it",
+)
 @pytest.mark.parametrize("which", ["root", "name", "final"])
 def test_folder_of_another_owner_is_refused_before_loading(tmp_path, env, which):
     src = _src(tmp_path)
@@ -108,6 +112,38 @@ def test_folder_of_another_owner_is_refused_before_loading(tmp_path, env, which)
     with pytest.raises(PermissionError) as info:
         cpp.load("sec", [src], build_directory=env)
     _assert_refused(info, folder, "owned by uid 65534")
+    with pytest.raises(PermissionError):
+        cpp.build("sec", [src], build_directory=env)
+
+
+@pytest.mark.parametrize("which", ["root", "name", "final"])
+def test_folder_of_another_owner_is_refused_without_root(tmp_path, env, which, monkeypatch):
+    # The test above for any user: the folder is not chowned (that needs root) but reported by
+    # stat/lstat as another user's, everything else about it real. Root or not, this runs.
+    src = _src(tmp_path)
+    path = Path(cpp.build("sec", [src], build_directory=env))
+    shutil.copyfile(cpp.build("evil", [_src(tmp_path, EVIL, "evil.cc")], build_directory=env), path)
+    _trust.record_digest(str(path))  # the planted library even has a matching digest
+    folder = {"root": env, "name": env / "sec", "final": path.parent}[which]
+    target = (folder.stat().st_dev, folder.stat().st_ino)
+    other = os.geteuid() + 1
+
+    def owned_by_other(real):
+        def stat_of(p, *args, **kwargs):
+            st = real(p, *args, **kwargs)
+            if (st.st_dev, st.st_ino) != target:
+                return st
+            fields = list(st)
+            fields[stat.ST_UID] = other
+            return os.stat_result(fields)
+
+        return stat_of
+
+    monkeypatch.setattr(os, "stat", owned_by_other(os.stat))
+    monkeypatch.setattr(os, "lstat", owned_by_other(os.lstat))
+    with pytest.raises(PermissionError) as info:
+        cpp.load("sec", [src], build_directory=env)
+    _assert_refused(info, folder, f"owned by uid {other}")
     with pytest.raises(PermissionError):
         cpp.build("sec", [src], build_directory=env)
 

@@ -49,6 +49,7 @@ def test_bad_arguments_raise_type_error():
 
 def test_loading_a_non_library_raises(fake_package):
     (fake_package / "libbroken.so").write_bytes(b"not an ELF file")
-    with pytest.raises(Exception) as info:
+    # OSError: "when the dynamic loader refuses the file" (load_package_library's docstring).
+    with pytest.raises(OSError) as info:
         libinfo.load_package_library("fake_ext_pkg", "broken")
     assert "libbroken.so" in str(info.value)
