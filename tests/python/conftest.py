@@ -12,13 +12,20 @@ so that a skip always means something is missing (a GPU):
   (``VERSION_INDEPENDENT``), which the main run covers, so that the second interpreter costs CI
   minutes only where it can find something new.
 
-The end of the run lists what was deselected, by reason."""
+* In the quick run (the default), the tests of the full run only (``@suite.full_only``): the
+  ctypes re-run, the second Python, the sanitized runs, the cluster tests (``suite.py``).
+
+The end of the run lists what was deselected, by reason, and every skip with its reason. In the
+full run and in CI a skip whose reason is not in ``suite.ALLOWED_SKIPS`` is made a failure here
+(``pytest_runtest_makereport``, ``pytest_make_collect_report``): a test that cannot run where it
+should is never green."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+import suite
 
 SECOND_PYTHON_RUN = os.environ.get("PACKEDFUN_PYTHON_MATRIX") == "child"
 # The re-runs of this suite that the main run starts (its ctypes pass, the sanitized passes of
@@ -92,8 +99,60 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
+# ---- skip policy (suite.ALLOWED_SKIPS) ----------------------------------------------------------
+_SKIPPED: dict[str, list[str]] = {}  # reason -> test ids
+
+
+def _skip_reason(longrepr) -> str:  # noqa: ANN001 - a (path, line, message) tuple or a repr
+    text = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return text.removeprefix("Skipped: ")
+
+
+def _enforce(report, nodeid: str) -> None:  # noqa: ANN001 - a TestReport or CollectReport
+    """Records a skip; in a strict run (full or CI) turns a skip for a reason not in the list into
+    a failure that says so."""
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report.longrepr)
+    _SKIPPED.setdefault(reason, []).append(nodeid)
+    if suite.STRICT and suite.allowed_skip(reason) is None:
+        run = "full run (PACKEDFUN_TEST_FULL=1)" if suite.FULL else "CI run (CI=true)"
+        allowed = "; ".join(suite.ALLOWED_SKIPS)
+        report.outcome = "failed"
+        report.longrepr = (
+            f"skipped in the {run} for a reason the skip policy does not allow: {reason}\n"
+            f"(allowed: {allowed}; tests/python/suite.py, docs/testing.md)"
+        )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):  # noqa: ANN001, ANN201 - pytest hook
+    outcome = yield
+    _enforce(outcome.get_result(), item.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):  # noqa: ANN001, ANN201 - pytest hook
+    outcome = yield
+    _enforce(outcome.get_result(), collector.nodeid)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
-    if _DESELECTED:
-        terminalreporter.write_sep("-", "deselected: not for this run (tests/python/conftest.py)")
-        for reason, count in sorted(_DESELECTED.items()):
-            terminalreporter.write_line(f"DESELECTED [{count}] {reason}")
+    write = terminalreporter.write_line
+    run = "full run" if suite.FULL else "quick run (PACKEDFUN_TEST_FULL=1: the full run)"
+    terminalreporter.write_sep("-", f"not run in this {run}, and why (tests/python/suite.py)")
+    for reason, count in sorted(_DESELECTED.items()):
+        write(f"DESELECTED [{count}] {reason}")
+    for reason, ids in sorted(_SKIPPED.items()):
+        allowed = suite.allowed_skip(reason)
+        if allowed:
+            verdict = f"allowed: {allowed}"
+        else:
+            verdict = (
+                "made a failure: not allowed" if suite.STRICT else "the full run fails on this"
+            )
+        write(
+            f"SKIPPED [{len(ids)}] {reason} ({verdict}): {ids[0]}{' ...' if len(ids) > 1 else ''}"
+        )
+    if not _DESELECTED and not _SKIPPED:
+        write("nothing: every collected test ran")

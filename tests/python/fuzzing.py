@@ -1,12 +1,14 @@
 # Shared Hypothesis settings of the property tests: short by default, long with PACKEDFUN_FUZZ=long.
 """``PACKEDFUN_FUZZ=long`` (or a number: the examples per test) runs every property test much
-longer; the default keeps the whole fuzzing part of the suite to a few seconds. Each test records
+longer; the default keeps the whole fuzzing part of the suite to a few seconds, and the full test
+run (``PACKEDFUN_TEST_FULL=1``) runs 300 examples per test. Each test records
 how many examples it ran in ``EXAMPLES`` (printed at the end of a run with ``-s``)."""
 
 from __future__ import annotations
 
 import os
 
+import suite
 from hypothesis import HealthCheck, settings
 
 __all__ = ["EXAMPLES", "PROFILE", "count"]
@@ -21,11 +23,14 @@ _COMMON = {
 }
 settings.register_profile("packedfun-default", max_examples=60, **_COMMON)
 settings.register_profile("packedfun-long", max_examples=5000, **_COMMON)
+settings.register_profile("packedfun-full", max_examples=300, **_COMMON)
 if _VALUE.isdigit():
     settings.register_profile("packedfun-custom", max_examples=int(_VALUE), **_COMMON)
     PROFILE = "packedfun-custom"
 elif _VALUE == "long":
     PROFILE = "packedfun-long"
+elif _VALUE == "" and suite.FULL:
+    PROFILE = "packedfun-full"
 elif _VALUE in ("", "short", "default"):
     PROFILE = "packedfun-default"
 else:

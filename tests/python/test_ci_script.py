@@ -19,10 +19,14 @@ INSTALLERS = ("pip", "pip3", "apt-get", "apt", "conda", "mamba", "uv", "dnf", "y
 pytestmark = pytest.mark.skipif(not CI_RUN.is_file(), reason="not running from a source checkout")
 
 
+QUICK_CMD = 'pip install ".[test]" && python -m pytest'
+FULL_CMD = 'pip install ".[test]" && PACKEDFUN_TEST_FULL=1 python -m pytest'
+
+
 def _commands() -> dict:
-    """The commands .ci/run runs verbatim, by variable name (DEMO_CMD, TEST_CMD)."""
+    """The README commands .ci/run checks, by variable name (DEMO_CMD, QUICK_CMD, FULL_CMD)."""
     found = dict(re.findall(r"^(\w+_CMD)='([^']*)'$", CI_RUN.read_text(), re.M))
-    assert set(found) == {"DEMO_CMD", "TEST_CMD"}, found
+    assert set(found) == {"DEMO_CMD", "QUICK_CMD", "FULL_CMD"}, found
     return found
 
 
@@ -39,7 +43,16 @@ def test_ci_runs_exactly_the_readme_commands():
     readme_lines = README.read_text().splitlines()
     for name, cmd in _commands().items():
         assert cmd in readme_lines, f"{name} is not a README line: {cmd}"
-    assert _commands()["TEST_CMD"] == 'pip install ".[test]" && python -m pytest'
+    assert _commands()["QUICK_CMD"] == QUICK_CMD
+    assert _commands()["FULL_CMD"] == FULL_CMD
+
+
+def test_ci_runs_the_full_command():
+    runs = [code for code in _code_lines() if code.startswith('bash -c "set -euo pipefail; $')]
+    assert runs == [
+        'bash -c "set -euo pipefail; $DEMO_CMD"',
+        'bash -c "set -euo pipefail; $FULL_CMD"',
+    ]
 
 
 def test_ci_installs_nothing_else():
@@ -72,11 +85,13 @@ def test_installer_check_catches_an_extra_install(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is needed to run .ci/run")
-def test_ci_stops_when_the_readme_drops_a_command(tmp_path):
+@pytest.mark.parametrize("command", [QUICK_CMD, FULL_CMD])
+def test_ci_stops_when_the_readme_drops_a_command(tmp_path, command):
     (tmp_path / ".ci").mkdir()
     shutil.copy(CI_RUN, tmp_path / ".ci" / "run")
-    text = README.read_text().replace('pip install ".[test]" && python -m pytest', "pytest")
-    (tmp_path / "README.md").write_text(text)
+    lines = README.read_text().splitlines()
+    assert command in lines
+    (tmp_path / "README.md").write_text("\n".join(line for line in lines if line != command))
     proc = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], capture_output=True, text=True,
                           timeout=60, check=False, env={"PATH": "/usr/bin:/bin"})  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr

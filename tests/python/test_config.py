@@ -130,7 +130,7 @@ def test_cflags_compile_a_c_program_without_warnings(tmp_path):
 def test_flags_work_with_clang(tmp_path):
     clang = shutil.which("clang")
     if clang is None:
-        pytest.skip("clang not installed")
+        pytest.skip("optional compiler: clang is not installed")
     _build_and_run(tmp_path, clang, ["-Werror", *config.get_cflags().split()], ".c")
 
 

@@ -5,6 +5,7 @@ or Map (immutable, like a tuple) left as it is."""
 
 import packedfun as pf
 import pytest
+import suite
 
 
 def test_list_init_again_refills_like_list():
@@ -116,7 +117,7 @@ def test_many_object_kinds_converted_first_leave_torch_results_torch():
     # Found by this file's odd keys: after 16 other types had been through the tensor probe (any
     # objects converted as opaque values), _core's per-type cache was full and torch.Tensor was
     # never recognised, so torch arguments got packedfun.Tensor results for the rest of the process.
-    pytest.importorskip("torch")
+    suite.require("torch")
     import os
     import subprocess
     import sys

@@ -8,9 +8,10 @@ released call never receives a view) and compared.
 """
 
 import pytest
+import suite
 
-pf = pytest.importorskip("packedfun")
-cpp = pytest.importorskip("packedfun.cpp")
+pf = suite.require("packedfun")
+cpp = suite.require("packedfun.cpp")
 from cmake_project import build_c_library  # noqa: E402
 from packedfun._backend import BACKEND, core  # noqa: E402
 

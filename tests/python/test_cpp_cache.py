@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+import suite
 
-cpp = pytest.importorskip("packedfun.cpp")
+cpp = suite.require("packedfun.cpp")
 from packedfun.cpp import _build, _cache, _codegen  # noqa: E402
 
 PYTHON_DIR = str(Path(cpp.__file__).resolve().parents[2])

@@ -3,9 +3,10 @@ import ctypes
 import os
 
 import pytest
+import suite
 
-pf = pytest.importorskip("packedfun")
-cpp = pytest.importorskip("packedfun.cpp")
+pf = suite.require("packedfun")
+cpp = suite.require("packedfun.cpp")
 from packedfun.cpp import _build, _probe  # noqa: E402
 
 try:

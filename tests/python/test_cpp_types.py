@@ -2,9 +2,10 @@
 import os
 
 import pytest
+import suite
 
-pf = pytest.importorskip("packedfun")
-cpp = pytest.importorskip("packedfun.cpp")
+pf = suite.require("packedfun")
+cpp = suite.require("packedfun.cpp")
 
 SOURCE = r"""
 #include <packedfun/stl.h>

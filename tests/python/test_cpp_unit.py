@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import suite
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BUILD_DIR = REPO_ROOT / "build" / "cpp-tests"
@@ -96,10 +97,17 @@ def _build_and_test(build_dir: Path, extra: list) -> None:
     ("variant", "extra"),
     # The plain build leaves the tvm-ffi interop out (no C++ unit test uses it): the runtime must
     # build and pass without it. The sanitized build has it, as the Python package does.
-    [("plain", ["-DPACKEDFUN_WITH_TVM_FFI=OFF"]), ("asan-ubsan", ["-DPACKEDFUN_SANITIZE=ON"])],
+    [
+        ("plain", ["-DPACKEDFUN_WITH_TVM_FFI=OFF"]),
+        pytest.param(
+            "asan-ubsan",
+            ["-DPACKEDFUN_SANITIZE=ON"],
+            marks=suite.full_only("the C++ unit tests again under ASan+UBSan"),
+        ),
+    ],
 )
 def test_cpp_unit_tests_pass(variant, extra):
-    filelock = pytest.importorskip("filelock")
+    filelock = suite.require("filelock")
     build_dir = BUILD_DIR if variant == "plain" else BUILD_DIR.with_name(f"cpp-tests-{variant}")
     build_dir.parent.mkdir(parents=True, exist_ok=True)
     # Two pytest processes (e.g. both backends at once) must not build the same tree together.

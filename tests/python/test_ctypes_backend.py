@@ -22,6 +22,7 @@ from pathlib import Path
 import packedfun
 import packedfun.testing  # noqa: F401 - loads the testing library (registers testing.*)
 import pytest
+import suite
 from packedfun._ctypes import abi as abi
 from packedfun._ctypes import backend as cb
 from packedfun._ctypes import errors as errors
@@ -339,6 +340,7 @@ def test_error_object_and_backtrace_reach_the_factory():
     IN_SUITE_CHILD or os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
     reason="starts the ctypes-backend run: not from inside a re-run or a ctypes run",
 )
+@suite.full_only("the whole suite again on the ctypes backend")
 def test_whole_suite_passes_on_ctypes_backend():
     env = dict(os.environ)
     env["PACKEDFUN_BACKEND"] = "ctypes"

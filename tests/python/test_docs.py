@@ -29,6 +29,7 @@ from pathlib import Path
 
 import packedfun
 import pytest
+import suite
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -130,7 +131,7 @@ def test_page_examples_run(page, tmp_path):
     if proc.returncode != 0:
         missing = re.search(re.escape(_MISSING) + r"(\S+)", proc.stderr)
         if missing and importlib.util.find_spec(missing.group(1).split(".")[0]) is None:
-            pytest.skip(f"{page} needs {missing.group(1)}, which is not installed")
+            suite.require(missing.group(1))  # skips or fails (the full run) naming the package
     assert proc.returncode == 0, f"{page}: an example failed\n{proc.stderr[-6000:]}"
 
 
@@ -138,8 +139,7 @@ def test_site_builds_without_warnings(tmp_path):
     if not (DOCS / "conf.py").is_file():
         pytest.skip("not running from a source checkout")
     for module in ("sphinx", "myst_parser"):
-        if importlib.util.find_spec(module) is None:
-            pytest.skip(f"{module} is not installed (it is in the 'test' extra)")
+        suite.require(module)
     cmd = [
         sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
         str(DOCS), str(tmp_path / "html"), "-d", str(tmp_path / "doctrees"),

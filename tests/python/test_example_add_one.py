@@ -5,9 +5,10 @@ import subprocess
 import sys
 
 import pytest
+import suite
 
-np = pytest.importorskip("numpy")
-pf = pytest.importorskip("packedfun")
+np = suite.require("numpy")
+pf = suite.require("packedfun")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tensor_build  # noqa: E402
@@ -38,7 +39,7 @@ def test_numpy(mod):
 
 
 def test_torch(mod):
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     x = torch.arange(5, dtype=torch.float32)
     y = torch.empty_like(x)
     mod.add_one_cpu(x, y)
@@ -79,7 +80,7 @@ def test_cuda_version_compiles(tmp_path):
 
 
 def test_cuda_kernel_runs_on_a_gpu():
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     import packedfun.cpp as cpp

@@ -9,6 +9,7 @@ from pathlib import Path
 import packedfun
 import packedfun.config
 import pytest
+import suite
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -98,7 +99,7 @@ def test_c_library_source_is_plain_c():
 
 
 def test_inline_module(tmp_path):
-    pytest.importorskip("packedfun.cpp")
+    suite.require("packedfun.cpp")
     proc = run_script(EXAMPLES / "inline_module" / "inline_module.py", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()

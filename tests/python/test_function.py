@@ -173,7 +173,7 @@ def test_function_attributes():
 
 def test_no_reference_leak_on_calls():
     if not hasattr(sys, "getrefcount"):
-        pytest.skip("needs sys.getrefcount")
+        pytest.skip("platform: this Python has no sys.getrefcount")
     obj = object()
     s = "some string"
     b = b"some bytes"

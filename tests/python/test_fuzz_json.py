@@ -278,10 +278,9 @@ def test_hostile_dlpack_producers_raise(capsule, device):
         pf.from_dlpack(_Producer(capsule, device))
 
 
+@pytest.mark.deselect_if(IN_CHILD, reason="starts the crash-isolating child: not from inside it")
 def test_hostile_input_in_a_child_process():
     """Runs the child_only tests above in a child process (a crash fails this test)."""
-    if IN_CHILD:
-        pytest.skip("already the child")
     env = dict(os.environ, PACKEDFUN_FUZZ_CHILD="1")
     here = Path(__file__).resolve().parent
     env["PYTHONPATH"] = os.pathsep.join([str(here), env.get("PYTHONPATH", "")])

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import suite
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 PYTHON_DIRS = ["python", "tests", "benchmarks", "examples", "docs"]
 
 pytestmark = pytest.mark.deselect_if(
@@ -21,9 +21,7 @@ def _tool(module: str, *args: str) -> subprocess.CompletedProcess:
     if not (REPO_ROOT / "pyproject.toml").is_file():
         pytest.skip("not running from a source checkout")
     if importlib.util.find_spec(module) is None:
-        if IN_CI:
-            pytest.fail(f"{module} is required in CI (pip install '.[test]')")
-        pytest.skip(f"{module} is not installed")
+        suite.require(module)
     return subprocess.run(
         [sys.executable, "-m", module, *args],
         cwd=REPO_ROOT,
@@ -67,12 +65,7 @@ def _cxx_sources() -> list:
 
 
 def test_clang_format():
-    spec = importlib.util.find_spec("clang_format")
-    if spec is None:
-        if IN_CI:
-            pytest.fail("clang-format (the pinned PyPI package) is required in CI")
-        pytest.skip("clang-format is not installed")
-    import clang_format
+    clang_format = suite.require("clang_format")
 
     sources = _cxx_sources()
     assert sources, "no C/C++ sources found"

@@ -9,9 +9,10 @@ import traceback
 import packedfun
 import packedfun.cpp
 import pytest
+import suite
 from packedfun.cpp import _codegen
 
-pytest.importorskip("elftools", reason="pyelftools reads the DWARF line tables")
+suite.require("elftools")  # pyelftools reads the DWARF line tables
 
 SOURCE = textwrap.dedent(
     """\

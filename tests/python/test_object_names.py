@@ -148,7 +148,9 @@ def _specialized(code, name: str) -> bool:
 
 
 @needs_core
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="dis shows specialization since 3.11")
+@pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="platform: dis shows specialization since 3.11"
+)
 def test_method_loads_specialize_like_a_plain_class():
     class Plain:
         def sum(self):
@@ -165,7 +167,7 @@ def test_method_loads_specialize_like_a_plain_class():
         call_sum(plain)
         call_sum_too(pair)
     if not _specialized(call_sum.__code__, "sum"):
-        pytest.skip("this interpreter does not specialize here (tracing, coverage)")
+        pytest.skip("platform: this interpreter does not specialize here (tracing, coverage)")
     assert _specialized(call_sum_too.__code__, "sum")
 
 

@@ -5,6 +5,7 @@ import pickle
 import numpy as np
 import packedfun
 import pytest
+import suite
 from packedfun import _graph, _pickle, testing
 from packedfun.object import type_info
 
@@ -213,7 +214,7 @@ def test_tensor_protocol5_out_of_band_is_the_tensor_memory():
 
 
 def test_tensor_with_non_numpy_dtype_is_refused():
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     tensor = packedfun.from_dlpack(torch.zeros(2, dtype=torch.bfloat16))
     with pytest.raises(TypeError, match="bfloat16"):
         pickle.dumps(tensor)

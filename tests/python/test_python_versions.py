@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
+import suite
 
 REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = REPO / "pyproject.toml"
@@ -147,6 +148,7 @@ def test_ci_main_run_is_the_oldest_supported_python():
     )
 
 
+@suite.full_only("the suite on a second CPython, both backends")
 @skip_when_off
 def test_suite_passes_on_a_second_python(tmp_path):
     if not PYPROJECT.is_file():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import packedfun
 import pytest
+import suite
 from packedfun import config
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -22,10 +23,11 @@ def _block(heading: str, language: str) -> str:
     return match.group(1)
 
 
-def test_readme_opens_with_the_two_commands():
+def test_readme_opens_with_the_demo_and_the_test_commands():
     blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.S)
     assert blocks[0].strip() == "pip install . && python -m packedfun.demo"
     assert blocks[1].strip() == 'pip install ".[test]" && python -m pytest'
+    assert blocks[2].strip() == 'pip install ".[test]" && PACKEDFUN_TEST_FULL=1 python -m pytest'
 
 
 def test_python_tour_runs(capsys):
@@ -93,7 +95,7 @@ def test_calling_tour_runs(capsys):
 
 
 def test_objects_containers_tensors_tour_runs(capsys):
-    pytest.importorskip("numpy")
+    suite.require("numpy")
     code = _block("Objects, containers and tensors", "python")
     exec(compile(code, str(README), "exec"), {})
     out = capsys.readouterr().out.splitlines()
@@ -107,7 +109,7 @@ def test_objects_containers_tensors_tour_runs(capsys):
 
 
 def test_inline_cpp_tour_runs(capsys, tmp_path, monkeypatch):
-    pytest.importorskip("numpy")
+    suite.require("numpy")
     if shutil.which(os.environ.get("CXX", "c++")) is None and shutil.which("g++") is None:
         pytest.skip("no C++ compiler")
     monkeypatch.setenv("PACKEDFUN_CACHE_DIR", str(tmp_path))

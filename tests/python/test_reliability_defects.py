@@ -6,6 +6,7 @@ import math
 import numpy as np
 import packedfun as pf
 import pytest
+import suite
 from packedfun import testing
 from packedfun._backend import core
 from packedfun.object import type_info
@@ -215,7 +216,7 @@ def test_capsule_that_is_not_dlpack_is_a_value_error():
 
 # ---- BuildError ---------------------------------------------------------------------------------
 def test_build_error_carries_the_exit_status(tmp_path):
-    cpp = pytest.importorskip("packedfun.cpp")
+    cpp = suite.require("packedfun.cpp")
     src = tmp_path / "bad.cc"
     src.write_text("int broken( {\n")
     with pytest.raises(cpp.BuildError) as info:

@@ -1,13 +1,13 @@
 # Runs tests/sanitize/run.py: the whole Python suite on both backends under ASan+UBSan (issue 13).
-"""Part of the default run: whenever gcc's sanitizer runtimes are installed (``gcc
--print-file-name=libasan.so`` and ``libubsan.so`` name real files), the README's test command
-builds packedfun with ASan+UBSan and runs every test file on both backends under it (the runner
-lists the few files it leaves out, and why; docs/reliability.md too): zero sanitizer reports and
-zero failures, with leak checking shown to be live (the runner's deliberate leak is reported).
-Without the runtimes, or outside a source checkout, the test skips with the reason.
-``PACKEDFUN_SANITIZE=0`` turns it off (a quick local run); ``PACKEDFUN_SANITIZE=subset`` runs the
-runner's short subset instead. On the 2-core CI machine it takes about 10 minutes of the README
-command's run (docs/reliability.md has the measured figures).
+"""Part of the full run (``PACKEDFUN_TEST_FULL=1``, what CI runs; ``PACKEDFUN_SANITIZE=1`` adds it
+to the quick run): builds packedfun with ASan+UBSan and runs every test file on both backends
+under it (the runner lists the few files it leaves out, and why; docs/reliability.md too): zero
+sanitizer reports and zero failures, with leak checking shown to be live (the runner's deliberate
+leak is reported). gcc's sanitizer runtimes (``gcc -print-file-name=libasan.so`` and
+``libubsan.so``) are needed: without them the test skips, which the full run's skip policy makes a
+failure (``suite.py``). ``PACKEDFUN_SANITIZE=subset`` runs the runner's short subset instead. On
+the 2-core CI machine it takes about 10 minutes of the full run (docs/reliability.md has the
+measured figures).
 
 The re-runs of this suite (the ctypes pass, the sanitized passes themselves, the second-Python
 run) do not collect this file: the main run already covers both backends from here
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import suite
 
 REPO = Path(__file__).resolve().parents[2]
 RUNNER = REPO / "tests" / "sanitize" / "run.py"
@@ -27,18 +28,20 @@ sys.path.insert(0, str(RUNNER.parent))
 import run as sanitize  # noqa: E402
 
 MODE = os.environ.get("PACKEDFUN_SANITIZE", "")
-ON_BY_DEFAULT = True
 
 
+@pytest.mark.deselect_if(
+    not suite.FULL and MODE not in ("1", "all", "subset"),
+    reason="full run only (PACKEDFUN_TEST_FULL=1, or PACKEDFUN_SANITIZE=1): the whole suite on "
+    "both backends under ASan+UBSan",
+)
 @pytest.mark.skipif(MODE == "0", reason="PACKEDFUN_SANITIZE=0 turns the sanitized run off")
 def test_python_suite_is_clean_under_asan_and_ubsan():
-    if not ON_BY_DEFAULT and MODE not in ("1", "all", "subset"):
-        pytest.skip("set PACKEDFUN_SANITIZE=1 to run the whole suite under ASan+UBSan")
     if sanitize.asan_runtime() is None:
         pytest.skip("gcc's ASan/UBSan runtimes (gcc -print-file-name=libasan.so) are not installed")
     if not (REPO / "CMakeLists.txt").is_file():
         pytest.skip("not running from a source checkout")
-    filelock = pytest.importorskip("filelock")
+    filelock = suite.require("filelock")
     (REPO / "build").mkdir(exist_ok=True)
     limit = float(os.environ.get("PACKEDFUN_SANITIZE_TIMEOUT", "2400")) + 1200  # + the build
     with filelock.FileLock(str(REPO / "build" / "sanitize.lock"), timeout=limit):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import packedfun
 import pytest
+import suite
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -97,7 +98,7 @@ def test_seed003_cell_runs_as_written(seed003_results, index):
     error = result["error"]
     if "import torch" in cell["code"] or "torch." in cell["code"]:
         if importlib.util.find_spec("torch") is None:
-            pytest.skip("torch is not installed (the test extra brings it on Python 3.11)")
+            suite.require("torch")  # the test extra brings it on Python 3.11 only
     if cell["raises"] is not None:
         assert error == cell["raises"], result.get("traceback", "")
     else:
@@ -165,7 +166,7 @@ def test_misses_outside_testing_still_raise():
 
 @pytest.fixture(scope="module")
 def add_integers_module(tmp_path_factory):
-    cpp = pytest.importorskip("packedfun.cpp")
+    cpp = suite.require("packedfun.cpp")
     source = REPO / "examples" / "add_integers" / "add_integers.cc"
     if not source.is_file():
         pytest.skip("examples/add_integers is not in this checkout")

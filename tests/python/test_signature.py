@@ -4,6 +4,7 @@ import json
 
 import packedfun
 import pytest
+import suite
 from cmake_project import build_c_library
 from packedfun import testing
 from packedfun._backend import core
@@ -315,7 +316,7 @@ def test_old_style_exports_still_load(tmp_path):
 
 
 def test_numbers_as_python_means_them():
-    np = pytest.importorskip("numpy")
+    np = suite.require("numpy")
     add = packedfun.get_global_func("testing.add_kw")
     assert add(np.int64(2), b=np.int8(1)) == 3
     assert packedfun.get_global_func("testing.echo_float")(np.float32(1.5)) == 1.5

@@ -1,5 +1,6 @@
 # Soak tests: many calls, errors, callback errors and module load cycles must not grow anything.
-"""Marked ``soak``. By default they run at a reduced size (seconds); ``PACKEDFUN_SOAK=full`` runs
+"""Marked ``soak``. By default they run at a reduced size (seconds); the full test run
+(``PACKEDFUN_TEST_FULL=1``, not under the sanitizers) and ``PACKEDFUN_SOAK=full`` run
 the sizes of issue 13 (10 million calls, 1 million errors and callback errors, 1,000 module
 cycles). Each prints its figures (``-s`` shows them): ns per call, RSS before and after, live
 native objects, file descriptors and mappings. RSS is not checked under AddressSanitizer, whose
@@ -14,12 +15,14 @@ import time
 
 import packedfun as pf
 import pytest
+import suite
 from packedfun import testing
 
 pytestmark = pytest.mark.soak
 
-FULL = os.environ.get("PACKEDFUN_SOAK", "").lower() == "full"
 SANITIZED = bool(os.environ.get("PACKEDFUN_SANITIZE_PRELOAD") or os.environ.get("LD_PRELOAD"))
+# The full run (suite.FULL) soaks at full size, except under the sanitizers (minutes a file there).
+FULL = os.environ.get("PACKEDFUN_SOAK", "").lower() == "full" or (suite.FULL and not SANITIZED)
 # Under the sanitizers (tests/sanitize/run.py: each call is several times slower, and ASan checks
 # every allocation itself) a tenth of the default size, unless PACKEDFUN_SOAK=full.
 SCALE = 10 if SANITIZED and not FULL else 1
@@ -111,12 +114,16 @@ def test_soak_errors():
             typed("not an int")
         except TypeError:
             pass
+        else:
+            raise AssertionError("no TypeError: the soak would measure no error path")
 
     def wrong_object():
         try:
             typed(_pair())
         except TypeError:
             pass
+        else:
+            raise AssertionError("no TypeError: the soak would measure no error path")
 
     _soak("TypeError from a typed call", wrong_type, ERRORS)
     _soak("TypeError from a typed call given an object", wrong_object, ERRORS // 10)
@@ -133,6 +140,8 @@ def test_soak_callback_errors():
             apply(failing, _pair())
         except ValueError:
             pass
+        else:
+            raise AssertionError("no ValueError: the soak would measure no error path")
 
     _soak("ValueError through a callback", call, ERRORS)
 
@@ -155,7 +164,7 @@ def test_live_count_sees_a_leaked_container():
 
 
 def test_soak_module_load_call_drop(tmp_path):
-    cpp = pytest.importorskip("packedfun.cpp")
+    cpp = suite.require("packedfun.cpp")
     try:
         path = cpp.build_inline(
             "soak_mod",

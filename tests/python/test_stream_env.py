@@ -4,6 +4,7 @@ import threading
 import numpy as np
 import packedfun
 import pytest
+import suite
 from packedfun import testing
 
 
@@ -54,7 +55,7 @@ def test_env_alloc_without_framework_allocator_uses_the_runtime():
 
 
 def _torch_bytes_allocated(f):
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     activities = [torch.profiler.ProfilerActivity.CPU]
     with torch.profiler.profile(activities=activities, profile_memory=True) as prof:
         result = f()
@@ -62,7 +63,7 @@ def _torch_bytes_allocated(f):
 
 
 def test_outputs_come_from_torchs_allocator_when_called_with_torch():
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     x = torch.zeros(2)
     allocated, out = _torch_bytes_allocated(lambda: testing.env_ones_like(x, 1000))
     assert type(out) is torch.Tensor and out.tolist() == [1.0] * 1000
@@ -88,7 +89,7 @@ def test_outputs_come_from_numpy_when_called_with_numpy():
 
 
 def test_many_calls_with_framework_allocators():
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     x, a = torch.zeros(1), np.zeros(1, dtype=np.float32)
     outs = [testing.env_ones_like(x, 3) for _ in range(2000)]
     outs += [testing.env_ones_like(a, 3) for _ in range(2000)]

@@ -5,6 +5,7 @@ import sys
 
 import packedfun
 import pytest
+import suite
 from packedfun import stubgen
 
 PKG = os.path.dirname(os.path.abspath(packedfun.__file__))
@@ -98,7 +99,7 @@ def _mypy(tmp_path, *files):
 
 
 def test_generated_stub_passes_mypy_strict(tmp_path):
-    pytest.importorskip("mypy")
+    suite.require("mypy")
     stub = tmp_path / "mytesting.pyi"
     assert _stubgen(*TESTING_ARGS, "-o", str(stub)).returncode == 0
     good = tmp_path / "use_good.py"

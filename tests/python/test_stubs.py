@@ -3,9 +3,9 @@ import ast
 import os
 
 import packedfun
-import pytest
+import suite
 
-core = pytest.importorskip("packedfun._core")
+core = suite.require("packedfun._core")
 STUB = os.path.join(os.path.dirname(packedfun.__file__), "_core.pyi")
 
 

@@ -6,9 +6,10 @@ import sys
 import weakref
 
 import pytest
+import suite
 
-np = pytest.importorskip("numpy")
-pf = pytest.importorskip("packedfun")
+np = suite.require("numpy")
+pf = suite.require("packedfun")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tensor_build  # noqa: E402
@@ -334,7 +335,7 @@ def test_numpy_memory_lives_as_long_as_the_tensor():
 
 # ---- PyTorch and JAX -----------------------------------------------------------------------------
 def test_torch_arguments_and_dlpack(m):
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
     assert m.tensor_ndim(x) == 2 and m.tensor_sum_f32(x) == 15.0
     assert addr(m.tensor_data(x)) == x.data_ptr()
@@ -357,14 +358,14 @@ def test_torch_arguments_and_dlpack(m):
 
 @pytest.mark.parametrize("name", ["bfloat16", "float16", "bool"])
 def test_torch_dtypes(m, name):
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     x = torch.zeros(3, dtype=getattr(torch, name))
     assert m.tensor_dtype(x) == name
     assert pf.from_dlpack(x).dtype == name
 
 
 def test_torch_from_packedfun_tensor(m):
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     t = m.tensor_empty_2d(2, 2)
     x = torch.from_dlpack(t)
     assert x.tolist() == [[0, 1], [2, 3]]
@@ -373,8 +374,8 @@ def test_torch_from_packedfun_tensor(m):
 
 
 def test_jax_both_ways(m):
-    jax = pytest.importorskip("jax")
-    jnp = pytest.importorskip("jax.numpy")
+    jax = suite.require("jax")
+    jnp = suite.require("jax.numpy")
     j = jnp.arange(4, dtype=jnp.float32)
     assert m.tensor_sum_f32(j) == 6.0
     t = pf.from_dlpack(j)

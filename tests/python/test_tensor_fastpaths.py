@@ -1,8 +1,9 @@
 # Fast routes of tensors: NumPy read from its array header, cached __dlpack__ keywords, Tensor args.
 import packedfun
 import pytest
+import suite
 
-np = pytest.importorskip("numpy")
+np = suite.require("numpy")
 
 
 @pytest.mark.parametrize(

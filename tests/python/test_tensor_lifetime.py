@@ -8,9 +8,10 @@ import tracemalloc
 import weakref
 
 import pytest
+import suite
 
-np = pytest.importorskip("numpy")
-pf = pytest.importorskip("packedfun")
+np = suite.require("numpy")
+pf = suite.require("packedfun")
 import packedfun.testing  # noqa: E402,F401  (registers testing.*)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -250,7 +251,7 @@ def test_view_of_a_deleted_array_is_never_read(funcs):
 
 # ---- torch ---------------------------------------------------------------------------------------
 def test_echo_torch_keeps_tensor_alive_and_shares_memory(m, funcs):
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     x = torch.arange(5, dtype=torch.float32)
     ref = weakref.ref(x)
     kept = [echo(x), funcs.tensor_keep(x), m.keep_view(x)]
@@ -270,7 +271,7 @@ def test_echo_torch_keeps_tensor_alive_and_shares_memory(m, funcs):
 
 
 def test_torch_last_reference_dropped_on_a_native_thread(m):
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     x = torch.ones(3)
     ref = weakref.ref(x)
     m.keep_in_thread(x)

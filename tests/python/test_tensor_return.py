@@ -4,10 +4,11 @@ import threading
 import numpy as np
 import packedfun
 import pytest
+import suite
 from packedfun import testing
 
-cpp = pytest.importorskip("packedfun.cpp")
-torch = pytest.importorskip("torch")
+cpp = suite.require("packedfun.cpp")
+torch = suite.require("torch")
 
 SOURCE = r"""
 namespace pf = packedfun;

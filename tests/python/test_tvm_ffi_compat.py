@@ -6,8 +6,9 @@ import importlib.util
 
 import packedfun as tvm_ffi
 import pytest
+import suite
 
-np = pytest.importorskip("numpy")
+np = suite.require("numpy")
 
 
 def test_device_index_type_and_class():

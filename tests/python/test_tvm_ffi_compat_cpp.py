@@ -8,9 +8,10 @@ from pathlib import Path
 
 import packedfun
 import pytest
+import suite
 
-np = pytest.importorskip("numpy")
-cpp = pytest.importorskip("packedfun.cpp")
+np = suite.require("numpy")
+cpp = suite.require("packedfun.cpp")
 
 SEED_CELLS = Path(__file__).resolve().parent / "seeds" / "seed003_python_guide.json"
 

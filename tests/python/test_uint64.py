@@ -5,6 +5,7 @@ import pickle
 
 import packedfun
 import pytest
+import suite
 from cmake_project import build_c_library
 from packedfun import structural, testing
 
@@ -94,7 +95,7 @@ def test_uint64_pickle_json_and_structural_equality():
 
 
 def test_numpy_uint64_scalars():
-    np = pytest.importorskip("numpy")
+    np = suite.require("numpy")
     echo = func("testing.echo_uint64")
     assert echo(np.uint64(U64_MAX)) == U64_MAX
     assert testing.echo(np.uint64(2**63)) == 2**63

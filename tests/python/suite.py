@@ -1,0 +1,120 @@
+# Which run of the suite this is (quick or full) and what a test may skip: read here, nowhere else.
+"""The one place the suite's run-wide switches are read (``docs/testing.md``).
+
+* ``PACKEDFUN_TEST_FULL=1`` makes the full run (what ``.ci/run`` runs): it adds the ctypes re-run,
+  the second-Python run, the sanitized runs, the cluster (Dask) tests and the larger fuzz and soak
+  sizes to the quick run, which is the default. A heavy test marks itself ``@suite.full_only(why)``;
+  the quick run deselects it and lists it, with ``why``, at the end.
+* In the full run, and in CI (``CI=true``), a test may skip only for a reason in ``ALLOWED_SKIPS``;
+  any other skip is turned into a failure by ``conftest.py`` (a missing package of the ``test``
+  extra, a runtime dependency, a tool the README's set-up provides). The quick run may skip; it
+  prints each reason at the end. ``require(module)`` is the import a test uses instead of
+  ``pytest.importorskip``: its failure names the package to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+__all__ = ["ALLOWED_SKIPS", "FULL", "IN_CI", "STRICT", "allowed_skip", "full_only", "require"]
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes")
+
+
+#: The full run (PACKEDFUN_TEST_FULL=1); its re-runs (ctypes, second Python, sanitized) inherit it.
+FULL = _flag("PACKEDFUN_TEST_FULL")
+#: Running in CI (CI=true, which .ci/run sets).
+IN_CI = _flag("CI")
+#: A skip outside ALLOWED_SKIPS fails the test.
+STRICT = FULL or IN_CI
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The only reasons a test may skip in the full run and in CI: the reason text must match the
+# pattern. Everything the README's set-up installs (the `test` extra, the runtime dependencies, a
+# C/C++ compiler, gcc's sanitizer runtimes) is required there.
+ALLOWED_SKIPS: dict[str, str] = {
+    "no CUDA GPU (or no CUDA toolkit) on this machine": r"\bno CUDA (GPU|device)\b|\bnvcc\b",
+    "a platform that is not this one (OS, Python implementation or version)": r"^platform: ",
+    "a package the test extra does not install on this Python (a marker in pyproject.toml)": (
+        r"^not in the test extra on this Python: "
+    ),
+    "an optional compiler the README does not ask for (clang)": r"^optional compiler: ",
+}
+
+
+def allowed_skip(reason: str) -> str | None:
+    """The entry of ``ALLOWED_SKIPS`` that admits a skip with this reason, or None."""
+    for why, pattern in ALLOWED_SKIPS.items():
+        if re.search(pattern, reason):
+            return why
+    return None
+
+
+def full_only(reason: str) -> pytest.MarkDecorator:
+    """Marks a test of the full run only; the quick run deselects it and says why at the end."""
+    return pytest.mark.deselect_if(
+        not FULL, reason=f"full run only (PACKEDFUN_TEST_FULL=1): {reason}"
+    )
+
+
+def _extra_markers() -> dict[str, str]:
+    """Distribution name -> environment marker, for the `test` extra's requirements with one."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11 cannot run the suite anyway (requires-python)
+        return {}
+    pyproject = REPO / "pyproject.toml"
+    if not pyproject.is_file():
+        return {}
+    extra = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["test"]
+    found = {}
+    for requirement in extra:
+        spec, _, marker = requirement.partition(";")
+        if marker.strip():
+            found[re.split(r"[\s<>=!~\[]", spec.strip(), maxsplit=1)[0].lower()] = marker.strip()
+    return found
+
+
+def _marker_holds(marker: str) -> bool:
+    from packaging.markers import Marker  # pytest depends on packaging
+
+    return Marker(marker).evaluate()
+
+
+# import name -> distribution name, where they differ
+_DISTRIBUTIONS = {"tvm_ffi": "apache-tvm-ffi", "elftools": "pyelftools", "yaml": "pyyaml"}
+
+
+def require(module: str) -> ModuleType:
+    """Imports `module` for a test. When it cannot be imported: if the test extra leaves its
+    package out on this Python (an environment marker), the test skips (an allowed reason);
+    otherwise it skips with the package's name in the quick run and fails, naming the package, in
+    the full run and in CI."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        top = module.split(".")[0]
+        dist = _DISTRIBUTIONS.get(top, top)
+        marker = _extra_markers().get(dist.lower())
+        if marker is not None and not _marker_holds(marker):
+            pytest.skip(
+                f"not in the test extra on this Python: {dist} ({marker}; "
+                f"Python {sys.version.split()[0]})",
+                allow_module_level=True,
+            )
+        message = (
+            f"{module} cannot be imported ({err}): install {dist} (pip install '.[test]' brings it)"
+        )
+        if STRICT:
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message, allow_module_level=True)
