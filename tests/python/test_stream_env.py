@@ -1,4 +1,5 @@
 # Streams and the caller's allocator seen by native code: use_stream, env_stream, env_ones.
+import ctypes
 import threading
 
 import numpy as np
@@ -96,3 +97,54 @@ def test_many_calls_with_framework_allocators():
     assert all(float(o.sum()) == 3.0 for o in outs)
     # the allocator is only installed for the call: afterwards the runtime allocates again
     assert type(testing.env_ones(2)) is packedfun.Tensor
+
+
+def _torch_current_work_stream():
+    """torch's DLPackExchangeAPI.current_work_stream, the function the compiled backend calls for
+    the first GPU torch argument of a call (tensor_return.c), read from torch's own capsule."""
+    torch = suite.require("torch")
+    capsule = torch.Tensor.__dlpack_c_exchange_api__
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    api = get_pointer(capsule, b"dlpack_exchange_api")
+    major = ctypes.c_uint32.from_address(api).value
+    assert major == 1, f"DLPackExchangeAPI major version {major}: the layout below is 1's"
+    # the header (version: two uint32, prev_api), managed_tensor_allocator, the three
+    # to/from-PyObject functions, then current_work_stream
+    address = ctypes.c_void_p.from_address(api + 8 + 8 + 4 * 8).value
+    assert address, "torch's exchange API has no current_work_stream"
+    prototype = ctypes.PYFUNCTYPE(  # called with the GIL held; -1 comes with a Python error
+        ctypes.c_int, ctypes.c_int, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)
+    )
+    return torch, prototype(address)
+
+
+def test_torch_current_work_stream_on_cpu_torch():
+    # CPU-only torch has no CUDA stream object, so its lookup is tested as far as its API goes:
+    # torch's real function answers NULL for the CPU, as DLPack specifies, and a call with a CPU
+    # torch tensor (which takes the torch allocator path) leaves the caller's streams alone: the
+    # lookup is for GPU arguments only. The GPU form is the next test.
+    torch, current_work_stream = _torch_current_work_stream()
+    out = ctypes.c_void_p(0xDEAD)
+    assert current_work_stream(1, 0, ctypes.byref(out)) == 0  # kDLCPU
+    assert out.value is None
+    with packedfun.use_stream("cuda:0", 0xABC0):
+        seen = testing.apply(lambda t: packedfun.current_stream("cuda:0"), torch.zeros(2))
+    assert seen == 0xABC0
+
+
+def test_torch_current_stream_is_the_callees_stream_on_a_gpu():
+    torch, current_work_stream = _torch_current_work_stream()
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU: torch's current CUDA stream needs one (the CPU form runs)")
+    x = torch.zeros(2, device="cuda:0")
+    stream = torch.cuda.Stream(device="cuda:0")
+    out = ctypes.c_void_p()
+    with torch.cuda.stream(stream):
+        assert current_work_stream(2, 0, ctypes.byref(out)) == 0  # kDLCUDA
+        assert out.value == stream.cuda_stream != 0
+        seen = testing.apply(lambda t: packedfun.current_stream("cuda:0"), x)
+    # docs/streams-and-allocators.md: the compiled backend sets torch's current stream for the
+    # call; the ctypes backend sets torch's allocator only.
+    assert seen == (stream.cuda_stream if packedfun.BACKEND == "_core" else 0)
+    assert testing.apply(lambda t: packedfun.current_stream("cuda:0"), x) == 0  # default stream
