@@ -95,16 +95,21 @@ def _packed_apply_cases(peers: Peers) -> list:
 
 
 def _preconverted_loops(peers: Peers) -> dict:
-    """`apply(fc)` with `fc` converted once by the peer's own `convert` (FFI peers), else the bare
-    callable (peers with no function object of their own)."""
+    """`apply(fc)` with `fc` converted once by the peer's own `convert` (FFI peers; for ctypes the
+    CFUNCTYPE wrapper made once and passed to the C function as is), else the bare callable (peers
+    with no function object of their own: floor, nanobind)."""
     loops = {}
     for p in peers:
         convert = getattr(p.raw, "convert", None) if p.name in ("packedfun", "tvm-ffi") else None
         if p.name == "packedfun[ctypes]":
             convert = p.raw.to_function
+        apply = p.fn["apply"]
+        if p.name == "ctypes":  # its `apply` wraps a Python callable per call; this row does not
+            apply = p.raw.bench_apply_c
+            convert = apply.argtypes[0]
         fc = convert(_py_callback) if convert is not None else _py_callback
-        _expect(p.name, "apply(convert(f))", p.fn["apply"](fc), None)
-        loops[p.name] = call_loop(p.fn["apply"], fc)
+        _expect(p.name, "apply(convert(f))", apply(fc), None)
+        loops[p.name] = call_loop(apply, fc)
     return loops
 
 

@@ -15,9 +15,18 @@ namespace nb = nanobind;
 
 namespace {
 
+// Looked up by the std::string_view nanobind hands the body (nanobind's documented form for a
+// borrowed string argument), without making a std::string per call: packedfun's body borrows the
+// name the same way (PackedArgs::str_view). Heterogeneous lookup needs C++20 (CMakeLists.txt).
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+using NameTable = std::unordered_map<std::string, nb::object, NameHash, std::equal_to<>>;
+
 // Leaked on purpose: Python objects must not be released after the interpreter is gone.
-std::unordered_map<std::string, nb::object>& Registry() {
-  static auto* registry = new std::unordered_map<std::string, nb::object>();
+NameTable& Registry() {
+  static auto* registry = new NameTable();
   return *registry;
 }
 
@@ -36,7 +45,7 @@ NB_MODULE(pf_bench_nb, m) {
   m.def("apply", [](nb::callable f) { return f(); });
   m.def("register_global", [](std::string name, nb::object f) { Registry()[name] = f; });
   m.def("call_global", [](std::string_view name) {
-    auto it = Registry().find(std::string(name));
+    auto it = Registry().find(name);
     if (it == Registry().end()) throw nb::key_error(std::string(name).c_str());
     return it->second();
   });
