@@ -59,6 +59,8 @@ EXCLUDED = {
     "test_python_versions.py": "re-runs the whole suite on a second CPython with its own "
     "unsanitized pip build: no code of its own to check",
     "test_ci_script.py": "checks the text of .ci/run and README.md (no packedfun code runs)",
+    "test_skip_policy.py": "runs pytest on a small generated suite to check the skip policy of "
+    "conftest.py (no packedfun code runs)",
     "test_lint.py": "runs ruff, mypy and clang-format on the source text",
     "test_packaging.py": "pip-installs packedfun and an example project (an unsanitized build); "
     "the example's calls are covered by the suite's own tests",
