@@ -37,9 +37,10 @@ def _run(work: Path) -> subprocess.CompletedProcess:
     # Under the sanitized run: Dask's own daemon threads (the IO loop, the profiler, the executor)
     # are still running when the client and its workers exit, and what only their frames hold is
     # reported as leaked, as for test_threads.py's daemon-thread children: the same suppressions
-    # (tests/sanitize/lsan_forced_unwind.supp). Everything else in these processes is checked.
-    if env.get("PACKEDFUN_SANITIZE_FORCED_UNWIND_LSAN_OPTIONS"):
-        env["LSAN_OPTIONS"] = env["PACKEDFUN_SANITIZE_FORCED_UNWIND_LSAN_OPTIONS"]
+    # (tests/sanitize/lsan_forced_unwind.supp, and lsan_distributed.supp for a bound-method call's
+    # argument array). Everything else in these processes is checked.
+    if env.get("PACKEDFUN_SANITIZE_DISTRIBUTED_LSAN_OPTIONS"):
+        env["LSAN_OPTIONS"] = env["PACKEDFUN_SANITIZE_DISTRIBUTED_LSAN_OPTIONS"]
     proc = subprocess.Popen(
         [sys.executable, str(SCRIPT), str(work)],
         stdout=subprocess.PIPE,
