@@ -2,9 +2,10 @@
 
 import packedfun as pf
 import pytest
+import suite
 from packedfun.dataclasses import method, py_class
 
-cpp = pytest.importorskip("packedfun.cpp")
+cpp = suite.require("packedfun.cpp")
 
 SOURCE = r"""
 #include <packedfun/packedfun.h>
