@@ -482,12 +482,12 @@ PACKEDFUN_API int PFFunctionRemoveGlobal(const PFByteArray* name, int* removed);
 /*! Attaches metadata to `func` (borrowed Function): `json` (borrowed, copied) is a UTF-8 JSON
  *  object describing the function, replacing any earlier record. Its keys (all optional):
  *  "name" (str), "params" (list of {"name": str, "type": type schema, "default": value}; a
- *  parameter without "default" is required), "return" (type schema), "doc" (str), "ranges" (one
- *  per parameter: its C integer type, "int32" ..., or null; the C++ typed wrappers write it). A type schema
- *  is a str in Python's annotation syntax: "int", "float", "bool", "str", "bytes", "None",
- *  "Any", "Optional[int]", "Array[Tensor]", "Map[str, int]", or an object type key. Unknown keys
- *  are kept, so that producers and readers may grow the record. Fails with TypeError when `func`
- *  is not a Function. Thread-safe. */
+ *  parameter without "default" is required), "return" (type schema), "doc" (str), "ranges"
+ *  (one per parameter: its C integer type such as "int32", or null; C++ typed wrappers write
+ *  it). A type schema is a str in Python's annotation syntax: "int", "float", "bool", "str",
+ *  "bytes", "None", "Any", "Optional[int]", "Array[Tensor]", "Map[str, int]", or an object type
+ *  key. Unknown keys are kept, so that producers and readers may grow the record. Fails with
+ *  TypeError when `func` is not a Function. Thread-safe. */
 PACKEDFUN_API int PFFunctionSetMetadata(PFObject* func, const PFByteArray* json);
 
 /*! Gets the metadata of `func` (borrowed Function) into `*out`: a new ref to the JSON String set

@@ -304,6 +304,44 @@ def describe(func: Any, name: str, doc: str | None, full_name: str | None = None
     return text_signature(name, record) + ("\n\n" + body if body else "")
 
 
+def function_doc(func: Any) -> str | None:
+    """The ``__doc__`` of a Function that was given none: for a registry function its signature
+    line and registry docstring, else its metadata record's, else the docstring of the Python
+    callable it wraps; None (the class docstring applies) when nothing describes it."""
+    name = func.registry_name
+    record = metadata_of(func)
+    if name is not None and (record is not None or core.get_global_func_doc(name)):
+        return describe(func, name, core.get_global_func_doc(name), name)
+    if record is not None:
+        return describe(func, record.get("name") or func.__name__, None)
+    callable_ = func.py_callable
+    doc = getattr(callable_, "__doc__", None) if callable_ is not None else None
+    return doc if isinstance(doc, str) else None
+
+
+def method_signature(func: Any, constructor: bool = False) -> inspect.Signature:
+    """The ``__signature__`` of a reflected method or constructor (``__init__``) calling ``func``:
+    ``self`` first, then the parameters of its metadata record (a method's record names the
+    object as its first parameter, a constructor's does not); ``(self, /, *args, **kwargs)``
+    without a record."""
+    import inspect
+
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    sig = signature_or_none(func)
+    if sig is None:
+        rest = [
+            inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+            inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
+        ]
+        return inspect.Signature([self_param, *rest])
+    params = list(sig.parameters.values())
+    if constructor:
+        return sig.replace(parameters=[self_param, *params], return_annotation=None)
+    if params:
+        params[0] = params[0].replace(name="self", kind=inspect.Parameter.POSITIONAL_ONLY)
+    return sig.replace(parameters=params)
+
+
 def error_label(fname: str, record: dict) -> str:
     """``mylib.add(a: int, b: int) -> int``: how errors about arguments name a function with a
     metadata record (the C++ typed wrappers word it the same way)."""

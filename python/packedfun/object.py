@@ -140,6 +140,8 @@ def _install_class(cls: Any, type_index: int, user_names: set) -> None:
     if "__repr__" not in user_names and cls.__repr__ is core.Object.__repr__:
         cls.__repr__ = _object_repr
     cls.__pf_type_index__ = type_index
+    if cls.__dict__.get("__doc__") is None and type_info(type_index)["doc"]:
+        cls.__doc__ = type_info(type_index)["doc"]  # the C++ ObjectDef's, unless the class has one
     _name_class(cls, type_info(type_index)["type_key"])
     _pickle.attach(cls)
 

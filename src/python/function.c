@@ -519,6 +519,38 @@ static int function_set_name(PyObject* self, PyObject* value, void* closure) {
   return PyDict_SetItemString(f->dict, "__name__", value);
 }
 
+/* __doc__ of an instance: what it was given (init_ffi_api, Module), else what
+ * packedfun._signature.function_doc finds (registry docstring, metadata record, wrapped callable),
+ * else the class docstring. Cold: help() and autodoc read it, calls never do. */
+static PFPY_NOINLINE PyObject* function_get_doc(PyObject* self, void* closure) {
+  (void)closure;
+  PFPyFunction* f = (PFPyFunction*)self;
+  if (f->dict != NULL) {
+    PyObject* doc = PyDict_GetItemString(f->dict, "__doc__");
+    if (doc != NULL) return Py_NewRef(doc);
+  }
+  PyObject* mod = PyImport_ImportModule("packedfun._signature");
+  PyObject* doc = mod != NULL ? PyObject_CallMethod(mod, "function_doc", "O", self) : NULL;
+  Py_XDECREF(mod);
+  if (doc != Py_None) return doc;
+  Py_DECREF(doc);
+  return PyObject_GetAttrString((PyObject*)Py_TYPE(self), "__doc__");
+}
+
+static int function_set_doc(PyObject* self, PyObject* value, void* closure) {
+  (void)closure;
+  PFPyFunction* f = (PFPyFunction*)self;
+  if (f->dict == NULL) {
+    f->dict = PyDict_New();
+    if (f->dict == NULL) return -1;
+  }
+  if (value == NULL) {
+    if (PyDict_DelItemString(f->dict, "__doc__") != 0) PyErr_Clear();
+    return 0;
+  }
+  return PyDict_SetItemString(f->dict, "__doc__", value);
+}
+
 static PyObject* function_get_registry_name(PyObject* self, void* closure) {
   (void)closure;
   PyObject* name = ((PFPyFunction*)self)->name;
@@ -637,6 +669,7 @@ static PyGetSetDef function_getset[] = {
     {"__text_signature__", function_get_text_signature, NULL,
      "'(a, b=2)' from the metadata record, or None.", NULL},
     {"__name__", function_get_name, function_set_name, "Name of the function.", NULL},
+    {"__doc__", function_get_doc, function_set_doc, NULL, NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {"registry_name", function_get_registry_name, NULL,
      "The global name this Function was looked up by, or None.", NULL},

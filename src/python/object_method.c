@@ -193,16 +193,30 @@ static PyObject* module_function_new(PyTypeObject* type, PyObject* args, PyObjec
   return descr_make(type, func, name, Py_None, module_function_call);
 }
 
+/* packedfun._signature.<what>(args...): the shared Python layer for the cold introspection of
+ * descriptors (docstrings, signatures), as the ctypes backend calls it. */
+static PFPY_NOINLINE PyObject* call_signature_helper(const char* what, const char* format,
+                                                     PyObject* a, PyObject* b) {
+  PyObject* mod = PyImport_ImportModule("packedfun._signature");
+  if (mod == NULL) return NULL;
+  PyObject* r = PyObject_CallMethod(mod, what, format, a, b);
+  Py_DECREF(mod);
+  return r;
+}
+
 static PyObject* ctor_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   PyObject* func;
   static char* keywords[] = {"ctor", NULL};
   if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:ConstructorDescriptor", keywords, &func)) {
     return NULL;
   }
+  if (!PyObject_TypeCheck(func, &PFPyFunction_Type))
+    return descr_make(type, func, NULL, NULL, NULL);
   PyObject* name = PyUnicode_FromString("__init__");
-  if (name == NULL) return NULL;
-  PyObject* r = descr_make(type, func, name, Py_None, ctor_call);
-  Py_DECREF(name);
+  PyObject* doc = name != NULL ? call_signature_helper("function_doc", "(O)", func, NULL) : NULL;
+  PyObject* r = doc != NULL ? descr_make(type, func, name, doc, ctor_call) : NULL;
+  Py_XDECREF(name);
+  Py_XDECREF(doc);
   return r;
 }
 
@@ -219,6 +233,16 @@ static PyObject* method_repr(PyObject* self) {
                               ((MethodDescr*)self)->func);
 }
 
+static PyObject* method_get_signature(PyObject* self, void* closure) {
+  (void)closure;
+  PyObject* ctor = Py_TYPE(self) == &CtorDescr_Type ? Py_True : Py_False;
+  return call_signature_helper("method_signature", "(OO)", ((MethodDescr*)self)->func, ctor);
+}
+
+static PyGetSetDef method_getset[] = {{"__signature__", method_get_signature, NULL,
+                                       "self, then the metadata record's parameters.", NULL},
+                                      {NULL, NULL, NULL, NULL, NULL}};
+
 static PyMemberDef method_members[] = {
     {"__name__", T_OBJECT, offsetof(MethodDescr, name), READONLY, NULL},
     {"__doc__", T_OBJECT, offsetof(MethodDescr, doc), READONLY, NULL},
@@ -229,7 +253,7 @@ static PyMemberDef method_members[] = {
   .tp_basicsize = sizeof(MethodDescr), .tp_dealloc = method_dealloc, .tp_repr = method_repr,  \
   .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_VECTORCALL, \
   .tp_vectorcall_offset = offsetof(MethodDescr, vectorcall), .tp_call = PyVectorcall_Call,    \
-  .tp_members = method_members, .tp_descr_get = method_get
+  .tp_members = method_members, .tp_getset = method_getset, .tp_descr_get = method_get
 
 static PyTypeObject MethodDescr_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun._core.MethodDescriptor",

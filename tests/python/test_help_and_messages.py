@@ -59,3 +59,41 @@ def test_load_errors_name_the_library_not_the_c_abi(tmp_path):
     with pytest.raises(OSError) as err:
         packedfun.load_module(str(tmp_path / "bad.so"))
     assert "PFModule" not in str(err.value) and "cannot load library" in str(err.value)
+
+
+def test_help_of_a_registered_function_shows_its_own_doc_and_signature():
+    import inspect
+    import pydoc
+
+    echo = packedfun.get_global_func("testing.echo")
+    assert echo.__doc__ == "Returns its argument."  # the registry docstring, not the class's
+    add = packedfun.get_global_func("testing.add_kw")
+    assert add.__doc__.startswith("testing.add_kw(a: int, b: int = 2) -> int")
+    assert str(inspect.signature(add)) == "(a: 'int', b: 'int' = 2) -> 'int'"
+    text = pydoc.render_doc(add, renderer=pydoc.plaintext)
+    assert "testing.add_kw(a: int, b: int = 2) -> int" in text
+    assert "A packed function" not in text  # the generic class text is gone
+    assert packedfun.Function.__doc__.lstrip().startswith(("A packed function", "Function("))
+
+    def wrapped(x):
+        """Doubles."""
+        return 2 * x
+
+    assert packedfun.Function(wrapped).__doc__ == "Doubles."
+    f = packedfun.Function(wrapped)
+    f.__doc__ = "mine"
+    assert f.__doc__ == "mine"
+
+
+def test_reflected_class_signature_and_docs():
+    import inspect
+
+    from packedfun import testing
+
+    pair = testing.TestIntPair
+    assert str(inspect.signature(pair)) == "(a: 'int', b: 'int' = 0) -> None"
+    assert str(inspect.signature(pair.__init__)).startswith("(self, /, a: 'int', b: 'int' = 0)")
+    assert pair(a=1, b=2).sum() == 3
+    assert str(inspect.signature(pair.sum)) == "(self, /, *args, **kwargs)"  # no names declared
+    assert pair.sum.__doc__ == "a + b"
+    assert "TestIntPair.__create__(a: int, b: int = 0)" in pair.__init__.__doc__

@@ -212,6 +212,12 @@ class MethodDescriptor:
     def __get__(self, obj, cls=None):
         return self if obj is None else MethodType(self, obj)
 
+    @property
+    def __signature__(self):
+        from .. import _signature
+
+        return _signature.method_signature(self.__func__, isinstance(self, ConstructorDescriptor))
+
     def __call__(self, *args, **kwargs):
         return self.__func__(*args, **kwargs)
 
@@ -226,9 +232,11 @@ class ConstructorDescriptor(MethodDescriptor):
 
     def __init__(self, ctor) -> None:
         _check_function(type(self), ctor)
+        from .. import _signature
+
         self.__func__ = ctor
         self.__name__ = "__init__"
-        self.__doc__ = None
+        self.__doc__ = _signature.function_doc(ctor)
 
     def __call__(self, *args, **kwargs):
         if not args or not isinstance(args[0], Object):

@@ -435,6 +435,34 @@ class Function(Object):
         return self._pf_name
 
 
+class _FunctionDoc:
+    """``Function.__doc__``: the class docstring on the class; on an instance what it was given,
+    else what ``packedfun._signature.function_doc`` finds (as _core's getter)."""
+
+    def __init__(self, class_doc):
+        self.class_doc = class_doc
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.class_doc
+        doc = obj.__dict__.get("__doc__", self)
+        if doc is not self:
+            return doc
+        from .. import _signature
+
+        doc = _signature.function_doc(obj)
+        return type(obj).__doc__ if doc is None else doc
+
+    def __set__(self, obj, value):
+        obj.__dict__["__doc__"] = value
+
+    def __delete__(self, obj):
+        obj.__dict__.pop("__doc__", None)
+
+
+Function.__doc__ = _FunctionDoc(Function.__doc__)  # type: ignore[assignment]
+
+
 def _pin(args: tuple) -> tuple:
     """The handles of the wrapper arguments, each given a reference for a call that releases the
     GIL: native code may mutate an argument while another thread's full collection walks solely
