@@ -175,10 +175,54 @@ def _children(node: tuple) -> list:
     return list(dict.fromkeys(v[0] for v in data if type(v) is tuple))
 
 
+_ARITY = {"A": 2, "L": 2, "M": 2, "D": 2, "S": 2, "T": 3, "O": 3}
+
+
+def _malformed(where: str, what: str) -> ValueError:
+    return ValueError(f"malformed packedfun value graph: {where} {what}")
+
+
+def check_table(nodes: Any, root: Any) -> None:
+    """Raises ValueError naming the node when the table cannot be what :func:`flatten` made: a node
+    that is not a non-empty list or tuple of a known kind and size, a reference that is not one
+    index into the table (a negative one silently picked another node), a map with an odd number
+    of items. Run before anything is built, by pickle and JSON alike."""
+    if not isinstance(nodes, list):
+        raise _malformed("the node table", f"is a {type(nodes).__name__}, not a list")
+    count = len(nodes)
+
+    def check_ref(value: Any, where: str) -> None:
+        if type(value) is tuple and (
+            len(value) != 1 or type(value[0]) is not int or not 0 <= value[0] < count
+        ):
+            raise _malformed(where, f"refers to {value!r}: not one of the {count} nodes")
+
+    check_ref(root, "the root")
+    for i, node in enumerate(nodes):
+        where = f"node {i}"
+        if not isinstance(node, (tuple, list)) or not node:
+            raise _malformed(where, "is empty or not a node")
+        kind = node[0]
+        if type(kind) is not str or kind not in _ARITY:
+            raise _malformed(where, f"has an unknown kind {kind!r}")
+        if len(node) != _ARITY[kind]:
+            raise _malformed(where, f"({kind}) has {len(node)} parts, not {_ARITY[kind]}")
+        if kind == "T":
+            continue
+        items = node[2] if kind == "O" else node[1]
+        if not isinstance(items, list):
+            raise _malformed(where, f"({kind}) holds a {type(items).__name__}, not a list")
+        if kind in ("M", "D") and len(items) % 2:
+            raise _malformed(where, f"({kind}) has an odd number of items ({len(items)})")
+        for value in items:
+            check_ref(value, where)
+
+
 def rebuild(nodes: list, root: Any, make_tensor: Callable[[tuple, Any], Any]) -> Any:
     """New native values for a node table made by :func:`flatten`; returns the root."""
     from .container import Dict, List
 
+    check_table(nodes, root)
     if type(root) is not tuple:
         return root
     built: list = [None] * len(nodes)

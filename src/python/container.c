@@ -168,12 +168,22 @@ PyObject* pfpy_seq_richcompare(PyObject* self, PyObject* other, int op) {
   return r;
 }
 
-Py_hash_t pfpy_seq_hash(PyObject* self) {
+static Py_hash_t seq_hash(PyObject* self) {
   PyObject* list = pfpy_seq_to_list(self);
   PyObject* t = list ? PyList_AsTuple(list) : NULL;
   Py_XDECREF(list);
   Py_hash_t h = t ? PyObject_Hash(t) : -1;
   Py_XDECREF(t);
+  return h;
+}
+
+/* The hash of the tuple of the items (an Array equals that tuple). A tuple's hash recurses on the
+ * C stack without a check, and each nesting level here adds this frame too: a deep nest raises
+ * RecursionError at Python's recursion limit instead of overflowing the stack. */
+Py_hash_t pfpy_seq_hash(PyObject* self) {
+  if (Py_EnterRecursiveCall(" while hashing a packedfun container")) return -1;
+  Py_hash_t h = seq_hash(self);
+  Py_LeaveRecursiveCall();
   return h;
 }
 
@@ -318,6 +328,13 @@ int pfpy_shape_from_py(PyObject* items, PFAny* out) {
       if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyErr_Format(PyExc_TypeError, "Shape: dimension %zd: expected int, got %.200s", i,
                      Py_TYPE(d)->tp_name);
+      } else if (PyErr_ExceptionMatches(PyExc_OverflowError)) { /* name the Shape and the range */
+        PyObject* index = PyNumber_Index(d);
+        int negative = index != NULL && PyObject_RichCompareBool(index, Py_False, Py_LT) == 1;
+        Py_XDECREF(index);
+        PyErr_Clear();
+        PyErr_Format(PyExc_OverflowError, "Shape: dimension %zd: int too %s for int64", i,
+                     negative ? "small" : "large");
       }
       PyMem_Free(dims);
       return -1;

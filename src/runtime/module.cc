@@ -15,6 +15,7 @@
 
 #include "backtrace/dynamic_symbols.h"
 #include "runtime/error.h"
+#include "runtime/library_file.h"
 #include "runtime/module.h"
 #include "runtime/object.h"
 #include "runtime/seq.h"
@@ -225,6 +226,7 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
   // The load messages are what a user of load_module reads: they name the library, not this
   // entry point (C callers know which function they called).
   if (p.empty()) Throw("OSError", "cannot load a library from an empty path");
+  CheckLibraryFile(p);
   // RTLD_NOW reports unresolved symbols here rather than at first call; RTLD_LOCAL keeps one
   // library's __packedfun_* exports from shadowing another's.
   void* handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);

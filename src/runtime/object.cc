@@ -1,5 +1,7 @@
 // Object entry points of c_api.h: atomic reference counting, opaque foreign handles, and the
 // children an object holds (for the garbage collectors of language bindings).
+#include <cstdint>
+
 #include "runtime/error.h"
 #include "runtime/map.h"
 #include "runtime/object.h"
@@ -66,6 +68,37 @@ int VisitFields(PFObject* obj, PFObjectVisitor visit, void* ctx) {
 }
 
 }  // namespace
+
+namespace {
+/*! Deleters nested deeper than this on one thread defer their children (Destroy). */
+constexpr int kMaxNestedDeleters = 64;
+thread_local int nested_deleters = 0;
+/*! Dead objects whose deleter has not run yet, linked through their ref_count (0 and unread by
+ *  anyone once an object is dead), newest first. */
+thread_local PFObject* deferred = nullptr;
+
+struct NestedDeleter {
+  NestedDeleter() noexcept { ++nested_deleters; }
+  ~NestedDeleter() { --nested_deleters; }  // also on a forced unwind
+};
+}  // namespace
+
+void Destroy(PFObject* obj) {
+  if (nested_deleters >= kMaxNestedDeleters) {
+    obj->ref_count = reinterpret_cast<uintptr_t>(deferred);
+    deferred = obj;
+    return;
+  }
+  NestedDeleter nested;
+  obj->deleter(obj);
+  if (nested_deleters != 1) return;
+  while (deferred != nullptr) {  // the outermost deleter: each waiting object in turn
+    PFObject* next = deferred;
+    deferred = reinterpret_cast<PFObject*>(static_cast<uintptr_t>(next->ref_count));
+    next->ref_count = 0;
+    next->deleter(next);
+  }
+}
 
 PFObject* NewOpaque(void* handle, void (*free_handle)(void*)) {
   PFOpaqueObject* opaque = AllocObject<PFOpaqueObject>(kPFTypeOpaque, &DeleteOpaque);

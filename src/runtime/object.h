@@ -65,12 +65,18 @@ inline void IncRef(PFObject* obj) noexcept {
   if (obj != nullptr) __atomic_fetch_add(&obj->ref_count, 1, __ATOMIC_RELAXED);
 }
 
+/*! Runs the deleter of `obj`, whose count reached 0 (object.cc). A deleter releasing its children
+ *  runs theirs inside it, so freeing a million-deep chain would nest a million frames: past a few
+ *  nested deleters, a dead object waits on its thread's list and the outermost deleter's caller
+ *  frees the waiting ones one after another. Not noexcept: see DecRef. */
+void Destroy(PFObject* obj);
+
 /*! Not noexcept: a deleter may run a binding's code (a Python callable's release), and CPython ends
  *  a daemon thread inside it at exit with a forced unwind that must pass (a noexcept frame would
  *  turn it into std::terminate). */
 inline void DecRef(PFObject* obj) {
   if (obj != nullptr && __atomic_sub_fetch(&obj->ref_count, 1, __ATOMIC_ACQ_REL) == 0) {
-    if (obj->deleter != nullptr) obj->deleter(obj);
+    if (obj->deleter != nullptr) Destroy(obj);
   }
 }
 

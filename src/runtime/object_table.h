@@ -21,6 +21,7 @@ class ObjectTable {
     PFObject* key;  /*!< nullptr: empty */
     uint64_t value; /*!< the caller's: a finished hash, or a stack depth while open */
     bool open;      /*!< still being walked */
+    bool cyclic;    /*!< the caller's: a finished value that reaches a cycle */
   };
 
   /*! The slot of `key`, or nullptr when absent. Valid until the next Insert. */
@@ -38,7 +39,7 @@ class ObjectTable {
     if (2 * (used_ + 1) > slots_.size()) Grow();
     size_t i = Home(key);
     while (slots_[i].key != nullptr) i = (i + 1) & mask_;
-    slots_[i] = Slot{key, value, open};
+    slots_[i] = Slot{key, value, open, false};
     ++used_;
     return &slots_[i];
   }
@@ -53,13 +54,13 @@ class ObjectTable {
     std::vector<Slot> old;
     old.swap(slots_);
     size_t size = old.empty() ? 64 : old.size() * 2;
-    slots_.assign(size, Slot{nullptr, 0, false});
+    slots_.assign(size, Slot{nullptr, 0, false, false});
     mask_ = size - 1;
     shift_ = 64;
     for (size_t n = size; n > 1; n >>= 1) --shift_;
     used_ = 0;
     for (const Slot& s : old) {
-      if (s.key != nullptr) Insert(s.key, s.value, s.open);
+      if (s.key != nullptr) Insert(s.key, s.value, s.open)->cyclic = s.cyclic;
     }
   }
 

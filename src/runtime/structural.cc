@@ -219,7 +219,20 @@ struct HashFrame {
   uint32_t borrowed_refs;
   size_t begin, next, end;
   uint64_t h, sum, key;
+  bool cyclic;                   // reaches a cycle: hashed by its shallow hash (see CyclicHash)
+  uint64_t shallow, skey, ssum;  // h, key and sum with every walked child as one constant
 };
+
+/*! The hash of a value that reaches a cycle. Equality unfolds cycles (l1 = [l1] equals l3 = [l4],
+ *  l4 = [l3]), so such a hash may depend only on what every unfolding shares at the top: the
+ *  type, the number of children and the children that are not walked (numbers, strings, shapes,
+ *  identities), each walked child (a container or reflected object) counting as one constant. A
+ *  value equal to one reaching a cycle unfolds infinitely too, so it reaches one as well and
+ *  hashes alike; acyclic values keep their full hash. */
+uint64_t CyclicHash(uint64_t shallow) { return Combine(0xC1C1E, shallow); }
+
+/*! What a walked child adds to its parent's shallow hash. */
+constexpr uint64_t kWalkedChild = 0x5EB7;
 
 class Hasher {
  public:
@@ -238,40 +251,50 @@ class Hasher {
       if (f.next < f.end) {
         const PFAny& kid = kids_[f.next];
         if (Immediate(kid, &h)) {
-          Add(&f, h);
+          if (immediate_cyclic_) f.cyclic = true;
+          Add(&f, h, immediate_walked_ ? kWalkedChild : h);
         } else {
           Push(kid.v_obj, MayMeetAgain(kid.v_obj, f.borrowed_refs));  // invalidates f
         }
         continue;
       }
-      h = f.is_map ? Combine(f.h, f.sum) : f.h;
+      h = f.cyclic   ? CyclicHash(f.is_map ? Combine(f.shallow, f.ssum) : f.shallow)
+          : f.is_map ? Combine(f.h, f.sum)
+                     : f.h;
+      bool cyclic = f.cyclic;
       if (f.tracked) {
         ObjectTable::Slot* slot = table_.Find(f.obj);
         slot->value = h;
         slot->open = false;
+        slot->cyclic = cyclic;
       }
       if (f.owns_kids) ReleaseKids(f.begin, f.end);
       kids_.resize(f.begin);
       stack_.pop_back();
       if (stack_.empty()) return h;
-      Add(&stack_.back(), h);
+      if (cyclic) stack_.back().cyclic = true;
+      Add(&stack_.back(), h, kWalkedChild);
     }
   }
 
  private:
   /*! Folds a child's hash in the way the old per-frame vectors were folded (same values). */
-  static void Add(HashFrame* f, uint64_t x) {
+  static void Add(HashFrame* f, uint64_t x, uint64_t shallow) {
     if (!f->is_map) {
       f->h = Combine(f->h, x);
+      f->shallow = Combine(f->shallow, shallow);
     } else if (((f->next - f->begin) & 1) == 0) {
       f->key = x;
+      f->skey = shallow;
     } else {
       f->sum += Combine(f->key, x);  // order-independent: a sum of per-entry hashes
+      f->ssum += Combine(f->skey, shallow);
     }
     ++f->next;
   }
 
   bool Immediate(const PFAny& v, uint64_t* h) {
+    immediate_cyclic_ = immediate_walked_ = false;
     if (!IsObject(v)) {
       *h = LeafHash(v);
       return true;
@@ -287,9 +310,12 @@ class Hasher {
     } else if (const ObjectTable::Slot* slot = table_.Find(obj); slot == nullptr) {
       return false;
     } else if (slot->open) {
-      *h = Combine(0xC1C1E, stack_.size() - slot->value);  // a cycle: distance up the stack
+      *h = 0;  // a cycle: the frames it closes hash by CyclicHash
+      immediate_cyclic_ = immediate_walked_ = true;
     } else {
       *h = slot->value;  // a shared subtree, hashed once
+      immediate_cyclic_ = slot->cyclic;
+      immediate_walked_ = true;
     }
     return true;
   }
@@ -307,8 +333,8 @@ class Hasher {
     }
     bool owns = kind == Kind::kReflected;
     uint32_t borrowed = kind == Kind::kSeq ? 0 : 1;
-    stack_.push_back(
-        HashFrame{obj, kind == Kind::kMap, tracked, owns, borrowed, begin, begin, begin, 0, 0, 0});
+    stack_.push_back(HashFrame{obj, kind == Kind::kMap, tracked, owns, borrowed, begin, begin,
+                               begin, 0, 0, 0, false, 0, 0, 0});
     if (seq != nullptr) {
       kids_.insert(kids_.end(), seq->data, seq->data + seq->size);  // borrowed copies
     } else {
@@ -322,6 +348,7 @@ class Hasher {
     HashFrame& f = stack_.back();
     f.end = kids_.size();
     f.h = Combine(type.seed, f.end - begin);
+    f.shallow = f.h;
   }
 
   /*! Drops a finished frame's field reads right away (while their memory is still warm) when
@@ -344,6 +371,8 @@ class Hasher {
   Keeper keep_;
   TypeCache types_;
   ObjectTable table_;
+  bool immediate_cyclic_ = false;  // set by Immediate: its value reaches a cycle
+  bool immediate_walked_ = false;  // set by Immediate: its value is a walked one (table)
   std::vector<HashFrame> stack_;
   std::vector<PFAny> kids_;
 };
@@ -448,12 +477,38 @@ class Comparer {
     if (MapCount(oa) != MapCount(ob)) return false;
     const PFAny* items = keep_.Hold(ObjectAny(MapItemsArray(oa)));
     auto* seq = reinterpret_cast<PFSeqObject*>(items->v_obj);
+    std::vector<const PFAny*> nan_values;  // b's values under NaN keys, in b's order
+    size_t nan_keys = 0;                   // a's NaN keys, counted from the end
+    for (int64_t i = 0; i < seq->size; i += 2) nan_keys += IsNaNKey(seq->data[i]);
+    if (nan_keys != 0) nan_values = NaNKeyValues(ob);
     for (int64_t i = seq->size - 2; i >= 0; i -= 2) {
-      const PFAny* other = MapFind(ob, seq->data[i]);
+      const PFAny* other = nullptr;
+      if (IsNaNKey(seq->data[i])) {
+        // No lookup finds a NaN key (NaN != NaN), yet NaN keys are equal as leaves: the k-th
+        // NaN key of a pairs with the k-th of b (a copy keeps the order of its entries).
+        --nan_keys;
+        if (nan_keys < nan_values.size()) other = nan_values[nan_keys];
+      } else {
+        other = MapFind(ob, seq->data[i]);
+      }
       int64_t child = want_path_ ? AddStep(step, KeyStep(seq->data[i])) : 0;
       work_.push_back({&seq->data[i + 1], other, child, 1, 0});  // a: held by the items array
     }
     return true;
+  }
+
+  static bool IsNaNKey(const PFAny& key) {
+    return key.type_index == kPFTypeFloat && std::isnan(key.v_float64);
+  }
+
+  /*! The values of `map`'s NaN-keyed entries, in its order (held by an items array kept). */
+  std::vector<const PFAny*> NaNKeyValues(PFObject* map) {
+    std::vector<const PFAny*> out;
+    auto* seq = reinterpret_cast<PFSeqObject*>(keep_.Hold(ObjectAny(MapItemsArray(map)))->v_obj);
+    for (int64_t i = 0; i + 1 < seq->size; i += 2) {
+      if (IsNaNKey(seq->data[i])) out.push_back(&seq->data[i + 1]);
+    }
+    return out;
   }
 
   bool PushFields(PFObject* oa, PFObject* ob, int64_t step) {

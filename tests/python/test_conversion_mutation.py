@@ -245,3 +245,12 @@ print("ok")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120, check=False)  # fmt: skip
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+def test_a_shape_dimension_out_of_range_names_shape_and_int64():
+    # was a bare "OverflowError: int too big to convert"
+    with pytest.raises(OverflowError, match=r"^Shape: dimension 1: int too large for int64$"):
+        pf.Shape([1, 2**63])
+    with pytest.raises(OverflowError, match=r"^Shape: dimension 0: int too small for int64$"):
+        pf.Shape([-(2**63) - 1])
+    assert list(pf.Shape([2**63 - 1])) == [2**63 - 1]

@@ -12,10 +12,11 @@ into native containers for arguments and ``convert``.
 
 from __future__ import annotations
 
+import functools
 import struct
 import sys
 import threading
-from ctypes import addressof, byref, c_int, c_int64, c_uint64, c_void_p, string_at
+from ctypes import ArgumentError, addressof, byref, c_int, c_int64, c_uint64, c_void_p, string_at
 
 from .. import _map_keys
 from . import abi as abi
@@ -37,6 +38,22 @@ _unpack_seq = struct.Struct("=Qq").unpack  # (data, size) of a PFSeqObject / PFS
 _unpack_dims: dict = {}  # ndim -> struct unpacking that many int64
 _HEADER = 24  # sizeof(PFObject): data and size follow the header
 _MISSING = object()
+
+
+def _python_recursion(method):
+    """``method`` raising RecursionError, as Python's own containers do, where a nest too deep for
+    the recursion limit met it inside a ctypes call (which reports it as ArgumentError)."""
+
+    @functools.wraps(method)
+    def wrapper(*args):
+        try:
+            return method(*args)
+        except ArgumentError as exc:
+            if "RecursionError" not in str(exc):
+                raise
+            raise RecursionError(f"maximum recursion depth exceeded in {method.__name__}") from None
+
+    return wrapper
 
 
 def _seq_view(handle: int):
@@ -201,19 +218,23 @@ class _Sequence(Object):
     def _pf_comparable(self, other) -> bool:
         return isinstance(other, (list, tuple, _Sequence)) or self is other
 
+    @_python_recursion
     def __eq__(self, other):
         if not self._pf_comparable(other):
             return NotImplemented
         return list(self) == list(other)
 
+    @_python_recursion
     def __ne__(self, other):
         if not self._pf_comparable(other):
             return NotImplemented
         return list(self) != list(other)
 
+    @_python_recursion
     def __hash__(self):
         return hash(tuple(self))
 
+    @_python_recursion
     def __repr__(self):
         return _guarded_repr(self, "[...]", lambda: repr(list(self)))
 
@@ -495,6 +516,7 @@ class _Mapping(Object):
     def _pf_dict(self) -> dict:
         return dict(self._pf_items())
 
+    @_python_recursion
     def __eq__(self, other):
         if isinstance(other, _Mapping):
             return self._pf_dict() == other._pf_dict()
@@ -506,6 +528,7 @@ class _Mapping(Object):
         result = self.__eq__(other)
         return result if result is NotImplemented else not result
 
+    @_python_recursion
     def __repr__(self):
         return _guarded_repr(self, "{...}", lambda: repr(self._pf_dict()))
 
@@ -771,7 +794,8 @@ def make_shape(items) -> Object:
             raise TypeError(f"Shape: dimension {i}: expected int, got {tp_name(type(d))}")
         value = d.__index__()
         if not -(1 << 63) <= value < (1 << 63):
-            raise OverflowError("int too big to convert")
+            size = "large" if value > 0 else "small"
+            raise OverflowError(f"Shape: dimension {i}: int too {size} for int64")
         dims.append(value)
     out = c_void_p()
     _check(LIB.PFShapeCreate((c_int64 * len(dims))(*dims), len(dims), byref(out)))
