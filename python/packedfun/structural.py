@@ -20,9 +20,19 @@ from ._backend import core
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
-__all__ = ["structural_equal", "structural_hash", "structural_first_difference"]
+__all__ = [
+    "AccessPath",
+    "StructuralKey",
+    "VisitInterrupt",
+    "get_first_structural_mismatch",
+    "structural_equal",
+    "structural_first_difference",
+    "structural_hash",
+    "structural_mutate",
+    "structural_walk",
+]
 
 _funcs: dict[str, Any] = {}
 
@@ -85,3 +95,293 @@ def structural_first_difference(a: Any, b: Any) -> str | None:
     str or None
     """
     return _func("structural_first_difference")(a, b)
+
+
+# ---- the structural toolkit: access paths, keys, walks and rebuilds ------------------------------
+
+
+class AccessPath:
+    """Where a value sits below a root: ``root.body[3].value``, ``root["key"]``.
+
+    Immutable, printable (``str``), comparable and hashable by its steps; each step is
+    ``("attr", name)``, ``("index", i)`` or ``("key", k)``.
+    """
+
+    __slots__ = ("_parent", "_step", "_len", "_steps")
+
+    def __init__(self, steps: tuple = ()) -> None:
+        self._parent: AccessPath | None = None
+        self._step: tuple | None = None
+        self._len = 0
+        self._steps: tuple | None = None
+        for step in steps:  # a chain of one node per step, shared with the paths it extends
+            self._parent, self._step, self._len = self._copy(), tuple(step), self._len + 1
+
+    def _copy(self) -> AccessPath:
+        c = AccessPath.__new__(AccessPath)
+        c._parent, c._step, c._len, c._steps = self._parent, self._step, self._len, None
+        return c
+
+    def _extend(self, step: tuple) -> AccessPath:
+        c = AccessPath.__new__(AccessPath)
+        c._parent, c._step, c._len, c._steps = self, step, self._len + 1, None
+        return c
+
+    @property
+    def steps(self) -> tuple:
+        """The steps from the root, as a tuple (built on first use)."""
+        if self._steps is None:
+            out = []
+            node: AccessPath | None = self
+            while node is not None and node._step is not None:
+                out.append(node._step)
+                node = node._parent
+            self._steps = tuple(reversed(out))
+        return self._steps
+
+    @classmethod
+    def root(cls) -> AccessPath:
+        """The empty path (the root itself)."""
+        return cls()
+
+    def attr(self, name: str) -> AccessPath:
+        """This path followed by field ``name``."""
+        return self._extend(("attr", name))
+
+    def array_item(self, index: int) -> AccessPath:
+        """This path followed by item ``index`` of a sequence."""
+        return self._extend(("index", index))
+
+    def map_item(self, key: Any) -> AccessPath:
+        """This path followed by the entry ``key`` of a map."""
+        return self._extend(("key", key))
+
+    @classmethod
+    def parse(cls, text: str) -> AccessPath:
+        """The path written as :func:`structural_first_difference` writes it."""
+        import json
+        import re
+
+        if not text.startswith("root"):
+            raise ValueError(f"an access path starts with 'root': {text!r}")
+        steps: list = []
+        pattern = re.compile(r'\.(\w+)|\[(-?\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\[([^\]]*)\]')
+        pos = 4
+        while pos < len(text):
+            m = pattern.match(text, pos)
+            if m is None:
+                raise ValueError(f"cannot read the access path {text!r} at offset {pos}")
+            if m.group(1) is not None:
+                steps.append(("attr", m.group(1)))
+            elif m.group(2) is not None:
+                steps.append(("index", int(m.group(2))))
+            elif m.group(3) is not None:
+                steps.append(("key", json.loads(m.group(3))))
+            else:
+                steps.append(("key", m.group(4)))
+            pos = m.end()
+        return cls(tuple(steps))
+
+    def __str__(self) -> str:
+        import json
+
+        parts = ["root"]
+        for kind, value in self.steps:
+            if kind == "attr":
+                parts.append(f".{value}")
+            elif kind == "index":
+                parts.append(f"[{value}]")
+            else:
+                parts.append(f"[{json.dumps(value) if isinstance(value, str) else value}]")
+        return "".join(parts)
+
+    def __repr__(self) -> str:
+        return f"AccessPath({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AccessPath) and self.steps == other.steps
+
+    def __hash__(self) -> int:
+        return hash(self.steps)
+
+    def __len__(self) -> int:
+        return self._len
+
+
+def get_first_structural_mismatch(a: Any, b: Any) -> tuple[AccessPath, AccessPath] | None:
+    """The access paths of the first difference between ``a`` and ``b`` (depth first), one per
+    side, or None when they are structurally equal. Both sides name the same position (a
+    sequence that is longer on one side differs at the first missing item).
+
+    Returns
+    -------
+    tuple of AccessPath, or None
+    """
+    text = structural_first_difference(a, b)
+    if text is None:
+        return None
+    path = AccessPath.parse(text)
+    return path, path
+
+
+class StructuralKey:
+    """A dict/set key that compares by structure: ``StructuralKey(a) == StructuralKey(b)`` when
+    ``structural_equal(a, b)``; hashes by :func:`structural_hash` (computed once)."""
+
+    __slots__ = ("value", "_hash")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self._hash = structural_hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StructuralKey):
+            return NotImplemented
+        return self._hash == other._hash and structural_equal(self.value, other.value)
+
+    def __repr__(self) -> str:
+        return f"StructuralKey({self.value!r})"
+
+
+class VisitInterrupt(Exception):
+    """Raised by a visitor of :func:`structural_walk` to end the walk early (not an error)."""
+
+
+_LEAF_TYPES = (type(None), bool, int, float, str, bytes)
+
+
+def _fields_of(type_index: int) -> list:
+    from .object import type_info
+
+    info = type_info(type_index)
+    return [f["name"] for i in info["ancestors"] for f in type_info(i)["fields"]]
+
+
+def _children(path: AccessPath, value: Any) -> list:
+    """(path, child) pairs of ``value``: sequence items, map entries' values, reflected fields."""
+    if isinstance(value, _LEAF_TYPES) or not isinstance(value, core.Object):
+        return []
+    if isinstance(value, (core.Array, core.List)):
+        return [(path.array_item(i), x) for i, x in enumerate(value)]
+    if isinstance(value, (core.Map, core.Dict)):
+        return [(path.map_item(k), x) for k, x in value.items()]
+    if isinstance(value, (core.Function, core.Tensor)):
+        return []
+    return [(path.attr(n), getattr(value, n)) for n in _fields_of(value.type_index)]
+
+
+def _identity(value: Any) -> Any:
+    """A key naming a native object (visited once), or None for plain values."""
+    return value.handle if isinstance(value, core.Object) and value.handle else None
+
+
+def structural_walk(root: Any, visit: Callable[[AccessPath, Any], Any], order: str = "pre") -> None:
+    """Calls ``visit(path, value)`` on ``root`` and every value below it: sequence items, map
+    values and reflected fields (of C++- and Python-defined types alike).
+
+    Iterative (any depth), and each native object is visited once (shared subtrees once, cycles
+    end). In ``"pre"`` order a visitor returning False skips that value's children; in ``"post"``
+    order children come before their parent. A visitor raising :class:`VisitInterrupt` ends the
+    walk.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``order``.
+    """
+    if order not in ("pre", "post"):
+        raise ValueError(f"structural_walk: order must be 'pre' or 'post', not {order!r}")
+    seen: set = set()
+    stack: list = [(AccessPath(), root, False)]
+    try:
+        while stack:
+            path, value, expanded = stack.pop()
+            if expanded:
+                visit(path, value)
+                continue
+            key = _identity(value)
+            if key is not None:
+                if key in seen:
+                    continue
+                seen.add(key)
+            if order == "pre":
+                if visit(path, value) is False:
+                    continue
+            else:
+                stack.append((path, value, True))
+            kids = _children(path, value)
+            stack.extend((p, v, False) for p, v in reversed(kids))
+    except VisitInterrupt:
+        return
+
+
+def _rebuild(value: Any, new_children: list) -> Any:
+    from .container import Array, Dict, List, Map
+
+    if isinstance(value, core.Array):
+        return Array(new_children)
+    if isinstance(value, core.List):
+        return List(new_children)
+    if isinstance(value, (core.Map, core.Dict)):
+        items = dict(zip(list(value.keys()), new_children))
+        return Map(items) if isinstance(value, core.Map) else Dict(items)
+    from ._graph import object_plan
+
+    _, names, ctor, ctor_fields, setters = object_plan(value.type_index)
+    obj = ctor(*[new_children[j] for j in ctor_fields])
+    for name in setters:
+        setattr(obj, name, new_children[names.index(name)])
+    return obj
+
+
+def _same(new: Any, old: Any) -> bool:
+    """Whether a child came back unchanged: the same native object, or an equal plain value."""
+    key = _identity(old)
+    if key is not None:
+        return _identity(new) == key
+    return type(new) is type(old) and (new is old or new == old)
+
+
+def structural_mutate(root: Any, fn: Callable[[Any], Any]) -> Any:
+    """A copy of ``root`` where every value ``v`` below it (and ``root``) becomes ``fn(v)``,
+    bottom-up: ``fn`` sees a value after its children were mutated, and returns it unchanged (the
+    same object) or a replacement.
+
+    A container or reflected object none of whose children changed is kept (the same native
+    object, shared); one with a changed child is rebuilt (containers anew, objects through their
+    constructor, as :func:`copy.copy` rebuilds them). Iterative; a shared subtree is mutated
+    once; an object met again while its own children are being mutated (a cycle) is kept as is.
+    """
+    done: dict = {}
+    active: set = set()
+    results: list = []
+    stack: list = [(root, None)]
+    while stack:
+        value, kids = stack.pop()
+        key = _identity(value)
+        if kids is None:
+            if key is not None and key in done:
+                results.append(done[key])
+                continue
+            if key is not None and key in active:
+                results.append(value)
+                continue
+            children = [v for _, v in _children(AccessPath(), value)]
+            if key is not None:
+                active.add(key)
+            stack.append((value, len(children)))
+            stack.extend((c, None) for c in reversed(children))
+            continue
+        new = results[len(results) - kids :] if kids else []
+        del results[len(results) - kids :]
+        old = [v for _, v in _children(AccessPath(), value)] if kids else []
+        changed = any(not _same(n, o) for n, o in zip(new, old))
+        out = fn(_rebuild(value, new) if changed else value)
+        if key is not None:
+            active.discard(key)
+            done[key] = out
+        results.append(out)
+    return results[0]

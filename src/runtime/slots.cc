@@ -233,10 +233,27 @@ PFFieldSetter SetterFor(SlotTable& t, const SlotCheck& c) {
   return kPool[t.num_checks++];
 }
 
+// Instances whose release is under way on this thread, or NULL: a long chain of slot objects
+// (a linked list, a deep IR tree) is freed in a loop, not by one nested deleter per link.
+thread_local std::vector<SlotObject*>* t_dying = nullptr;
+
 void DeleteSlots(PFObject* obj) {
   auto* o = reinterpret_cast<SlotObject*>(obj);
-  for (int64_t i = 0; i < o->num_slots; ++i) ReleaseAny(&o->slots[i]);
-  std::free(o);
+  if (t_dying != nullptr) {
+    t_dying->push_back(o);  // the loop below, further up this thread's stack, frees it
+    return;
+  }
+  std::vector<SlotObject*> dying{o};
+  struct Reset {
+    ~Reset() { t_dying = nullptr; }
+  } reset;
+  t_dying = &dying;
+  while (!dying.empty()) {
+    SlotObject* p = dying.back();
+    dying.pop_back();
+    for (int64_t i = 0; i < p->num_slots; ++i) ReleaseAny(&p->slots[i]);
+    std::free(p);
+  }
 }
 
 SlotObject* AllocSlots(int32_t type_index, int64_t n) {
