@@ -10,6 +10,19 @@
 3. The docstring examples (``>>>``) of ``packedfun`` and of every module the API reference
    documents run under doctest, each docstring in a fresh namespace.
 
+4. The ```` ```cpp ```` blocks of each page compile, in order, as one translation unit (the
+   umbrella header in front, ``#line`` directives pointing errors at the Markdown lines), into a
+   shared library built with ``packedfun.cpp.build_inline``; the page's python blocks run with
+   that library loaded, so a page calls the functions its C++ registers. A block preceded by
+   ``<!-- cpp: body -->`` holds statements: it is compiled as the body of a function that is
+   never called (code that needs a running program: a file to load, a Python callback).
+
+5. The ```` ```bash ```` / ```` ```sh ```` blocks of each page run with ``bash -e`` in a scratch
+   directory, in order, after the page's file blocks were written there: a block whose previous
+   non-empty line is ```` `name`: ```` (```` `CMakeLists.txt`: ````) is that file's content. Other
+   CMake blocks are fragments or synopses: they carry a not-run marker naming where the complete
+   file is built.
+
 Not-run blocks: a block whose fence is directly preceded by a line
 ``<!-- not-run: <reason> -->`` is shown but not executed (for code that needs a GPU or an artefact
 the page cannot build). The reason is required. Use it sparingly: prefer an example that runs.
@@ -28,6 +41,7 @@ import sys
 from pathlib import Path
 
 import packedfun
+import packedfun.cpp
 import pytest
 import suite
 
@@ -37,6 +51,11 @@ PACKAGE_PARENT = str(Path(packedfun.__file__).resolve().parents[1])
 
 _FENCE = re.compile(r"^```(?:python|py)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 _NOT_RUN = re.compile(r"^<!--\s*not-run:(.*?)-->[ \t]*$")
+_CPP_FENCE = re.compile(r"^([ \t]*)```(?:cpp|c\+\+)[ \t]*\n(.*?)^\1```[ \t]*$", re.M | re.S)
+_CPP_BODY = "<!-- cpp: body -->"
+_ANY_FENCE = re.compile(r"^([ \t]*)```([\w+-]*)[ \t]*\n(.*?)^\1```[ \t]*$", re.M | re.S)
+_FILE_NAME = re.compile(r"^`([\w.-]+)`:$")
+_SHELLS = ("bash", "sh", "shell")
 _MISSING = "DOCS-TEST-MISSING-MODULE:"
 
 # Runs the blocks given as JSON on stdin in one namespace; tracebacks point at the Markdown lines.
@@ -72,6 +91,133 @@ def python_blocks(text: str) -> list[tuple[int, str, str | None]]:
     return blocks
 
 
+def cpp_blocks(text: str) -> list[tuple[int, str, str | None]]:
+    """(first code line, code, marker) of each C++ block: the marker is ``"body"``, a not-run
+    reason, or None. Indented blocks (inside a list item) are dedented."""
+    lines = text.split("\n")
+    blocks = []
+    for m in _CPP_FENCE.finditer(text):
+        fence_line = text.count("\n", 0, m.start())
+        above = lines[fence_line - 1].strip() if fence_line > 0 else ""
+        marker = _NOT_RUN.match(above)
+        reason = marker.group(1).strip() if marker else ("body" if above == _CPP_BODY else None)
+        indent = len(m.group(1))
+        code = "\n".join(line[indent:] for line in m.group(2).split("\n"))
+        blocks.append((fence_line + 2, code, reason))
+    return blocks
+
+
+def cpp_translation_unit(page: Path) -> str | None:
+    """The page's C++ blocks as one translation unit (None when it has none to compile)."""
+    parts = []
+    for k, (line, code, marker) in enumerate(cpp_blocks(page.read_text(encoding="utf-8"))):
+        if marker not in (None, "body"):
+            continue
+        located = f'#line {line} "{page}"\n{code}'
+        if marker == "body":
+            located = f"[[maybe_unused]] static void docs_block_{k}() {{\n{located}\n}}"
+        parts.append(located)
+    return "\n".join(parts) + "\n" if parts else None
+
+
+_LIBRARIES: dict[str, str] = {}
+
+
+def page_library(page: Path, cache: Path) -> str | None:
+    """Builds (once per session) the shared library of the page's C++ blocks; its path."""
+    source = cpp_translation_unit(page)
+    if source is None:
+        return None
+    if str(page) not in _LIBRARIES:
+        import packedfun.cpp
+
+        name = "docs_" + re.sub(r"[^A-Za-z0-9_]", "_", page.relative_to(ROOT).as_posix()[:-3])
+        _LIBRARIES[str(page)] = packedfun.cpp.build_inline(
+            name, cpp_sources=source, extra_cflags=["-Wall"], build_directory=cache
+        )
+    return _LIBRARIES[str(page)]
+
+
+def _cpp_pages() -> list[str]:
+    pages = [*_pages(), ROOT / "README.md"] if (DOCS / "conf.py").is_file() else []
+    return [p.relative_to(ROOT).as_posix() for p in pages if cpp_translation_unit(p) is not None]
+
+
+@pytest.fixture(scope="session")
+def cpp_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("docs_cpp_cache")
+
+
+@pytest.mark.parametrize("page", _cpp_pages())
+def test_cpp_blocks_compile(page, cpp_cache):
+    try:
+        page_library(ROOT / page, cpp_cache)
+    except packedfun.cpp.CompilerNotFoundError as exc:
+        pytest.skip(str(exc))
+
+
+def test_cpp_blocks_parser():
+    text = "```cpp\nint a;\n```\n<!-- cpp: body -->\n```cpp\nf();\n```\n  ```cpp\n  int b;\n  ```\n"
+    assert cpp_blocks(text) == [(2, "int a;\n", None), (6, "f();\n", "body"), (9, "int b;\n", None)]
+
+
+def fenced_blocks(text: str) -> list[tuple[str, int, str, str | None, str | None]]:
+    """(language, first code line, code, not-run reason, file name) of every fenced block."""
+    lines = text.split("\n")
+    out = []
+    for m in _ANY_FENCE.finditer(text):
+        fence_line = text.count("\n", 0, m.start())
+        above = lines[fence_line - 1].strip() if fence_line > 0 else ""
+        marker = _NOT_RUN.match(above)
+        k = fence_line - 1
+        while k >= 0 and not lines[k].strip():
+            k -= 1
+        named = _FILE_NAME.match(lines[k].strip()) if k >= 0 else None
+        indent = len(m.group(1))
+        code = "\n".join(line[indent:] for line in m.group(3).split("\n"))
+        out.append((m.group(2), fence_line + 2, code, marker.group(1).strip() if marker else None,
+                    named.group(1) if named else None))  # fmt: skip
+    return out
+
+
+def _shell_pages() -> list[str]:
+    pages = [*_pages(), ROOT / "README.md"] if (DOCS / "conf.py").is_file() else []
+    return [
+        p.relative_to(ROOT).as_posix()
+        for p in pages
+        if any(lang in _SHELLS and reason is None
+               for lang, _, _, reason, _ in fenced_blocks(p.read_text(encoding="utf-8")))
+    ]  # fmt: skip
+
+
+def test_cmake_blocks_are_files_or_say_why_not():
+    problems = []
+    for page in [*_pages(), ROOT / "README.md"]:
+        for lang, line, _, reason, name in fenced_blocks(page.read_text(encoding="utf-8")):
+            if lang == "cmake" and reason is None and name is None:
+                problems.append(f"{page.relative_to(ROOT)}:{line}: a cmake block neither named")
+    assert not problems, "\n".join(problems) + " as a file (`CMakeLists.txt`:) nor marked not-run"
+
+
+@pytest.mark.parametrize("page", _shell_pages())
+def test_shell_blocks_run(page, tmp_path):
+    blocks = fenced_blocks((ROOT / page).read_text(encoding="utf-8"))
+    for _lang, _, code, reason, name in blocks:
+        if name is not None and reason is None:
+            (tmp_path / name).write_text(code)
+    env = _child_env(tmp_path)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    for lang, line, code, reason, _ in blocks:
+        if lang not in _SHELLS or reason is not None:
+            continue
+        proc = subprocess.run(
+            ["bash", "-e", "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+            timeout=600, check=False,
+        )  # fmt: skip
+        output = proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert proc.returncode == 0, f"{page}:{line}: failed\n{output}"
+
+
 def _child_env(tmp: Path) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH")]))
@@ -89,14 +235,13 @@ def test_not_run_markers_name_a_reason_and_precede_a_block():
     for page in _pages():
         text = page.read_text(encoding="utf-8")
         marked = {line - 2 for line, _, reason in python_blocks(text) if reason is not None}
+        marked |= {line - 2 for _, line, _, reason, _ in fenced_blocks(text) if reason is not None}
         for k, line in enumerate(text.split("\n"), start=1):
             m = _NOT_RUN.match(line.strip())
             if m and not m.group(1).strip():
                 problems.append(f"{page.relative_to(ROOT)}:{k}: not-run marker without a reason")
             elif m and k not in marked:
-                problems.append(
-                    f"{page.relative_to(ROOT)}:{k}: not-run marker above no python block"
-                )
+                problems.append(f"{page.relative_to(ROOT)}:{k}: not-run marker above no code block")
     assert not problems, "\n".join(problems)
 
 
@@ -112,12 +257,15 @@ def _pages_with_examples() -> list[str]:
 
 
 @pytest.mark.parametrize("page", _pages_with_examples())
-def test_page_examples_run(page, tmp_path):
+def test_page_examples_run(page, tmp_path, cpp_cache):
     path = DOCS / page
     blocks = python_blocks(path.read_text(encoding="utf-8"))
     runnable = [[str(path), line, code] for line, code, reason in blocks if reason is None]
     if not runnable:
         pytest.skip("every python block of the page is marked not-run")
+    library = page_library(path, cpp_cache)
+    if library is not None:  # the functions the page's C++ registers, for its python blocks
+        runnable.insert(0, [str(path), 1, f"__import__('packedfun').load_module({library!r})\n"])
     proc = subprocess.run(
         [sys.executable, "-c", _DRIVER],
         input=json.dumps(runnable),
