@@ -51,6 +51,16 @@ def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
     return proc
 
 
+def _runs_as(exe: str, version: str) -> bool:
+    """Whether ``exe`` starts and is CPython ``version`` (a pyenv shim of another version is not)."""
+    probe = "import sys; print('%d.%d' % sys.version_info[:2])"
+    try:
+        out = subprocess.run([exe, "-c", probe], capture_output=True, text=True, timeout=60)
+    except OSError:
+        return False
+    return out.returncode == 0 and out.stdout.strip() == version
+
+
 def find_pythons(requested: list[str]) -> list[str]:
     """The interpreters to build for: the requested ones, else every supported one installed."""
     if requested:
@@ -58,10 +68,9 @@ def find_pythons(requested: list[str]) -> list[str]:
     found = []
     pyenv_root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
     for version in SUPPORTED:
-        exe = shutil.which(f"python{version}")
-        if exe is None:
-            candidates = sorted(glob.glob(f"{pyenv_root}/versions/{version}.*/bin/python{version}"))
-            exe = candidates[-1] if candidates else None
+        candidates = [shutil.which(f"python{version}")]
+        candidates += sorted(glob.glob(f"{pyenv_root}/versions/{version}.*/bin/python{version}"))
+        exe = next((c for c in candidates if c and _runs_as(c, version)), None)
         if exe is not None:
             found.append(exe)
     if not found:
