@@ -52,7 +52,7 @@ def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
 
 
 def _runs_as(exe: str, version: str) -> bool:
-    """Whether ``exe`` starts and is CPython ``version`` (a pyenv shim of another version is not)."""
+    """Whether ``exe`` starts and is CPython ``version`` (a pyenv shim may not be)."""
     probe = "import sys; print('%d.%d' % sys.version_info[:2])"
     try:
         out = subprocess.run([exe, "-c", probe], capture_output=True, text=True, timeout=60)

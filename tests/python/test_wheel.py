@@ -1,4 +1,4 @@
-# The binary wheel a user installs: manylinux-repaired, installed with no compiler, tested installed.
+# The binary wheel a user installs: manylinux-repaired, installed without a compiler, then tested.
 """A wheel of this checkout is built (``pip wheel``, reusing scikit-build-core's build directory
 that ``pip install .`` filled), repaired by ``auditwheel`` to a manylinux tag and checked by
 ``twine check``, as ``tools/build_wheels.py`` does for a release. It is then installed into a fresh
@@ -141,7 +141,9 @@ def test_installed_wheel_runs_the_demo(venv, backend, tmp_path):
     ).stdout.strip()
     assert where.startswith(str(venv)), where
     out = _run(
-        [venv / "bin" / "python", "-m", "packedfun.demo"], env=_venv_env(venv, **extra), cwd=tmp_path
+        [venv / "bin" / "python", "-m", "packedfun.demo"],
+        env=_venv_env(venv, **extra),
+        cwd=tmp_path,
     ).stdout
     assert f"backend: {backend}" in out, out
     assert "ValueError: bad value from C++" in out, out
@@ -154,7 +156,7 @@ def test_installed_wheel_serves_extension_authors(venv, tmp_path):
     assert cmakedir.startswith(str(venv)), cmakedir
     (tmp_path / "ext.cc").write_text(
         "#include <packedfun/packedfun.h>\n"
-        "PACKEDFUN_REGISTER_GLOBAL(\"wheel_ext.twice\")"
+        'PACKEDFUN_REGISTER_GLOBAL("wheel_ext.twice")'
         ".set_body_typed([](int64_t x) { return 2 * x; });\n"
     )
     (tmp_path / "CMakeLists.txt").write_text(
