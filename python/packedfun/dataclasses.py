@@ -469,6 +469,7 @@ def _install(spec: _Spec, index: int) -> None:
     if spec.params["init"] and "__init__" not in cls.__dict__.get("__pf_user__", ()):
         cls.__init__ = _make_init(cls, ctor)
     cls.__pf_create__ = ctor
+    core.fast_construct(cls)  # _core: Cls(...) calls __init__ without packing the keywords
     _register_methods(cls, index, info)
     _object.core.set_type_name(cls, spec.key)
     _object._registered[index] = cls

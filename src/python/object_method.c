@@ -88,12 +88,59 @@ static PFPY_NOINLINE PyObject* construct_default(PyObject* type, PyObject* const
   return result;
 }
 
+/* A class whose __init__ is a Python function (a py_class's generated one): the instance is
+ * allocated and __init__ called with the caller's argument vector and kwnames, self put in the
+ * slot before them when the caller lent it (PY_VECTORCALL_ARGUMENTS_OFFSET), as CPython's own
+ * method calls do; no tuple or dict is made for the keywords. */
+static PFPY_NOINLINE PyObject* construct_python_init(PyTypeObject* type, PyObject* init,
+                                                     PyObject* const* args, size_t nargsf,
+                                                     PyObject* kwnames) {
+  PyObject* self = type->tp_alloc(type, 0);
+  if (self == NULL) return NULL;
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t total = n + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+  PyObject* result;
+  if (nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET) {
+    PyObject** slot = (PyObject**)args - 1;
+    PyObject* saved = *slot;
+    *slot = self;
+    result = PyObject_Vectorcall(init, slot, (size_t)(n + 1), kwnames);
+    *slot = saved;
+  } else {
+    PyObject* small[8];
+    PyObject** vec = total + 1 <= 8 ? small : PyMem_Malloc(sizeof(PyObject*) * (size_t)(total + 1));
+    if (vec == NULL) {
+      Py_DECREF(self);
+      return PyErr_NoMemory();
+    }
+    vec[0] = self;
+    for (Py_ssize_t i = 0; i < total; ++i) vec[i + 1] = args[i];
+    result = PyObject_Vectorcall(init, vec, (size_t)(n + 1), kwnames);
+    if (vec != small) PyMem_Free(vec);
+  }
+  if (result == NULL) {
+    Py_DECREF(self);
+    return NULL;
+  }
+  if (result != Py_None) {
+    Py_DECREF(result);
+    Py_DECREF(self);
+    return PyErr_Format(PyExc_TypeError, "__init__() should return None, not '%.200s'",
+                        Py_TYPE(result)->tp_name);
+  }
+  Py_DECREF(result);
+  return self;
+}
+
 static PyObject* construct_vectorcall(PyObject* type_obj, PyObject* const* args, size_t nargsf,
                                       PyObject* kwnames) {
   PyTypeObject* type = (PyTypeObject*)type_obj;
   PyObject* init = _PyType_Lookup(type, init_name); /* borrowed; the type's method cache */
   if (PFPY_UNLIKELY(init == NULL || !Py_IS_TYPE(init, &CtorDescr_Type) ||
                     type->tp_new != PFPyObject_Type.tp_new)) {
+    if (init != NULL && PyFunction_Check(init) && type->tp_new == PFPyObject_Type.tp_new) {
+      return construct_python_init(type, init, args, nargsf, kwnames);
+    }
     return construct_default(type_obj, args, nargsf, kwnames);
   }
   PyObject* self = type->tp_alloc(type, 0);

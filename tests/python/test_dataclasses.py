@@ -360,3 +360,19 @@ def test_two_object_bases_are_refused():
         @py_class("test_dc.M3")
         class M3(M1, M2):
             pass
+
+
+def test_construction_errors_and_a_user_init():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'q'"):
+        Point(x=1, q=2)
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        Point()
+
+    @py_class("test_dc.UserInit")
+    class UserInit(pf.Object):
+        a: int
+
+        def __init__(self, twice):
+            self.__init_handle_by_constructor__(type(self).__pf_create__, 2 * twice)
+
+    assert UserInit(twice=4).a == 8
