@@ -384,7 +384,7 @@ _ListedModule = _ModuleMeta(
 )
 
 
-def load_module(path) -> Module:
+def load_module(path, keep_module_alive: bool = False) -> Module:
     """Loads a shared library, running its static initializers (and so its registrations).
 
     Loading the same path again is fine: the library is mapped once and its initializers run
@@ -394,6 +394,10 @@ def load_module(path) -> Module:
     ----------
     path : str or os.PathLike
         The library file.
+    keep_module_alive : bool, optional
+        Keep the Module (and so the library) loaded for the rest of the process, as
+        apache-tvm-ffi's ``load_module`` does by default. Without it a Module stays loaded while
+        it, or any Function or object from it, is alive, and is unloaded after.
 
     Returns
     -------
@@ -418,13 +422,20 @@ def load_module(path) -> Module:
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     try:
-        return Module(core.module_load(path), path)
+        module = Module(core.module_load(path), path)
     except OSError as exc:
         # A library built for Apache TVM FFI that needs libtvm_ffi: point the runtime at the
         # installed apache-tvm-ffi package (found without importing it) and try once more.
         if "libtvm_ffi" not in str(exc) or not _configure_tvm_ffi():
             raise
-    return Module(core.module_load(path), path)
+        module = Module(core.module_load(path), path)
+    if keep_module_alive:
+        _KEPT_ALIVE.append(module)
+    return module
+
+
+#: Modules loaded with keep_module_alive=True: held for the rest of the process.
+_KEPT_ALIVE: list = []
 
 
 _tvm_ffi_configured = False

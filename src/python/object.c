@@ -250,12 +250,14 @@ static PyObject* object_init_by_ctor(PyObject* self, PyObject* const* args, Py_s
 
 static PyGetSetDef object_getset[] = {
     {"handle", object_get_handle, NULL, "Address of the native object (0 when empty).", NULL},
+    {"id_", object_get_handle, NULL, "The native object's address (apache-tvm-ffi's name).", NULL},
     {"type_index", object_get_type_index, NULL, "Run-time type index of the native object.", NULL},
     {"type_key", object_get_type_key, NULL, "Type key of the native object.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef object_methods[] = {
     {"same_as", object_same_as, METH_O, "Whether `other` wraps the same native object."},
+    {"is_", object_same_as, METH_O, "same_as (apache-tvm-ffi's name)."},
     {"__init_handle_by_constructor__", (PyCFunction)(void (*)(void))object_init_by_ctor,
      METH_FASTCALL, "Fills this wrapper with the object returned by ctor(*args)."},
     {NULL, NULL, 0, NULL}};

@@ -213,6 +213,26 @@ def test_module_level_dtype_constants():
         tvm_ffi.float31  # noqa: B018
 
 
+def test_object_id_and_is():
+    a = tvm_ffi.Array([1, 2])
+    b = tvm_ffi.get_global_func("testing.echo")(a)  # the same native object back
+    assert a.id_ == a.handle != 0 and isinstance(a.id_, int)
+    assert a.is_(b) and not a.is_(tvm_ffi.Array([1, 2])) and not a.is_(3)
+
+
+def test_load_module_keep_module_alive():
+    import packedfun.testing
+    from packedfun import module as module_py
+
+    path = packedfun.testing.library_path()
+    before = len(module_py._KEPT_ALIVE)
+    m = tvm_ffi.load_module(path, keep_module_alive=True)
+    assert module_py._KEPT_ALIVE[-1] is m and len(module_py._KEPT_ALIVE) == before + 1
+    tvm_ffi.load_module(path)  # the default keeps nothing
+    tvm_ffi.load_module(path, keep_module_alive=False)
+    assert len(module_py._KEPT_ALIVE) == before + 1
+
+
 def test_testing_run_with_gpu_lock():
     from packedfun.testing import run_with_gpu_lock
 

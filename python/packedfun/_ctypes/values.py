@@ -154,6 +154,10 @@ class Object:
             return False
         return self._pf_handle != 0 and self._pf_handle == other._pf_handle
 
+    #: apache-tvm-ffi's names for ``handle`` and ``same_as``.
+    id_ = handle
+    is_ = same_as
+
     def __eq__(self, other):
         if not isinstance(other, Object):
             return NotImplemented
