@@ -475,8 +475,31 @@ def _install(spec: _Spec, index: int) -> None:
     _object._registered[index] = cls
     _object._automatic.clear()
     core.set_object_factory(_object._class_for)
+    if "__reduce_ex__" not in cls.__dict__ and "__reduce__" not in cls.__dict__:
+        cls.__reduce_ex__ = _reduce_py_class
     _pickle.attach(cls)
     _defined[spec.key] = spec
+
+
+def _reduce_py_class(self: typing.Any, protocol: int = 2) -> tuple:
+    """Pickles by value (the value graph, as any reflected object) and names the modules that
+    define the graph's Python-defined types, so a fresh process imports them before rebuilding."""
+    from . import _graph
+
+    nodes, root = _graph.flatten(self, _pickle._tensor_data_checked)
+    modules = sorted(
+        {_defined[n[1]].cls.__module__ for n in nodes if n[0] == "O" and n[1] in _defined}
+    )
+    return (_load_after_import, (modules, nodes, root))
+
+
+def _load_after_import(modules: list, nodes: list, root: typing.Any) -> typing.Any:
+    import importlib
+
+    for name in modules:
+        if name != "__main__" and name not in sys.modules:
+            importlib.import_module(name)
+    return _pickle._load_graph(nodes, root)
 
 
 def _register_methods(cls: typing.Any, index: int, info: dict) -> None:

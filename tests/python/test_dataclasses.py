@@ -376,3 +376,37 @@ def test_construction_errors_and_a_user_init():
             self.__init_handle_by_constructor__(type(self).__pf_create__, 2 * twice)
 
     assert UserInit(twice=4).a == 8
+
+
+def test_pickle_into_a_fresh_process_imports_the_defining_module(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "pc_ir.py").write_text(
+        "import packedfun as pf\n"
+        "from packedfun.dataclasses import py_class\n"
+        "@py_class('pc_ir.Leaf', eq=True)\n"
+        "class Leaf(pf.Object):\n"
+        "    v: int\n"
+        "    tag: str = 't'\n"
+    )
+    dump = (
+        "import pickle, sys; sys.path.insert(0, sys.argv[1]); import pc_ir;"
+        "sys.stdout.buffer.write(pickle.dumps(pc_ir.Leaf(7, 'x')))"
+    )
+    data = subprocess.run(
+        [sys.executable, "-c", dump, str(tmp_path)], capture_output=True, timeout=120, check=True
+    ).stdout
+    load = (
+        "import pickle, sys; sys.path.insert(0, sys.argv[1]);"
+        "obj = pickle.loads(sys.stdin.buffer.read());"
+        "print(type(obj).__module__, type(obj).__name__, obj.v, obj.tag)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", load, str(tmp_path)],
+        input=data,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.stdout.decode().split() == ["pc_ir", "Leaf", "7", "x"], out.stderr.decode()[-2000:]
