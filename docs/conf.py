@@ -22,6 +22,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "c_abi",
+    "cpp_api",
     "benchmark_results",
 ]
 

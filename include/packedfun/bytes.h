@@ -44,6 +44,7 @@ class Bytes : public detail::BytesHolder<kPFTypeSmallBytes, kPFTypeBytes> {
   }
 };
 
+/*! Bytes compare by content (lexicographically, as std::string_view does). */
 inline bool operator==(const Bytes& a, const Bytes& b) noexcept { return a.view() == b.view(); }
 inline bool operator!=(const Bytes& a, const Bytes& b) noexcept { return !(a == b); }
 inline bool operator<(const Bytes& a, const Bytes& b) noexcept { return a.view() < b.view(); }

@@ -32,6 +32,7 @@ constexpr DLDataType MakeDataType(DLDataTypeCode code, int bits, int lanes = 1) 
                     static_cast<uint16_t>(lanes)};
 }
 
+/*! The common data types, by name: kFloat32 is float32, kBFloat16 bfloat16, ... */
 inline constexpr DLDataType kBool = MakeDataType(kDLBool, 8);
 inline constexpr DLDataType kInt8 = MakeDataType(kDLInt, 8);
 inline constexpr DLDataType kInt16 = MakeDataType(kDLInt, 16);
@@ -73,6 +74,7 @@ constexpr int64_t DataTypeBytes(DLDataType dtype) noexcept {
 
 /* ---- devices --------------------------------------------------------------------------------- */
 
+/*! A device from its type and id; CPUDevice() and CUDADevice(id) are the common ones. */
 constexpr DLDevice MakeDevice(DLDeviceType type, int32_t id = 0) noexcept {
   return DLDevice{type, id};
 }

@@ -64,6 +64,7 @@ class String : public detail::BytesHolder<kPFTypeSmallStr, kPFTypeString> {
   }
 };
 
+/*! Strings compare by content, with each other and with C and std strings. */
 inline bool operator==(const String& a, const String& b) noexcept { return a.view() == b.view(); }
 inline bool operator!=(const String& a, const String& b) noexcept { return !(a == b); }
 inline bool operator<(const String& a, const String& b) noexcept { return a.view() < b.view(); }

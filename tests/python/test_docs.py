@@ -297,7 +297,8 @@ def test_site_builds_without_warnings(tmp_path):
     )
     assert proc.returncode == 0, f"sphinx-build failed:\n{proc.stdout[-3000:]}{proc.stderr[-8000:]}"
     index = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
-    for page in ("python-guide", "reference/c-abi", "reference/python-api", "performance"):
+    pages = ("python-guide", "reference/c-abi", "reference/cpp-api", "reference/python-api")
+    for page in (*pages, "performance"):
         assert f'href="{page}.html"' in index, f"{page} is not linked from the index"
 
 
@@ -354,3 +355,40 @@ def test_api_reference_covers_every_public_module():
     }
     missing = sorted(public - documented)
     assert not missing, f"add these modules to docs/reference/python-api.md: {missing}"
+
+
+def _cpp_api_extension():
+    if importlib.util.find_spec("sphinx") is None or not (DOCS / "_ext" / "cpp_api.py").is_file():
+        pytest.skip("the C++ API reference is built from a source checkout with Sphinx")
+    spec = importlib.util.spec_from_file_location("cpp_api", DOCS / "_ext" / "cpp_api.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("cpp_api", module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_public_cpp_declaration_has_a_comment():
+    # The same check as the site build's warning, quicker and with every name listed at once.
+    cpp_api = _cpp_api_extension()
+    found, missing = set(), []
+    for header in cpp_api.headers(ROOT / "include" / "packedfun"):
+        _, entries, undocumented = cpp_api.parse_header(header)
+        found |= {entry.name for entry in entries}
+        missing += [f"{header.name}:{line}: {name}" for line, name in undocumented]
+    assert not missing, "document these declarations (a comment above each):\n" + "\n".join(missing)
+    expected = {"Function", "Any", "GlobalDef", "ObjectDef", "Module", "TensorView", "Error"}
+    assert expected | {"PACKEDFUN_REGISTER_GLOBAL", "PACKEDFUN_CHECK"} <= found
+
+
+def test_cpp_api_parser_finds_an_undocumented_declaration(tmp_path):
+    cpp_api = _cpp_api_extension()
+    header = tmp_path / "thing.h"
+    header.write_text(
+        "// A header.\nnamespace packedfun {\n/*! Documented. */\nclass Good {\n int x;\n};\n\n"
+        "int Bad(int a);\nnamespace detail {\nint Hidden();\n}\n}  // namespace packedfun\n"
+        "#define PACKEDFUN_NAKED(x) x\n"
+    )
+    opening, entries, missing = cpp_api.parse_header(header)
+    assert opening == "A header."
+    assert [(e.name, e.doc) for e in entries][:2] == [("Good", "Documented."), ("Bad", "")]
+    assert [name for _, name in missing] == ["Bad", "PACKEDFUN_NAKED"]
