@@ -97,3 +97,20 @@ def test_reflected_class_signature_and_docs():
     assert str(inspect.signature(pair.sum)) == "(self, /, *args, **kwargs)"  # no names declared
     assert pair.sum.__doc__ == "a + b"
     assert "TestIntPair.__create__(a: int, b: int = 0)" in pair.__init__.__doc__
+
+
+def test_load_inline_functions_take_keywords_named_as_in_cpp(tmp_path):
+    source = """
+    int64_t scale(int64_t x, int64_t factor) { return x * factor; }
+    int64_t twice(int64_t) { return 2; }  // unnamed: positions only
+    """
+    mod = packedfun.cpp.load_inline(
+        "docs_kw", cpp_sources=source, functions=["scale", "twice"], build_directory=tmp_path
+    )
+    assert mod.scale(x=3, factor=4) == 12 and mod.scale(3, factor=5) == 15
+    import inspect
+
+    assert str(inspect.signature(mod.scale)) == "(x: 'int', factor: 'int') -> 'int'"
+    assert str(inspect.signature(mod.twice)) == "(arg0: 'int') -> 'int'"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'y'"):
+        mod.scale(3, y=1)
