@@ -241,14 +241,23 @@ def from_json(text: str | bytes) -> Any:
     TypeError
         For an object type that is not registered in this process or cannot be rebuilt.
     """
-    from ._pickle import _make_tensor
-
     try:
         doc = json.loads(text)
     except RecursionError:  # nesting deeper than the interpreter's recursion limit
         raise ValueError("from_json: the JSON text is nested too deeply") from None
     if not isinstance(doc, dict) or doc.get("packedfun_json") != _FORMAT:
         raise ValueError("from_json: not a packedfun JSON document of format 1")
+    try:
+        return _from_document(doc)
+    except (OverflowError, BufferError) as exc:
+        # A value out of its range (a Shape dimension, a device id, an element past uint64) or a
+        # tensor dtype no buffer can hold: the document is malformed, and says so as documented.
+        raise ValueError(f"from_json: {exc}") from exc
+
+
+def _from_document(doc: dict) -> Any:
+    from ._pickle import _make_tensor
+
     nodes = doc.get("nodes", [])
     if not isinstance(nodes, list):
         raise _malformed("'nodes' (a list expected)", nodes)

@@ -50,3 +50,22 @@ def test_a_well_formed_graph_still_loads():
     assert _load(*GOOD) == [[]]
     value = pf.convert({"a": [1, 2], "b": {"c": "d"}})
     assert pf.structural_equal(pickle.loads(pickle.dumps(value)), value)
+
+
+def _doc(nodes, root=None):
+    import json
+
+    return json.dumps({"packedfun_json": 1, "root": root or {"ref": 0}, "nodes": nodes})
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        _doc([{"type": "Shape", "dims": [2**64]}]),  # was OverflowError
+        _doc([{"type": "Array", "items": [2**70]}]),  # was OverflowError
+        _doc([], {"device": [2, 2**40]}),  # was OverflowError
+    ],
+)
+def test_from_json_out_of_range_values_raise_value_error(doc):
+    with pytest.raises(ValueError, match="^from_json: "):
+        pf.from_json(doc)
