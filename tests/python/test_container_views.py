@@ -230,20 +230,39 @@ def test_results_and_messages(m):
     assert m.fsum([1, 2.5, True]) == 4.5
     assert list(m.vecho([3, 1, 2])) == [3, 1, 2]
     assert m.i32sum(list(range(200))) == 19900 and m.u8sum([255, 1]) == 256
-    with pytest.raises(OverflowError, match=r"u8sum: argument 0\[1\]"):
+    with pytest.raises(
+        OverflowError,
+        match=r"^u8sum\(v: list\[int\]\) -> int: argument 'v'\[1\]: value 256 does not fit in "
+        r"uint8",
+    ):
         m.u8sum([255, 256])
     assert m.msum({f"key{i}": float(i) for i in range(100)}) == 4950.0
     assert m.usum({"ab": 1, "c": 2}) == 6
     assert m.mjoin({"b": "long value string", "a": "x"}) == "a=x;b=long value string;"
-    with pytest.raises(TypeError, match=r"^vsum: argument 0\[1\]: expected int, got str"):
+    with pytest.raises(
+        TypeError, match=r"^vsum\(v: list\[int\]\) -> int: argument 'v'\[1\]: expected int, got str"
+    ):
         m.vsum([1, "x"])
-    with pytest.raises(OverflowError, match=r"^vsum: argument 0\[1\]: int too large for uint64"):
+    with pytest.raises(
+        OverflowError,
+        match=r"^vsum\(v: list\[int\]\) -> int: argument 'v'\[1\]: int too large for uint64",
+    ):
         m.vsum([1, 2**70])
-    with pytest.raises(TypeError, match=r"^msum: argument 0\['a'\]: expected float, got str"):
+    with pytest.raises(
+        TypeError,
+        match=r"^msum\(d: dict\[str, float\]\) -> float: argument 'd'\['a'\]: expected float, "
+        r"got str",
+    ):
         m.msum({"a": "x"})
-    with pytest.raises(TypeError, match=r"^usum: argument 0\[1\] key: expected str, got int"):
+    with pytest.raises(
+        TypeError,
+        match=r"^usum\(d: dict\[str, int\]\) -> int: argument 'd'\[1\] key: expected str, got int",
+    ):
         m.usum({1: 2})
-    with pytest.raises(TypeError, match=r"^mjoin: argument 0: expected dict\[str, str\]"):
+    with pytest.raises(
+        TypeError,
+        match=r"^mjoin\(d: dict\[str, str\]\) -> str: argument 'd': expected dict\[str, str\]",
+    ):
         m.mjoin([1])
 
 
