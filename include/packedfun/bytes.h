@@ -26,7 +26,8 @@ class Bytes : public detail::BytesHolder<kPFTypeSmallBytes, kPFTypeBytes> {
   explicit Bytes(const std::string& s) : Base(s.data(), s.size(), &PFBytesCreate) {}
   explicit Bytes(std::string_view s) : Base(s.data(), s.size(), &PFBytesCreate) {}
   /*! A typed Function parameter borrowing the caller's bytes (as String does, see string.h). */
-  Bytes(detail::BorrowArgument tag, const PFByteArray* view) : Base(tag, view) {}
+  Bytes(detail::BorrowArgument tag, const PFByteArray* view, bool nul_terminated = false)
+      : Base(tag, view, nul_terminated) {}
 
   /*! Bytes from a borrowed value of any bytes kind (BytesView, SmallBytes, Bytes); nullopt for
    *  other kinds. Views are copied; the small form and objects are shared. */
@@ -58,7 +59,8 @@ struct TypeTraits<Bytes> {
   static bool ArgCheck(const PFAny* v) noexcept { return detail::AnyIsBytes(*v); }
   static Bytes ArgGet(const PFAny* v) {
     if (v->type_index == kPFTypeBytesView) {
-      return Bytes(detail::BorrowArgument{}, static_cast<const PFByteArray*>(v->v_ptr));
+      return Bytes(detail::BorrowArgument{}, static_cast<const PFByteArray*>(v->v_ptr),
+                   v->zero_padding == PACKEDFUN_VIEW_NUL_TERMINATED);
     }
     return *Bytes::TryFrom(*v);
   }

@@ -135,7 +135,8 @@ typedef struct PFAny {
   union {
     uint32_t small_len;    /*!< byte count, for kPFTypeSmallStr / kPFTypeSmallBytes */
     uint32_t zero_padding; /*!< zero for every other type, except PACKEDFUN_DLTENSOR_ARG_TAG on a
-                                promotable kPFTypeDLTensorPtr (ABI 1.2, see PFDLTensorArg) */
+                                promotable kPFTypeDLTensorPtr (ABI 1.2, see PFDLTensorArg) and
+                                PACKEDFUN_VIEW_NUL_TERMINATED on a StrView/BytesView (ABI 1.5) */
   };
   union {
     int64_t v_int64;        /*!< kPFTypeInt, kPFTypeBool */
@@ -668,6 +669,16 @@ PACKEDFUN_API int PFListPop(PFObject* list, int64_t index, PFAny* out);
 
 /*! Removes every element of `list`, releasing them. */
 PACKEDFUN_API int PFListClear(PFObject* list);
+
+/* Added in ABI 1.5: NUL-terminated views (appended; nothing above changed). A caller passing a
+ * kPFTypeStrView or kPFTypeBytesView whose bytes are followed by a NUL (data[size] == 0, as in a
+ * Python str's UTF-8 buffer, a bytes object or a std::string) may say so by setting the PFAny's
+ * zero_padding to PACKEDFUN_VIEW_NUL_TERMINATED; a callee may then use `data` as a C string for
+ * the duration of the call without copying it. Any other zero_padding promises nothing (a callee
+ * that needs a C string copies), so libraries and callers older than 1.5 keep working. */
+
+/*! The zero_padding value marking a kPFTypeStrView / kPFTypeBytesView whose data[size] is NUL. */
+#define PACKEDFUN_VIEW_NUL_TERMINATED 0x50464e54u
 
 /* ------------------------------------------------------------------------------------------------
  * Maps (kPFTypeMap and kPFTypeDict)

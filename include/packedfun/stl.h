@@ -1,5 +1,6 @@
-// The standard-library bridge: std::vector, array, map, unordered_map, string_view, function (and
-// std::tuple/pair/variant via tuple.h/variant.h). Opt-in: include it where a signature needs it.
+// The standard-library bridge: std::vector, array, map, unordered_map, function (and
+// std::tuple/pair/variant via tuple.h/variant.h; std::string_view is in string.h). Opt-in:
+// include it where a signature needs it.
 #ifndef PACKEDFUN_STL_H_
 #define PACKEDFUN_STL_H_
 
@@ -271,26 +272,6 @@ struct TypeTraits<
     std::unordered_map<K, V, H, Eq, Alloc>,
     std::enable_if_t<detail::HasTypeTraits<K>::value && detail::HasTypeTraits<V>::value>>
     : detail::MapTraitsBase<std::unordered_map<K, V, H, Eq, Alloc>, K, V> {};
-
-/*! std::string_view: a str, borrowed from the caller for the duration of the call only (as a
- *  parameter); returned as an owned str. */
-template <>
-struct TypeTraits<std::string_view> {
-  static void ToView(const std::string_view& v, PFAny* out, PFByteArray* scratch) {
-    *scratch = PFByteArray{v.data(), v.size()};
-    detail::SetPod(out, kPFTypeStrView);
-    out->v_ptr = scratch;
-  }
-  static void ToOwned(std::string_view v, PFAny* out) {
-    detail::MakeOwnedString(v.data(), v.size(), out);
-  }
-  static std::optional<std::string_view> TryFrom(const PFAny* v) noexcept {
-    if (!detail::AnyIsStr(*v)) return std::nullopt;
-    PFByteArray bytes = detail::AnyBytes(*v);
-    return std::string_view(bytes.data, bytes.size);
-  }
-  static std::string TypeName() { return "str"; }
-};
 
 /*! std::function<R(A...)>: any Function or Python callable (checked on call, as TypedFunction);
  *  returned as a Function. */

@@ -23,13 +23,19 @@ namespace packedfun {
  * the caller's bytes, which stay valid for the whole call, so `int64_t f(const String& s)` never
  * allocates. It behaves as any String with these guarantees:
  *   - size(), view(), str(), comparisons read the caller's bytes in place;
- *   - data()/c_str() make one owned copy on first use (they must return NUL-terminated bytes,
- *     which a view does not promise); concurrent first uses from several threads are safe;
+ *   - data()/c_str() return the caller's bytes, no copy, when the caller promised they end in a
+ *     NUL (PACKEDFUN_VIEW_NUL_TERMINATED: both Python backends do for str and bytes, C++ callers
+ *     for std::string); otherwise they make one owned copy on first use (they must return
+ *     NUL-terminated bytes, which a plain view does not promise); concurrent first uses from
+ *     several threads are safe;
  *   - copying, moving or assigning it (storing it in a member, a container, an Any, returning
  *     it) makes an owned String, so nothing that outlives the call can point at the caller's
  *     bytes. The parameter object itself dies with the call.
  * is_borrowed() tells the form; raw() of a borrowed String is a view valid during the call.
  * Only typed-Function parameters borrow: String::TryFrom, Any::cast and AnyView::as copy views.
+ * A `std::string_view` parameter is the plain form of the same borrow: it points at the caller's
+ * bytes (or at the argument itself for short strings) and is valid only during the call; keep a
+ * String or std::string to store it.
  */
 class String : public detail::BytesHolder<kPFTypeSmallStr, kPFTypeString> {
   using Base = detail::BytesHolder<kPFTypeSmallStr, kPFTypeString>;
@@ -42,7 +48,8 @@ class String : public detail::BytesHolder<kPFTypeSmallStr, kPFTypeString> {
   explicit String(std::string_view s) : Base(s.data(), s.size(), &PFStringCreate) {}
 
   /*! A typed Function parameter borrowing the caller's string (see "Borrowed parameters"). */
-  String(detail::BorrowArgument tag, const PFByteArray* view) : Base(tag, view) {}
+  String(detail::BorrowArgument tag, const PFByteArray* view, bool nul_terminated = false)
+      : Base(tag, view, nul_terminated) {}
 
   /*! The bytes, NUL-terminated (a borrowed parameter copies them on first use: may throw). */
   const char* c_str() const { return data(); }
@@ -102,7 +109,8 @@ struct TypeTraits<String> {
   static bool ArgCheck(const PFAny* v) noexcept { return detail::AnyIsStr(*v); }
   static String ArgGet(const PFAny* v) {
     if (v->type_index == kPFTypeStrView) {
-      return String(detail::BorrowArgument{}, static_cast<const PFByteArray*>(v->v_ptr));
+      return String(detail::BorrowArgument{}, static_cast<const PFByteArray*>(v->v_ptr),
+                    v->zero_padding == PACKEDFUN_VIEW_NUL_TERMINATED);
     }
     return *String::TryFrom(*v);
   }
@@ -114,6 +122,7 @@ struct TypeTraits<std::string> {
   static void ToView(const std::string& v, PFAny* out, PFByteArray* scratch) {
     *scratch = PFByteArray{v.data(), v.size()};
     detail::SetPod(out, kPFTypeStrView);
+    out->zero_padding = PACKEDFUN_VIEW_NUL_TERMINATED;  // std::string's data()[size()] is NUL
     out->v_ptr = scratch;
   }
   static void ToOwned(const std::string& v, PFAny* out) {
@@ -123,6 +132,27 @@ struct TypeTraits<std::string> {
     if (!detail::AnyIsStr(*v)) return std::nullopt;
     PFByteArray bytes = detail::AnyBytes(*v);
     return std::string(bytes.data, bytes.size);
+  }
+  static std::string TypeName() { return "str"; }
+};
+
+/*! std::string_view: a str, borrowed from the caller for the duration of the call only (as a
+ *  parameter: no copy, strings of every form accepted, as for String); returned as an owned str.
+ *  Taken out of an Any it views that Any's bytes: keep the Any alive, or use String. */
+template <>
+struct TypeTraits<std::string_view> {
+  static void ToView(const std::string_view& v, PFAny* out, PFByteArray* scratch) {
+    *scratch = PFByteArray{v.data(), v.size()};
+    detail::SetPod(out, kPFTypeStrView);
+    out->v_ptr = scratch;
+  }
+  static void ToOwned(std::string_view v, PFAny* out) {
+    detail::MakeOwnedString(v.data(), v.size(), out);
+  }
+  static std::optional<std::string_view> TryFrom(const PFAny* v) noexcept {
+    if (!detail::AnyIsStr(*v)) return std::nullopt;
+    PFByteArray bytes = detail::AnyBytes(*v);
+    return std::string_view(bytes.data, bytes.size);
   }
   static std::string TypeName() { return "str"; }
 };

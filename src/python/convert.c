@@ -139,14 +139,15 @@ static int arg_from_void_p(PyObject* o, PFAny* out) {
 
 static int arg_from_bytes_like(PyObject* o, PFPyArgs* pack, PFAny* out, Py_ssize_t slot) {
   PFByteArray* view = &pack->views[slot];
-  if (PyBytes_Check(o)) {
+  if (PyBytes_Check(o)) { /* a bytes object's buffer always ends in a NUL */
     view->data = PyBytes_AS_STRING(o);
     view->size = (size_t)PyBytes_GET_SIZE(o);
+    PFPY_SET_NUL_VIEW(out, kPFTypeBytesView, view);
   } else {
     view->data = PyByteArray_AS_STRING(o);
     view->size = (size_t)PyByteArray_GET_SIZE(o);
+    PFPY_SET_POD(out, kPFTypeBytesView, v_ptr, view);
   }
-  PFPY_SET_POD(out, kPFTypeBytesView, v_ptr, view);
   return 0;
 }
 
@@ -202,7 +203,7 @@ int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject*
       add_arg_note(fname, pos);
       return -1;
     }
-    PFPY_SET_POD(out, kPFTypeStrView, v_ptr, view);
+    PFPY_SET_NUL_VIEW(out, kPFTypeStrView, view); /* PyUnicode_AsUTF8AndSize ends in a NUL */
     return 0;
   }
   if (PyBool_Check(o)) {

@@ -127,6 +127,15 @@ const char* pfpy_int_range_message(int rc);
     (any)->field = (value);                     \
   } while (0)
 
+/*! Stores a StrView/BytesView over `view` whose bytes the caller knows to end in a NUL (a str's
+ *  UTF-8 or ASCII buffer, a bytes object's): a callee's c_str() then needs no copy. */
+#define PFPY_SET_NUL_VIEW(any, tindex, view)                 \
+  do {                                                       \
+    (any)->type_index = (tindex);                            \
+    (any)->zero_padding = PACKEDFUN_VIEW_NUL_TERMINATED;     \
+    (any)->v_ptr = (view);                                   \
+  } while (0)
+
 /*! Reads an exact int of at most one internal digit (|value| < 2**30: nearly every int passed)
  *  straight from the object, sparing the call into PyLong_AsLongLongAndOverflow. 1 when it did. */
 /*! A packedfun object argument (a PFPyObject or subtype, borrowed): its handle travels borrowed,
@@ -187,7 +196,7 @@ static inline int pfpy_arg_from_py(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, 
     PFByteArray* view = &pack->views[pos < 0 ? 0 : pos];
     view->data = (const char*)PyUnicode_DATA(o);
     view->size = (size_t)PyUnicode_GET_LENGTH(o);
-    PFPY_SET_POD(out, kPFTypeStrView, v_ptr, view);
+    PFPY_SET_NUL_VIEW(out, kPFTypeStrView, view);
     return 0;
   }
   return pfpy_arg_from_py_slow(o, pack, pos, fname);

@@ -239,7 +239,7 @@ static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* ou
   } else if (t == &PyUnicode_Type && PyUnicode_IS_COMPACT_ASCII(o)) { /* ASCII is UTF-8 as is */
     view->data = (const char*)PyUnicode_DATA(o);
     view->size = (size_t)PyUnicode_GET_LENGTH(o);
-    PFPY_SET_POD(out, kPFTypeStrView, v_ptr, view);
+    PFPY_SET_NUL_VIEW(out, kPFTypeStrView, view);
   } else if (o == Py_None) {
     PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
   } else if (t == &PyBool_Type) {

@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <packedfun/packedfun.h>
 
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -164,6 +166,96 @@ TEST(String, BorrowedParameterCopiesWhenItEscapes) {
   }
   EXPECT_EQ(stored.type_index(), kPFTypeString);
   EXPECT_EQ(stored.cast<String>(), "a string longer than seven bytes");
+}
+
+// The same, from a caller that promises the bytes end in a NUL (a Python str, a std::string).
+Any CallWithNulView(const packedfun::Function& f, const std::string& text) {
+  PFByteArray bytes{text.data(), text.size()};
+  PFAny arg{};
+  arg.type_index = kPFTypeStrView;
+  arg.zero_padding = PACKEDFUN_VIEW_NUL_TERMINATED;
+  arg.v_ptr = &bytes;
+  return f.CallPacked(packedfun::PackedArgs(&arg, 1));
+}
+
+TEST(String, NulTerminatedParameterGivesTheCallersBytesToCStr) {
+  std::string text = "a string longer than seven bytes";
+  std::vector<String> kept;
+  auto f = packedfun::Function::FromTyped([&](const String& s) {
+    EXPECT_TRUE(s.is_borrowed());
+    EXPECT_EQ(s.c_str(), text.data());  // no copy: the caller promised the NUL
+    EXPECT_EQ(s.data(), text.data());
+    EXPECT_EQ(s.view().data(), text.data());
+    EXPECT_EQ(s.raw().zero_padding, PACKEDFUN_VIEW_NUL_TERMINATED);  // passed on as promised
+    kept.push_back(s);  // still copied when it escapes
+    EXPECT_NE(kept.back().c_str(), text.data());
+    return s;
+  });
+  Any result = CallWithNulView(f, text);
+  text.assign(text.size(), 'X');
+  EXPECT_EQ(result.cast<String>(), "a string longer than seven bytes");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_FALSE(kept[0].is_borrowed());
+  EXPECT_EQ(kept[0], "a string longer than seven bytes");
+}
+
+TEST(String, NulTerminatedBytesParameterGivesTheCallersBytes) {
+  std::string text("raw\0bytes, more than seven", 26);
+  PFByteArray bytes{text.data(), text.size()};
+  PFAny arg{};
+  arg.type_index = kPFTypeBytesView;
+  arg.zero_padding = PACKEDFUN_VIEW_NUL_TERMINATED;
+  arg.v_ptr = &bytes;
+  auto f = packedfun::Function::FromTyped([&](packedfun::Bytes b) {
+    EXPECT_EQ(b.size(), 26u);
+    return b.data() == text.data();
+  });
+  EXPECT_TRUE(f.CallPacked(packedfun::PackedArgs(&arg, 1)).cast<bool>());
+  arg.zero_padding = 0;  // no promise (an older caller): copied
+  EXPECT_FALSE(f.CallPacked(packedfun::PackedArgs(&arg, 1)).cast<bool>());
+}
+
+TEST(String, StdStringArgumentsPromiseTheirNul) {
+  // A C++ caller passing std::string marks the view; the callee's c_str() is the caller's.
+  std::string text(30, 's');
+  const char* seen = nullptr;
+  auto f = packedfun::Function::FromTyped([&](const String& s) {
+    seen = s.c_str();
+    return static_cast<int64_t>(std::strlen(s.c_str()));
+  });
+  EXPECT_EQ(f(text).cast<int64_t>(), 30);
+  EXPECT_EQ(seen, text.data());
+  // A std::string_view promises nothing (its bytes may run on): the callee copies.
+  std::string longer = text + "tail";
+  EXPECT_EQ(f(std::string_view(longer).substr(0, 30)).cast<int64_t>(), 30);
+  EXPECT_NE(seen, longer.data());
+}
+
+TEST(String, StringViewParameter) {
+  // In the umbrella header (no stl.h): borrowed, no copy, errors as for String.
+  std::string text = "a view of the caller's bytes";
+  const char* seen = nullptr;
+  auto f = packedfun::Function::FromTyped(
+      [&](std::string_view s) {
+        seen = s.data();
+        return s.substr(2);
+      },
+      "t.view");
+  EXPECT_EQ(CallWithView(f, text).cast<std::string>(), "view of the caller's bytes");
+  EXPECT_EQ(seen, text.data());
+  EXPECT_EQ(CallWithView(f, "short").cast<std::string>(), "ort");  // inline small form
+  EXPECT_EQ(f(String("an owned String object")).cast<std::string>(), " owned String object");
+  auto g = packedfun::Function::FromTyped([](int64_t, const std::string_view& s) { return s; },
+                                          "t.g");
+  try {
+    g(1, 2);
+    FAIL() << "expected a TypeError";
+  } catch (const packedfun::Error& e) {
+    EXPECT_EQ(e.kind(), "TypeError");
+    EXPECT_NE(std::string(e.what()).find("t.g: argument 1: expected str, got int"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(String, BorrowedParameterErrorsStillNameTheArgument) {

@@ -31,7 +31,7 @@ pytestmark = [
 
 # Entry points, and the flags, tags and policies a library or binding may set or test.
 _ENTRY = re.compile(r"PACKEDFUN_API\s+[^;(]*?\b(PF\w+)\s*\(")
-_FLAG = re.compile(r"#define\s+((?:PACKEDFUN_(?:FIELD|METHOD|FUNCTION|DLTENSOR)_|kPFGIL)\w+)")
+_FLAG = re.compile(r"#define\s+((?:PACKEDFUN_(?:FIELD|METHOD|FUNCTION|DLTENSOR|VIEW)_|kPFGIL)\w+)")
 _NAME = re.compile(r"^(?:PF|PACKEDFUN_|kPF)\w+$")
 
 

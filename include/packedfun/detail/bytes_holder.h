@@ -25,11 +25,13 @@ struct BorrowArgument {};
  *
  * A third, borrowed form exists only for typed Function parameters (string.h tells the rules):
  * kind kView (StrView / BytesView) pointing at the caller's PFByteArray, valid for the call.
- * size()/view() read the caller's bytes in place; data() (which must be NUL-terminated) makes
- * an owned copy once, on first use, published atomically so that concurrent readers of one
- * parameter are safe; copying, moving or assigning a borrowed holder makes an owned one.
+ * size()/view() read the caller's bytes in place; data() (which must be NUL-terminated) returns
+ * the caller's bytes when the caller said they are NUL-terminated (PACKEDFUN_VIEW_NUL_TERMINATED),
+ * else makes an owned copy once, on first use, published atomically so that concurrent readers of
+ * one parameter are safe; copying, moving or assigning a borrowed holder makes an owned one.
  * In the borrowed form `small_len` is the state: 0 borrowed, 1 copy in progress, 2 copied
- * (then v_ptr points at the `bytes` of an object this holder owns).
+ * (then v_ptr points at the `bytes` of an object this holder owns), or, fixed for the call,
+ * PACKEDFUN_VIEW_NUL_TERMINATED (the caller's bytes end in a NUL; raw() passes the promise on).
  */
 template <int32_t kSmall, int32_t kObject>
 class BytesHolder {
@@ -38,6 +40,7 @@ class BytesHolder {
   const char* data() const {
     if (data_.type_index == kSmall) return data_.v_bytes;
     if (data_.type_index == kObject) return ObjectBytes(data_)->data;
+    if (LoadState() == kNulTerminated) return LoadView()->data;  // the caller's C string
     return BorrowedData();
   }
   size_t size() const noexcept {
@@ -72,13 +75,15 @@ class BytesHolder {
  protected:
   using Create = int (*)(const PFByteArray*, PFAny*);
   static constexpr int32_t kView = kSmall == kPFTypeSmallStr ? kPFTypeStrView : kPFTypeBytesView;
+  static constexpr uint32_t kNulTerminated = PACKEDFUN_VIEW_NUL_TERMINATED;
 
   BytesHolder() noexcept : data_(EmptyValue()) {}
   BytesHolder(const char* bytes, size_t size, Create /*kCreate*/) {
     Init(PFByteArray{bytes, size});
   }
-  /*! Borrows `*view` (a kView PFByteArray valid for the call); short ones are copied inline. */
-  BytesHolder(BorrowArgument, const PFByteArray* view) {
+  /*! Borrows `*view` (a kView PFByteArray valid for the call); short ones are copied inline.
+   *  `nul_terminated`: the caller promised view->data[view->size] == 0 (data() then no copy). */
+  BytesHolder(BorrowArgument, const PFByteArray* view, bool nul_terminated = false) {
     if (view->size < sizeof(data_.v_bytes)) {
       data_ = EmptyValue();
       data_.small_len = static_cast<uint32_t>(view->size);
@@ -86,7 +91,7 @@ class BytesHolder {
       return;
     }
     data_.type_index = kView;
-    data_.small_len = 0;
+    data_.small_len = nul_terminated ? kNulTerminated : 0u;
     data_.v_ptr = const_cast<PFByteArray*>(view);
   }
   BytesHolder(const BytesHolder& other) : data_(other.data_) {
@@ -204,7 +209,7 @@ class BytesHolder {
         __atomic_store_n(&data_.small_len, 2u, __ATOMIC_RELEASE);
         return owned->data;
       }
-      if (state == 2) return LoadView()->data;
+      if (state == 2 || state == kNulTerminated) return LoadView()->data;
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif

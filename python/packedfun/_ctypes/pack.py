@@ -72,7 +72,7 @@ def _pack_general(func, args: tuple, temps: list) -> bytes:
                     data = value.encode("utf-8")
                 except UnicodeEncodeError:
                     data = _Packer(func, pos, temps).encode(value)  # raises, naming the argument
-                append(_pack_ptr(abi.kPFTypeStrView, 0, view_address(data, temps)))
+                append(_pack_ptr(abi.kPFTypeStrView, _NUL, view_address(data, temps)))
             elif value is None:
                 append(_NONE)
             elif kind is Function:
@@ -141,6 +141,9 @@ def _bytes_data_offset():
 
 
 _BYTES_OFFSET = _bytes_data_offset()
+# Every view below is over a bytes object, whose buffer ends in a NUL: the callee may use it as a
+# C string without a copy (PACKEDFUN_VIEW_NUL_TERMINATED, ABI 1.5).
+_NUL = abi.PACKEDFUN_VIEW_NUL_TERMINATED
 _pack_byte_array = struct.Struct("=QQ").pack
 
 
@@ -266,7 +269,7 @@ class _Packer:
             raise
 
     def pack_view(self, tindex: int, data: bytes) -> bytes:
-        return _pack_ptr(tindex, 0, view_address(data, self.temps))
+        return _pack_ptr(tindex, _NUL, view_address(data, self.temps))
 
     def keep(self, obj: Object) -> bytes:
         self.temps.append(obj)
