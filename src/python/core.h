@@ -129,11 +129,11 @@ const char* pfpy_int_range_message(int rc);
 
 /*! Stores a StrView/BytesView over `view` whose bytes the caller knows to end in a NUL (a str's
  *  UTF-8 or ASCII buffer, a bytes object's): a callee's c_str() then needs no copy. */
-#define PFPY_SET_NUL_VIEW(any, tindex, view)                 \
-  do {                                                       \
-    (any)->type_index = (tindex);                            \
-    (any)->zero_padding = PACKEDFUN_VIEW_NUL_TERMINATED;     \
-    (any)->v_ptr = (view);                                   \
+#define PFPY_SET_NUL_VIEW(any, tindex, view)             \
+  do {                                                   \
+    (any)->type_index = (tindex);                        \
+    (any)->zero_padding = PACKEDFUN_VIEW_NUL_TERMINATED; \
+    (any)->v_ptr = (view);                               \
   } while (0)
 
 /*! Reads an exact int of at most one internal digit (|value| < 2**30: nearly every int passed)

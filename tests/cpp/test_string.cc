@@ -187,7 +187,7 @@ TEST(String, NulTerminatedParameterGivesTheCallersBytesToCStr) {
     EXPECT_EQ(s.data(), text.data());
     EXPECT_EQ(s.view().data(), text.data());
     EXPECT_EQ(s.raw().zero_padding, PACKEDFUN_VIEW_NUL_TERMINATED);  // passed on as promised
-    kept.push_back(s);  // still copied when it escapes
+    kept.push_back(s);                                               // still copied when it escapes
     EXPECT_NE(kept.back().c_str(), text.data());
     return s;
   });
@@ -245,8 +245,8 @@ TEST(String, StringViewParameter) {
   EXPECT_EQ(seen, text.data());
   EXPECT_EQ(CallWithView(f, "short").cast<std::string>(), "ort");  // inline small form
   EXPECT_EQ(f(String("an owned String object")).cast<std::string>(), " owned String object");
-  auto g = packedfun::Function::FromTyped([](int64_t, const std::string_view& s) { return s; },
-                                          "t.g");
+  auto g =
+      packedfun::Function::FromTyped([](int64_t, const std::string_view& s) { return s; }, "t.g");
   try {
     g(1, 2);
     FAIL() << "expected a TypeError";
