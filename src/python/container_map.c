@@ -255,9 +255,21 @@ static PyObject* map_repr(PyObject* self) {
  * pairs, may be NULL) then the keywords, as dict(src, **kwds) takes them. New ref, or NULL. */
 static PyObject* map_source(PyObject* src, PyObject* kwds) {
   PyObject* d = PyDict_New();
-  if (d != NULL && src != NULL && PyDict_Merge(d, src, 1) != 0) {
-    PyErr_Clear(); /* not a mapping: an iterable of pairs */
-    if (PyDict_MergeFromSeq2(d, src, 1) != 0) Py_CLEAR(d);
+  if (d != NULL && src != NULL) {
+    /* A mapping is what has keys(), as for dict(src); only anything else is read as pairs, so an
+     * error raised while merging a mapping (one changed by its own keys' __hash__) stays its own.
+     */
+    int mapping = PyDict_Check(src);
+    if (!mapping) {
+      PyObject* keys = PyObject_GetAttrString(src, "keys");
+      mapping = keys != NULL;
+      Py_XDECREF(keys);
+      if (!mapping && PyErr_ExceptionMatches(PyExc_AttributeError)) PyErr_Clear();
+    }
+    if (PyErr_Occurred() ||
+        (mapping ? PyDict_Merge(d, src, 1) : PyDict_MergeFromSeq2(d, src, 1)) != 0) {
+      Py_CLEAR(d);
+    }
   }
   if (d != NULL && kwds != NULL && PyDict_Merge(d, kwds, 1) != 0) Py_CLEAR(d);
   return d;

@@ -152,6 +152,34 @@ def test_a_key_whose_eq_or_hash_changes_the_dict_is_no_crash():
         assert len(out) == 3
 
 
+class ClearingKey:
+    """Keys that collide, whose comparison empties the dict being copied."""
+
+    def __init__(self):
+        self.owner = None
+
+    def __hash__(self):
+        return 11
+
+    def __eq__(self, other):
+        if self.owner is not None:
+            self.owner.clear()
+        return self is other
+
+
+@pytest.mark.parametrize("ctor", [pf.Map, pf.Dict])
+def test_a_constructor_copying_a_dict_changed_by_its_keys_raises_runtime_error(ctor):
+    """The dict's own error, as dict(d) raises it: the copy never retries the dict as pairs."""
+    first, second = ClearingKey(), ClearingKey()
+    d = {"gone": 0, first: 1, second: 2, "c": 3}
+    del d["gone"]  # a deleted slot: dict's copy then inserts entry by entry, comparing the keys
+    first.owner = second.owner = d
+    with pytest.raises(RuntimeError, match="changed size|mutated"):
+        ctor(d)
+    with pytest.raises(TypeError, match="cannot convert dictionary update sequence element"):
+        ctor([1, 2])  # not a mapping: read as pairs, as dict([1, 2]) is
+
+
 class Shadow(list):
     """A list subclass whose methods disagree with its storage."""
 

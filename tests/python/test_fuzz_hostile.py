@@ -128,6 +128,12 @@ def test_self_mutating_containers_convert_or_raise(recipe, build):
     fuzzing.count("self-mutating")
     value = _build(recipe)
     n = len(value)
+    if build == "echo" and isinstance(value, dict):
+        # A function argument keeps dict keys by content (no key refusal: typed C++ parameters may
+        # read them by content), so every hostile key, converted through __index__, is the key 7:
+        # they share one entry, as equal keys do in a dict.
+        hostile_keys = sum(isinstance(k, Hostile) for k in value)
+        n -= max(hostile_keys - 1, 0)
     f = {
         "convert": pf.convert,
         "echo": pf.testing.echo,
