@@ -71,12 +71,13 @@ def work():
         print("raised", type(exc).__name__, str(exc)[:300], flush=True)
 
 
-# 512 KiB proves the runtime never recurses natively (the runtime is the same under both backends).
-# The ctypes backend's own Python code recurses up to the recursion limit before RecursionError, and
-# each level passes through C slot calls: a few hundred bytes of C stack per level, too close to
-# 512 KiB to be reliable (a 3.13 run crashed there), so its thread gets 4 MiB.
-ctypes_backend = os.environ.get("PACKEDFUN_BACKEND") == "ctypes"
-threading.stack_size((4096 if ctypes_backend else 512) * 1024)
+# 512 KiB proves the runtime never recurses natively where it walks a value itself (freeing,
+# JSON, pickling). hash, == and repr, and everything the ctypes backend does in Python, recurse
+# through CPython's own recursion guard, which assumes a thread stack of the usual size: CPython
+# itself segfaults hashing a 20,000-deep tuple in a 512 KiB thread (3.11 and 3.13; 3.13 needs over
+# 1 MiB), so those run on 4 MiB and must end in RecursionError or a result, never a crash.
+python_level = OP in ("hash", "eq", "repr") or os.environ.get("PACKEDFUN_BACKEND") == "ctypes"
+threading.stack_size((4096 if python_level else 512) * 1024)
 thread = threading.Thread(target=work)
 thread.start()
 thread.join()
