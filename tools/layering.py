@@ -1,4 +1,4 @@
-# Measures the Python package's layering: its import graph, circles, function-level imports, and the messages written in two languages.
+# Measures the Python package's layering: import circles, hidden imports, messages written twice.
 """Static measures of how ``python/packedfun`` is layered.
 
 Run ``python tools/layering.py`` for the figures; ``tests/python/test_layering.py`` asserts them.
@@ -8,10 +8,10 @@ every ``python/packedfun/**.py`` file (at any depth: a function-level import is 
 plus the compiled binding ``packedfun._core``, whose edges are the ``PyImport_ImportModule("...")``
 calls in ``src/python/*.c``. A circle is a strongly connected component of more than one module.
 
-Messages in two languages: a string literal (documentation left out) of the compiled binding (``src/python/*.c``) and one
-of the ctypes binding (``python/packedfun/_ctypes/*.py``, f-strings with their fields blanked) that
-share a run of words (at least five words, or a whole literal of at least three) are one message
-written twice.
+Messages in two languages: a string literal (documentation left out) of the compiled binding
+(``src/python/*.c``) and one of the ctypes binding (``python/packedfun/_ctypes/*.py``, f-strings
+with their fields blanked) that share a run of words (at least five words, or a whole literal of at
+least three) are one message written twice.
 """
 
 from __future__ import annotations
@@ -29,14 +29,17 @@ CORE = "packedfun._core"
 #: Function-level imports of the package's own modules that are allowed: each a documented lazy
 #: load (module, imported module) with the reason. Keep this list short and every reason true.
 LAZY_IMPORTS: dict[tuple[str, str], str] = {
-    # The C++ JIT pulls in the compiler driver, hashing and the build cache: only load_inline needs it.
+    # The C++ JIT pulls in the compiler driver, hashing, the build cache: only load_inline needs it.
     ("packedfun.module", "packedfun.cpp._cache"): "C++ JIT build cache, loaded by load_inline only",
     ("packedfun.cpp", "packedfun"): "cpp sits above the package; load_inline reaches it lazily",
     # pyelftools is an optional dependency, loaded when a native backtrace is first symbolized.
-    ("packedfun.error", "packedfun._native_frames"): "symbolizer (pyelftools), first backtrace only",
+    (
+        "packedfun.error",
+        "packedfun._native_frames",
+    ): "symbolizer (pyelftools), first backtrace only",
     # stubgen is a command-line tool run against an installed package.
     ("packedfun.stubgen", "packedfun._backend"): "stubgen is a tool: it imports on demand",
-    ("packedfun.stubgen", "packedfun._signature"): "stubgen is a tool: it imports on demand",
+    ("packedfun.stubgen", "packedfun._rules.signature"): "stubgen is a tool: it imports on demand",
     ("packedfun.stubgen", "packedfun.registry"): "stubgen is a tool: it imports on demand",
     ("packedfun.stubgen", "packedfun.module"): "stubgen is a tool: it imports on demand",
     # cpp's build helpers answer paths without loading the runtime; they load it only when asked.
@@ -273,7 +276,9 @@ def main() -> int:
     for c in comps:
         tag = " (one backend's own)" if within_one_backend(c) else ""
         print(f"  {len(c)}{tag}: {' '.join(c)}")
-    print(f"function-level imports of the package's own modules: {len(flat)}, not allowed: {len(bad)}")
+    print(
+        f"function-level imports of the package's own modules: {len(flat)}, not allowed: {len(bad)}"
+    )
     if verbose:
         for a, b, line, _ in bad:
             print(f"  {a}:{line} -> {b}")

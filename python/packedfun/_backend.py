@@ -34,5 +34,9 @@ elif _choice in ("", "core", "_core"):
 else:
     raise ImportError(f"PACKEDFUN_BACKEND={_choice!r}: expected 'core' or 'ctypes'")
 
+from ._rules import backend as _rules_backend  # noqa: E402  (the bottom layer reads the choice)
+
+_rules_backend.attach(core)
+
 #: Name of the backend in use: "_core" or "ctypes".
 BACKEND: str = "_core" if core.__name__ == "packedfun._core" else "ctypes"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ._backend import core
 from ._lazy import load_namespace_of
-from ._signature import _parse as _parse_record
+from ._rules.signature import _parse as _parse_record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ import os
 
 from ._backend import core
 from ._enum import wrap_enum_result
+from ._rules import signature as _signature
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
 if TYPE_CHECKING:
@@ -113,8 +114,6 @@ class Module(metaclass=_ModuleMeta):
             raise AttributeError(f"{self._describe()}{where} has no function {name!r}")
         doc = core.module_get_function_doc(self._pf_handle, name, bool(query_imports))
         if func.__signature__ is not None:
-            from . import _signature
-
             doc = _signature.describe(func, name, doc)
         try:
             if doc is not None:
@@ -135,8 +134,6 @@ class Module(metaclass=_ModuleMeta):
         AttributeError
             When the module has no function ``name``.
         """
-        from . import _signature
-
         record = _signature.metadata_of(self.get_function(name, query_imports))
         if record is not None and "doc" not in record:
             doc = self.get_function_doc(name, query_imports)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import sys
 
-from . import _signature
 from ._backend import core
 from ._enum import EnumResultFunction, wrap_enum_result
 from ._lazy import load_namespace_of, register_lazy_namespace
+from ._rules import signature as _signature
 
 __all__ = [
     "get_global_func",

@@ -268,7 +268,7 @@ def _function_lines(name: str, record: dict | None, namer: _Namer, indent: str =
 
 
 def _method_lines(method: dict, namer: _Namer) -> list[str]:
-    from ._signature import metadata_of
+    from ._rules.signature import metadata_of
 
     record = metadata_of(method["func"])
     name = method["name"]
@@ -282,7 +282,7 @@ def _method_lines(method: dict, namer: _Namer) -> list[str]:
 
 
 def _class_lines(info: dict, name: str, base: str, namer: _Namer) -> list[str]:
-    from ._signature import metadata_of
+    from ._rules.signature import metadata_of
 
     lines = [f"class {name}({base}):"]
     lines += _docstring(info.get("doc"), "    ")

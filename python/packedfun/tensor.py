@@ -317,52 +317,6 @@ class device:  # noqa: N801 - named like torch.device
         )
 
 
-def _require_layout(tensor, *, require_alignment: int = 0, require_contiguous: bool = False):
-    """``from_dlpack``'s keyword checks, shared by both backends; returns ``tensor``.
-
-    Raises
-    ------
-    ValueError
-        When the data address is not a multiple of ``require_alignment``, or the layout is not
-        compact row-major while ``require_contiguous`` is true.
-    TypeError
-        When an option has the wrong type.
-    """
-    if isinstance(require_alignment, bool) or not isinstance(require_alignment, int):
-        raise TypeError(
-            f"from_dlpack: require_alignment must be an int, got {type(require_alignment).__name__}"
-        )
-    if require_alignment < 0:
-        raise ValueError(f"from_dlpack: require_alignment must be >= 0, got {require_alignment}")
-    address = tensor.data_ptr + tensor.byte_offset
-    if require_alignment and address % require_alignment:
-        raise ValueError(
-            f"from_dlpack: data address {address:#x} is not aligned to {require_alignment} bytes"
-        )
-    if require_contiguous and not _is_contiguous(tensor.shape, tensor.strides):
-        raise ValueError(
-            f"from_dlpack: tensor of shape {tensor.shape} and strides {tensor.strides} "
-            "is not contiguous"
-        )
-    return tensor
-
-
-def _tensor_is_contiguous(tensor) -> bool:
-    """``Tensor.is_contiguous()`` of both backends: compact row-major, as ``require_contiguous``."""
-    return _is_contiguous(tensor.shape, tensor.strides)
-
-
-def _is_contiguous(shape: tuple, strides: tuple) -> bool:
-    expected = 1
-    for extent, stride in zip(reversed(shape), reversed(strides)):
-        if extent == 0:
-            return True
-        if extent != 1 and stride != expected:
-            return False
-        expected *= extent
-    return True
-
-
 #: apache-tvm-ffi's name for the device class.
 Device = device
 

@@ -400,11 +400,11 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   return rc;
 }
 
-/* packedfun._map_keys.refusal, imported on first use. */
+/* packedfun._rules.map_keys.refusal, imported on first use. */
 static PyObject* map_key_refusal = NULL;
 
 static PFPY_NOINLINE int import_map_key_rule(void) {
-  PyObject* mod = PyImport_ImportModule("packedfun._map_keys");
+  PyObject* mod = PyImport_ImportModule("packedfun._rules.map_keys");
   if (mod == NULL) return -1;
   map_key_refusal = PyObject_GetAttrString(mod, "refusal");
   Py_DECREF(mod);

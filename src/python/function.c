@@ -520,8 +520,8 @@ static int function_set_name(PyObject* self, PyObject* value, void* closure) {
 }
 
 /* __doc__ of an instance: what it was given (init_ffi_api, Module), else what
- * packedfun._signature.function_doc finds (registry docstring, metadata record, wrapped callable),
- * else the class docstring. Cold: help() and autodoc read it, calls never do. */
+ * packedfun._rules.signature.function_doc finds (registry docstring, metadata record, wrapped
+ * callable), else the class docstring. Cold: help() and autodoc read it, calls never do. */
 static PFPY_NOINLINE PyObject* function_get_doc(PyObject* self, void* closure) {
   (void)closure;
   PFPyFunction* f = (PFPyFunction*)self;
@@ -529,7 +529,7 @@ static PFPY_NOINLINE PyObject* function_get_doc(PyObject* self, void* closure) {
     PyObject* doc = PyDict_GetItemString(f->dict, "__doc__");
     if (doc != NULL) return Py_NewRef(doc);
   }
-  PyObject* mod = PyImport_ImportModule("packedfun._signature");
+  PyObject* mod = PyImport_ImportModule("packedfun._rules.signature");
   PyObject* doc = mod != NULL ? PyObject_CallMethod(mod, "function_doc", "O", self) : NULL;
   Py_XDECREF(mod);
   if (doc != Py_None) return doc;
@@ -567,10 +567,10 @@ static PyObject* function_get_py_callable(PyObject* self, void* closure) {
   return callable;
 }
 
-/* packedfun._signature.<helper>(self): the signature attributes are derived in Python from the
- * metadata record, once per access (tools read them, calls never do). */
+/* packedfun._rules.signature.<helper>(self): the signature attributes are derived in Python from
+ * the metadata record, once per access (tools read them, calls never do). */
 static PyObject* signature_helper(PyObject* self, const char* helper) {
-  PyObject* mod = PyImport_ImportModule("packedfun._signature");
+  PyObject* mod = PyImport_ImportModule("packedfun._rules.signature");
   if (mod == NULL) return NULL;
   PyObject* result = PyObject_CallMethod(mod, helper, "O", self);
   Py_DECREF(mod);

@@ -1,7 +1,7 @@
 /* Keyword arguments and defaults of packedfun.Function, bound natively from the metadata record. */
 #include "core.h"
 
-/* packedfun._signature's param_table, missing_message, name_argument_error and MISSING,
+/* packedfun._rules.signature's param_table, missing_message, name_argument_error and MISSING,
  * imported on first use. */
 static PyObject* sig_param_table = NULL;
 static PyObject* sig_missing_message = NULL;
@@ -10,7 +10,7 @@ static PyObject* sig_missing = NULL;
 
 static PFPY_NOINLINE int import_signature_module(void) {
   if (sig_missing != NULL) return 0;
-  PyObject* mod = PyImport_ImportModule("packedfun._signature");
+  PyObject* mod = PyImport_ImportModule("packedfun._rules.signature");
   if (mod == NULL) return -1;
   sig_param_table = PyObject_GetAttrString(mod, "param_table");
   sig_missing_message = PyObject_GetAttrString(mod, "missing_message");
@@ -86,7 +86,7 @@ static PFPY_NOINLINE PyObject* keyword_error(PFPyFunction* f, PyObject* key, con
   return NULL;
 }
 
-/* The TypeError for the parameters left NULL in `full`, worded by packedfun._signature. */
+/* The TypeError for the parameters left NULL in `full`, worded by packedfun._rules.signature. */
 static PFPY_NOINLINE PyObject* missing_error(PFPyFunction* f, PyObject* const* full) {
   PyObject* names = PyTuple_GET_ITEM(f->table, 0);
   PyObject* missing = PyList_New(0);
@@ -188,8 +188,8 @@ PyObject* pfpy_function_call_bound(PFPyFunction* f, PyObject* const* args, Py_ss
 }
 
 /* Rewords the pending error of converting argument `pos` so that it names the parameter (the
- * wording lives once, in packedfun._signature.name_argument_error, shared with ctypes). Cold: it
- * reads the metadata record again rather than keep anything on the call path. */
+ * wording lives once, in packedfun._rules.signature.name_argument_error, shared with ctypes). Cold:
+ * it reads the metadata record again rather than keep anything on the call path. */
 PFPY_NOINLINE void pfpy_function_name_argument_error(PFPyFunction* f, Py_ssize_t pos) {
   PyObject* exc = pfpy_fetch_exception();
   if (exc == NULL) return;

@@ -240,11 +240,11 @@ static PyObject* module_function_new(PyTypeObject* type, PyObject* args, PyObjec
   return descr_make(type, func, name, Py_None, module_function_call);
 }
 
-/* packedfun._signature.<what>(args...): the shared Python layer for the cold introspection of
+/* packedfun._rules.signature.<what>(args...): the shared Python layer for the cold introspection of
  * descriptors (docstrings, signatures), as the ctypes backend calls it. */
 static PFPY_NOINLINE PyObject* call_signature_helper(const char* what, const char* format,
                                                      PyObject* a, PyObject* b) {
-  PyObject* mod = PyImport_ImportModule("packedfun._signature");
+  PyObject* mod = PyImport_ImportModule("packedfun._rules.signature");
   if (mod == NULL) return NULL;
   PyObject* r = PyObject_CallMethod(mod, what, format, a, b);
   Py_DECREF(mod);

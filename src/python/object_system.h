@@ -28,9 +28,9 @@ int pfpy_map_types_add(PyObject* m);
 int pfpy_container_from_py(PyObject* o, int32_t kind, PFAny* out, PyObject* fname, Py_ssize_t pos,
                            int python_keys);
 
-/*! Applies packedfun._map_keys.refusal, the one rule (shared with the ctypes backend) for dict
- *  keys no lookup would treat as a dict does: conversion made the key `key` (borrowed) into a new
- *  object (a tuple's Array, a callable's Function, another object's Opaque), or the number rule
+/*! Applies packedfun._rules.map_keys.refusal, the one rule (shared with the ctypes backend) for
+ * dict keys no lookup would treat as a dict does: conversion made the key `key` (borrowed) into a
+ * new object (a tuple's Array, a callable's Function, another object's Opaque), or the number rule
  *  made it a value not equal to it (Decimal("0.1") -> 0.1). `converted`: what conversion made of
  *  it (borrowed; NULL: a tuple not converted yet, refused as its Array would be). 1 with the
  *  TypeError that says so set (`what`, may be NULL, names the container in it), or with the

@@ -370,12 +370,13 @@ PyObject* pfpy_from_dlpack(PyObject* x) {
 }
 
 /* The keyword options (require_alignment, require_contiguous) are checked once, in the shared
- * Python layer (packedfun.tensor._require_layout), for both backends; the plain call never pays. */
+ * Python layer (packedfun._rules.tensor_layout.require_layout), for both backends; the plain call
+ * never pays. */
 static PFPY_NOINLINE PyObject* from_dlpack_checked(PyObject* tensor, PyObject* const* kwargs,
                                                    PyObject* kwnames) {
   PyObject* kw = PyDict_New();
-  PyObject* mod = kw != NULL ? PyImport_ImportModule("packedfun.tensor") : NULL;
-  PyObject* check = mod != NULL ? PyObject_GetAttrString(mod, "_require_layout") : NULL;
+  PyObject* mod = kw != NULL ? PyImport_ImportModule("packedfun._rules.tensor_layout") : NULL;
+  PyObject* check = mod != NULL ? PyObject_GetAttrString(mod, "require_layout") : NULL;
   PyObject* result = NULL;
   Py_ssize_t n = check != NULL ? PyTuple_GET_SIZE(kwnames) : -1;
   Py_ssize_t i = 0;
@@ -439,8 +440,8 @@ static PyObject* tensor_numel_method(PyObject* self, PyObject* unused) {
  * require_contiguous uses too, so both backends share one definition of "contiguous". */
 static PyObject* tensor_is_contiguous(PyObject* self, PyObject* unused) {
   (void)unused;
-  PyObject* mod = PyImport_ImportModule("packedfun.tensor");
-  PyObject* check = mod != NULL ? PyObject_GetAttrString(mod, "_tensor_is_contiguous") : NULL;
+  PyObject* mod = PyImport_ImportModule("packedfun._rules.tensor_layout");
+  PyObject* check = mod != NULL ? PyObject_GetAttrString(mod, "tensor_is_contiguous") : NULL;
   PyObject* result = check != NULL ? PyObject_CallOneArg(check, self) : NULL;
   Py_XDECREF(check);
   Py_XDECREF(mod);

@@ -158,10 +158,10 @@ def test_integral_floats_from_2_63_to_2_64_find_their_int_keys():
 
 
 def test_the_shared_rule_knows_the_abis_type_indices():
-    # Both backends call packedfun._map_keys.refusal with the converted key's type index; the
+    # Both backends call packedfun._rules.map_keys.refusal with the converted key's type index; the
     # rule's copy of the PFTypeIndex values must be the header's (mirrored by _ctypes.abi).
-    from packedfun import _map_keys
     from packedfun._ctypes import abi
+    from packedfun._rules import map_keys as _map_keys
 
     pairs = {"INT": "Int", "BOOL": "Bool", "FLOAT": "Float", "UINT64": "UInt64",
              "STATIC_OBJECT_BEGIN": "StaticObjectBegin", "STRING": "String", "BYTES": "Bytes",

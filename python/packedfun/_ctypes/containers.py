@@ -18,7 +18,7 @@ import sys
 import threading
 from ctypes import ArgumentError, addressof, byref, c_int, c_int64, c_uint64, c_void_p, string_at
 
-from .. import _map_keys
+from .._rules import map_keys as _map_keys
 from . import abi as abi
 from .abi import LIB, PFAny
 from .values import (
@@ -370,8 +370,8 @@ def _key_hashable(key) -> None:
 
 
 def _check_key(key, packed: bytes) -> None:
-    """Raises the refused-key TypeError (packedfun._map_keys, shared with ``_core``), naming the
-    key, for a lookup or a store of ``key`` converted into ``packed``."""
+    """Raises the refused-key TypeError (packedfun._rules.map_keys, shared with ``_core``),
+    naming the key, for a lookup or a store of ``key`` converted into ``packed``."""
     if type(key) in _SELF_KEYS or isinstance(key, Object):  # kinds that convert to themselves
         return
     error = _key_refusal(key, packed, "packedfun.Map")
@@ -380,7 +380,7 @@ def _check_key(key, packed: bytes) -> None:
 
 
 def _key_refusal(key, packed: bytes, what: str | None) -> TypeError | None:
-    """packedfun._map_keys.refusal of ``key`` converted into ``packed`` (its PFAny)."""
+    """packedfun._rules.map_keys.refusal of ``key`` converted into ``packed`` (its PFAny)."""
     tindex = _unpack_tindex(packed)[0]
     converted = None
     if tindex < abi.kPFTypeStaticObjectBegin:  # an inline value is read back for the rule
@@ -724,8 +724,9 @@ def pack_container(packer, value, create=None) -> Object:
 
 
 def _pack_key(packer, frame: _Frame, item: tuple) -> bytes:
-    """The PFAny of the dict key ``item[0]``, refused (packedfun._map_keys) when conversion makes
-    it a new object: a tuple, refused before its Array is built, or a callable or another object."""
+    """The PFAny of the dict key ``item[0]``, refused (packedfun._rules.map_keys) when conversion
+    makes it a new object: a tuple, refused before its Array is built, or a callable or another
+    object."""
     key, path = item[0], item[1]
     packer.pos, packer.temps = path, frame.temps
     if isinstance(key, (list, tuple, dict)):

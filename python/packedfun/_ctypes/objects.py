@@ -14,6 +14,7 @@ from ctypes import POINTER, byref, c_int32, c_void_p
 from types import MethodType
 from typing import Any
 
+from .._rules import signature as _signature
 from . import abi as abi
 from .abi import LIB, PFAny, PFByteArray
 from .values import (
@@ -214,8 +215,6 @@ class MethodDescriptor:
 
     @property
     def __signature__(self):
-        from .. import _signature
-
         return _signature.method_signature(self.__func__, isinstance(self, ConstructorDescriptor))
 
     def __call__(self, *args, **kwargs):
@@ -232,8 +231,6 @@ class ConstructorDescriptor(MethodDescriptor):
 
     def __init__(self, ctor) -> None:
         _check_function(type(self), ctor)
-        from .. import _signature
-
         self.__func__ = ctor
         self.__name__ = "__init__"
         self.__doc__ = _signature.function_doc(ctor)

@@ -14,6 +14,7 @@ import struct
 import sys
 from ctypes import addressof, c_void_p
 
+from .._rules import signature as _signature
 from . import abi as abi
 from . import tensor as _tensor
 from .abi import PFByteArray
@@ -88,8 +89,7 @@ def _pack_general(func, args: tuple, temps: list) -> bytes:
 
 def _name_argument(exc: Exception, func, pos: int) -> None:
     """Rewords the error of the argument that failed to convert to name its parameter (the
-    shared wording of :func:`packedfun._signature.name_argument_error`)."""
-    from .. import _signature
+    shared wording of :func:`packedfun._rules.signature.name_argument_error`)."""
     from .backend import function_get_metadata  # this backend's, also beside a loaded _core
 
     text = function_get_metadata(func) if func._pf_handle else None
@@ -218,7 +218,7 @@ class _Packer:
         self.temps = temps
         self.active: set = set()
         # True: the value is for Python (convert(), a constructor, a value stored in a container),
-        # so a dict key that would become a new object is refused (packedfun._map_keys.refusal);
+        # so a dict key that would become a new object is refused (_rules.map_keys.refusal);
         # False for arguments and results, read by native code that may take keys by content.
         self.python_keys = python_keys
 

@@ -27,6 +27,7 @@ from ctypes import (
     py_object,
 )
 
+from .._rules import tensor_layout as _tensor_layout
 from . import abi as abi
 from .abi import LIB, DLDataType, DLDevice, PFAny
 from .values import RAW_ORDER, Object, _pack_ptr, make_opaque, raise_last_error, wrap
@@ -175,9 +176,7 @@ class Tensor(Object):
 
     def is_contiguous(self) -> bool:
         """Whether the layout is compact row-major (dimensions of extent 1 may have any stride)."""
-        from ..tensor import _tensor_is_contiguous  # the definition both backends share
-
-        return _tensor_is_contiguous(self)
+        return _tensor_layout.tensor_is_contiguous(self)  # the definition both backends share
 
     @property
     def dtype(self):
@@ -314,9 +313,7 @@ def from_dlpack(x, **layout) -> Tensor:
     tensor = _from_dlpack(x)
     if not layout:
         return tensor
-    from ..tensor import _require_layout
-
-    return _require_layout(tensor, **layout)
+    return _tensor_layout.require_layout(tensor, **layout)
 
 
 def _from_dlpack(x) -> Tensor:

@@ -20,6 +20,7 @@ import time
 import weakref
 from ctypes import addressof, byref, c_int32, c_uint32, c_uint64, c_void_p, string_at
 
+from .._rules import signature as _signature
 from . import abi as abi
 from .abi import LIB, PFAny
 
@@ -256,8 +257,6 @@ class _SignatureDescriptor:
     def __get__(self, obj, objtype=None):
         if obj is None:
             return None
-        from .. import _signature
-
         return _signature.signature_or_none(obj)
 
     def __set__(self, obj, value):
@@ -328,8 +327,6 @@ class Function(Object):
 
     @property
     def __text_signature__(self):
-        from .. import _signature
-
         return _signature.text_signature_of(self)
 
     @property
@@ -358,8 +355,6 @@ class Function(Object):
 
     def _pf_bind(self, args: tuple, kwargs: dict) -> tuple:
         """The full positional arguments of a call with keywords or defaults to fill."""
-        from .. import _signature  # the shared layer
-
         table = self.__dict__.get("_pf_table")
         if table is None:
             from .backend import function_get_metadata  # this backend's, also beside _core
@@ -441,7 +436,7 @@ class Function(Object):
 
 class _FunctionDoc:
     """``Function.__doc__``: the class docstring on the class; on an instance what it was given,
-    else what ``packedfun._signature.function_doc`` finds (as _core's getter)."""
+    else what ``packedfun._rules.signature.function_doc`` finds (as _core's getter)."""
 
     def __init__(self, class_doc):
         self.class_doc = class_doc
@@ -452,8 +447,6 @@ class _FunctionDoc:
         doc = obj.__dict__.get("__doc__", self)
         if doc is not self:
             return doc
-        from .. import _signature
-
         doc = _signature.function_doc(obj)
         return type(obj).__doc__ if doc is None else doc
 

@@ -17,6 +17,8 @@ backend from ``_ctypes/containers.py``. Private: nothing else imports it.
 
 from __future__ import annotations
 
+from . import backend as _backend
+
 # PFTypeIndex values of include/packedfun/c_api.h (fixed within ABI major version 1; a test
 # compares them with the ctypes mirror of the header).
 TYPE_INT, TYPE_BOOL, TYPE_FLOAT, TYPE_UINT64 = 1, 2, 3, 13
@@ -75,12 +77,10 @@ def refusal(key, type_index: int, converted, what: str | None = None) -> TypeErr
 
 
 def _packedfun_object() -> type:
-    """The backend's Object class, looked up on first use (the backends import this module)."""
+    """The binding's Object class, looked up on first use (the bindings import this module)."""
     global _object_type
     if _object_type is None:
-        from ._backend import core
-
-        _object_type = core.Object
+        _object_type = _backend.core.Object
     return _object_type
 
 

@@ -10,7 +10,7 @@ returns. Records for Python callables are made here too, from :func:`inspect.sig
 
 from __future__ import annotations
 
-from ._backend import core
+from . import backend as _backend
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ def metadata_of(func: Any) -> dict | None:
     ``return``, ``doc`` (when known) and ``gil`` (the GIL policy).
     """
     func = getattr(func, "__wrapped__", func)  # an enum-result wrapper (see _enum)
-    text = core.function_get_metadata(func)
+    text = _backend.core.function_get_metadata(func)
     if text is None:
         return None
     import json
@@ -310,8 +310,8 @@ def function_doc(func: Any) -> str | None:
     callable it wraps; None (the class docstring applies) when nothing describes it."""
     name = func.registry_name
     record = metadata_of(func)
-    if name is not None and (record is not None or core.get_global_func_doc(name)):
-        return describe(func, name, core.get_global_func_doc(name), name)
+    if name is not None and (record is not None or _backend.core.get_global_func_doc(name)):
+        return describe(func, name, _backend.core.get_global_func_doc(name), name)
     if record is not None:
         return describe(func, record.get("name") or func.__name__, None)
     callable_ = func.py_callable
