@@ -14,15 +14,10 @@ from __future__ import annotations
 
 import sys
 
+from ._backend import core
 from .tensor import device as _device
 
 __all__ = ["use_stream", "current_stream", "use_raw_stream", "StreamContext", "get_raw_stream"]
-
-
-def _lib():
-    from ._ctypes import abi  # the runtime's C entry points (already loaded; no new library)
-
-    return abi.LIB
 
 
 def _as_device(dev) -> _device:
@@ -57,7 +52,7 @@ def current_stream(device) -> int:
         The device, e.g. ``"cuda:0"``.
     """
     dev_type, dev_id = _as_device(device)._dl_fields()
-    return _lib().PFEnvGetStream(dev_type, dev_id) or 0
+    return core.env_get_stream(dev_type, dev_id)
 
 
 class use_stream:  # noqa: N801 - used as a function: ``with use_stream(...)``
@@ -90,21 +85,13 @@ class use_stream:  # noqa: N801 - used as a function: ``with use_stream(...)``
         self._previous: list = []
 
     def __enter__(self) -> use_stream:
-        from ctypes import byref, c_void_p  # imported on first use: see packedfun/__init__.py
-
         dev_type, dev_id = self._device
-        lib = _lib()
-        previous = c_void_p()
-        if lib.PFEnvSetStream(dev_type, dev_id, c_void_p(self._handle), byref(previous)) != 0:
-            from ._ctypes.errors import raise_last_error
-
-            raise_last_error("use_stream")
-        self._previous.append(previous)
+        self._previous.append(core.env_set_stream(dev_type, dev_id, self._handle))
         return self
 
     def __exit__(self, *exc: object) -> None:
         dev_type, dev_id = self._device
-        _lib().PFEnvSetStream(dev_type, dev_id, self._previous.pop(), None)
+        core.env_set_stream(dev_type, dev_id, self._previous.pop())
 
 
 #: apache-tvm-ffi's names (``tvm_ffi.use_raw_stream(device, stream)``, ``tvm_ffi.StreamContext``):

@@ -430,5 +430,6 @@ extern PyMethodDef pfpy_convert_methods[];
 /*! fast_construct (object_method.c). */
 extern PyMethodDef pfpy_construct_methods[];
 extern PyMethodDef pfpy_module_methods[]; /* module.c */
+extern PyMethodDef pfpy_stream_methods[]; /* stream.c */
 
 #endif /* PACKEDFUN_SRC_PYTHON_CORE_H_ */

@@ -92,7 +92,8 @@ static int add_contents(PyObject* m) {
       PyModule_AddFunctions(m, pfpy_error_methods) < 0 ||
       PyModule_AddFunctions(m, pfpy_convert_methods) < 0 ||
       PyModule_AddFunctions(m, pfpy_construct_methods) < 0 ||
-      PyModule_AddFunctions(m, pfpy_module_methods) < 0) {
+      PyModule_AddFunctions(m, pfpy_module_methods) < 0 ||
+      PyModule_AddFunctions(m, pfpy_stream_methods) < 0) {
     return -1;
   }
   Py_INCREF(&PFPyObject_Type);

@@ -77,6 +77,8 @@ __all__ = [
     "set_object_factory",
     "module_load",
     "module_get_function",
+    "env_get_stream",
+    "env_set_stream",
 ]
 __all__ += _module_names
 __all__ += [  # objects and containers (_ctypes/objects.py, _ctypes/containers.py)
@@ -253,3 +255,20 @@ def module_get_function(module, name, query_imports=False):
 
 
 install_lock_hooks()
+
+
+# ---- streams (packedfun.stream) -----------------------------------------------------------------
+
+
+def env_get_stream(device_type: int, device_id: int) -> int:
+    """This thread's stream handle for the device (0: the default stream)."""
+    return LIB.PFEnvGetStream(device_type, device_id) or 0
+
+
+def env_set_stream(device_type: int, device_id: int, handle: int) -> int:
+    """Sets this thread's stream handle for the device (0: the default); returns the previous."""
+    previous = c_void_p()
+    _check(
+        LIB.PFEnvSetStream(device_type, device_id, c_void_p(handle), byref(previous)), "use_stream"
+    )
+    return previous.value or 0
