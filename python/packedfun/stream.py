@@ -3,8 +3,9 @@
 called inside the block sees for ``device`` (``packedfun::EnvGetStream(device)`` in C++).
 
 The slot is per thread and per device. A raw handle is an int (a ``cudaStream_t`` value) or a
-``ctypes.c_void_p``; objects with a ``cuda_stream`` attribute (``torch.cuda.Stream``) or a ``ptr``
-attribute (``cupy`` streams) are accepted too.
+``ctypes.c_void_p``; objects with a ``cuda_stream`` attribute (``torch.cuda.Stream``), a ``ptr``
+attribute (``cupy`` streams) or a ``native_handle`` attribute (``torch.Stream``, what
+``torch.accelerator.current_stream()`` returns) are accepted too.
 
 apache-tvm-ffi's names for the same two operations work too: ``use_raw_stream`` and
 ``StreamContext`` are ``use_stream``, ``get_raw_stream`` is ``current_stream``.
@@ -30,14 +31,21 @@ def _handle_of(stream) -> int:
     ctypes = sys.modules.get("ctypes")  # a c_void_p exists only once ctypes is loaded
     if ctypes is not None and isinstance(stream, ctypes.c_void_p):
         return stream.value or 0
-    for attr in ("cuda_stream", "ptr"):
-        value = getattr(stream, attr, None)
+    why = ""
+    for attr in ("cuda_stream", "ptr", "native_handle"):
+        try:
+            value = getattr(stream, attr, None)
+        except Exception as err:  # torch.Stream of a device without handles raises on the read
+            why = f" ({attr}: {err})"
+            continue
         if isinstance(value, int):
             stream = value
             break
     if isinstance(stream, bool) or not isinstance(stream, int):
         kind = type(stream).__name__
-        raise TypeError(f"use_stream: stream must be an int handle or a stream object, got {kind}")
+        raise TypeError(
+            f"use_stream: stream must be an int handle or a stream object, got {kind}{why}"
+        )
     if not 0 <= stream < 2**64:
         raise OverflowError(f"use_stream: stream handle {stream} does not fit in a pointer")
     return stream
@@ -63,8 +71,8 @@ class use_stream:  # noqa: N801 - used as a function: ``with use_stream(...)``
     device : packedfun.device or str
         The device, e.g. ``"cuda:0"`` or ``packedfun.device("cuda", 1)``.
     stream : int, stream object or None
-        The raw handle (``cudaStream_t`` as an int), an object with ``cuda_stream``/``ptr``, or
-        None for the default stream.
+        The raw handle (``cudaStream_t`` as an int), an object with ``cuda_stream``/``ptr``/
+        ``native_handle``, or None for the default stream.
 
     Returns
     -------

@@ -148,3 +148,30 @@ def test_torch_current_stream_is_the_callees_stream_on_a_gpu():
     # call; the ctypes backend sets torch's allocator only.
     assert seen == (stream.cuda_stream if packedfun.BACKEND == "_core" else 0)
     assert testing.apply(lambda t: packedfun.current_stream("cuda:0"), x) == 0  # default stream
+
+
+def test_torch_stream_objects_on_cpu_torch():
+    # torch's own stream objects, as CPU-only torch makes them: torch.Stream (what
+    # torch.accelerator.current_stream() returns on a GPU) carries its handle as native_handle,
+    # which CPU torch refuses to read; torch.cpu.current_stream() has no handle at all. Each is
+    # refused with a TypeError naming it, and the caller's slot is untouched. The GPU form
+    # (torch.Stream and torch.cuda.Stream with real handles) is in test_gpu.py.
+    torch = suite.require("torch")
+    generic = torch.Stream(device="cpu")
+    with pytest.raises(RuntimeError):
+        generic.native_handle  # noqa: B018 - torch's own answer on the CPU
+    with packedfun.use_stream("cuda:0", 0xABC0):
+        with pytest.raises(TypeError, match=r"got Stream \(native_handle: .*native handle"):
+            packedfun.use_stream("cuda:0", generic)
+        with pytest.raises(TypeError, match="got Stream$"):
+            packedfun.use_stream("cuda:0", torch.cpu.current_stream())
+        assert packedfun.current_stream("cuda:0") == 0xABC0
+
+    class CudaLike(torch.Stream):  # torch.Stream's handle path, with the value a GPU would give
+        @property
+        def native_handle(self):
+            return 0x5150
+
+    with packedfun.use_stream("cuda:0", CudaLike(device="cpu")):
+        assert packedfun.current_stream("cuda:0") == 0x5150
+    assert packedfun.current_stream("cuda:0") == 0
