@@ -24,6 +24,8 @@ class Dict : public ObjectRef, public detail::MapAccess<K, V, Dict<K, V>> {
   using Access = detail::MapAccess<K, V, Dict<K, V>>;
 
  public:
+  using key_type = K;
+  using mapped_type = V;
   static constexpr const char* kKind = "Dict";
   static constexpr int32_t _type_static_index = kPFTypeDict;
 

@@ -24,6 +24,8 @@ class Map : public ObjectRef, public detail::MapAccess<K, V, Map<K, V>> {
   using Access = detail::MapAccess<K, V, Map<K, V>>;
 
  public:
+  using key_type = K;
+  using mapped_type = V;
   static constexpr const char* kKind = "Map";
   static constexpr int32_t _type_static_index = kPFTypeMap;
 

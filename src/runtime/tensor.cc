@@ -222,10 +222,10 @@ void DeleteExportedVersioned(DLManagedTensorVersioned* self) {
 void* AllocCpu(uint64_t nbytes) {
   if (nbytes == 0) return nullptr;
   uint64_t rounded = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
-  if (rounded < nbytes) Throw("MemoryError", "PFTensorEmpty: size overflows");
+  if (rounded < nbytes) Throw("MemoryError", "tensor allocation: the size overflows");
   void* data = std::aligned_alloc(kCpuAlignment, rounded);
   if (data == nullptr) {
-    Throw("MemoryError", "PFTensorEmpty: cannot allocate " + std::to_string(nbytes) + " bytes");
+    Throw("MemoryError", "tensor allocation: cannot allocate " + std::to_string(nbytes) + " bytes");
   }
   return data;
 }
@@ -238,10 +238,10 @@ void* AllocOnDevice(DLDevice device, uint64_t nbytes) {
     case kDLCUDAHost:
     case kDLCUDAManaged:
       Throw("RuntimeError",
-            "PFTensorEmpty: cannot allocate on a CUDA device: packedfun was built without CUDA "
-            "support");
+            "tensor allocation: cannot allocate on a CUDA device: packedfun was built "
+            "without CUDA support");
     default:
-      Throw("ValueError", "PFTensorEmpty: unsupported device type " +
+      Throw("ValueError", "tensor allocation: unsupported device type " +
                               std::to_string(static_cast<int>(device.device_type)));
   }
 }
@@ -249,7 +249,7 @@ void* AllocOnDevice(DLDevice device, uint64_t nbytes) {
 }  // namespace
 
 PFObject* TensorFromArg(const PFDLTensorArg& arg) {
-  static const char* fn = "PFAnyViewToOwned";
+  static const char* fn = "tensor argument";
   if (arg.keeper == nullptr) {
     Throw("ValueError", std::string(fn) + ": the promotable tensor argument has no keeper");
   }
@@ -274,7 +274,7 @@ extern "C" {
 
 PACKEDFUN_API int PFTensorFromDLPack(DLManagedTensor* managed, PFObject** out) {
   if (managed == nullptr) return RaiseError("ValueError", "PFTensorFromDLPack: managed is NULL");
-  return Adopt(&managed->dl_tensor, Owner::kLegacy, managed, false, out, "PFTensorFromDLPack");
+  return Adopt(&managed->dl_tensor, Owner::kLegacy, managed, false, out, "DLPack tensor");
 }
 
 PACKEDFUN_API int PFTensorFromDLPackVersioned(DLManagedTensorVersioned* managed, PFObject** out) {
@@ -285,11 +285,11 @@ PACKEDFUN_API int PFTensorFromDLPackVersioned(DLManagedTensorVersioned* managed,
     std::string version =
         std::to_string(managed->version.major) + "." + std::to_string(managed->version.minor);
     if (managed->deleter != nullptr) managed->deleter(managed);
-    return RaiseError("BufferError", std::string(fn) + ": unsupported DLPack version " + version +
+    return RaiseError("BufferError", "DLPack tensor: unsupported DLPack version " + version +
                                          " (this runtime reads 1.x)");
   }
   bool read_only = (managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
-  return Adopt(&managed->dl_tensor, Owner::kVersioned, managed, read_only, out, fn);
+  return Adopt(&managed->dl_tensor, Owner::kVersioned, managed, read_only, out, "DLPack tensor");
 }
 
 PACKEDFUN_API int PFTensorToDLPack(PFObject* tensor, DLManagedTensor** out) {
@@ -328,12 +328,14 @@ PACKEDFUN_API int PFTensorEmpty(const int64_t* shape, int32_t ndim, DLDataType d
   static const char* fn = "PFTensorEmpty";
   if (out == nullptr) return RaiseError("ValueError", "PFTensorEmpty: out is NULL");
   return Guard([&] {
+    // Validation failures name what the user asked for, not this entry point.
+    const char* what = "tensor allocation";
     DLTensor src{nullptr, device, ndim, dtype, const_cast<int64_t*>(shape), nullptr, 0};
-    uint64_t nbytes = NumBytes(ValidateLayout(src, fn), dtype, fn);
+    uint64_t nbytes = NumBytes(ValidateLayout(src, what), dtype, what);
     src.data = AllocOnDevice(device, nbytes);
     TensorImpl* t = nullptr;
     try {
-      t = NewTensorImpl(src, fn);
+      t = NewTensorImpl(src, what);
     } catch (...) {
       std::free(src.data);
       throw;

@@ -245,9 +245,17 @@ def test_results_and_messages(m):
         m.vsum([1, "x"])
     with pytest.raises(
         OverflowError,
-        match=r"^vsum\(v: list\[int\]\) -> int: argument 'v'\[1\]: int too large for uint64",
+        match=r"^vsum\(v: list\[int\]\) -> int: argument 'v'\[1\]: int too large for int64",
     ):
         m.vsum([1, 2**70])
+    # Beyond 64 bits the converters refuse an element before C++ sees it; the message names the
+    # element's C type (the metadata record's range), not the 64-bit transport.
+    with pytest.raises(OverflowError, match=r"argument 'v'\[2\]: int too large for int32$"):
+        m.i32sum([1, 2, 2**70])
+    with pytest.raises(OverflowError, match=r"argument 'v'\[0\]: int too small for uint8$"):
+        m.u8sum([-(2**70)])
+    with pytest.raises(OverflowError, match=r"argument 'd'\['k'\]: int too large for int64$"):
+        m.usum({"k": 2**64})
     with pytest.raises(
         TypeError,
         match=r"^msum\(d: dict\[str, float\]\) -> float: argument 'd'\['a'\]: expected float, "
@@ -333,7 +341,7 @@ def test_named_parameters_word_errors_the_same(m):
     for values in ([1, 2, 3], [1, "x"], [1, 2**70], [[1]], {"a": 1}):
         held, released = both_policies(call_as(named, call), values)
         assert held == released, values
-    with pytest.raises(OverflowError, match=r"argument 'values'\[1\]: int too large for uint64"):
+    with pytest.raises(OverflowError, match=r"argument 'values'\[1\]: int too large for int64"):
         named([1, 2**70], k=2)
     assert named([1, 2, 3], k=2) == 12
 

@@ -124,9 +124,10 @@ struct FunctionSignature<R (*)(A...)> {
   static constexpr uint32_t ViewArgs() { return ViewArgBits<A...>(); }
   /*! The type schemas of the result, then of each parameter (for the metadata record). */
   static std::vector<std::string> TypeSchemas() { return {TypeSchema<R>(), TypeSchema<A>()...}; }
-  /*! Each parameter's integer range name ("int32"), NULL for a non-integer (the metadata record
-   *  keeps it, so an int beyond 64 bits is reported against the parameter's real type). */
-  static std::vector<const char*> IntRanges() { return {IntRangeName<std::decay_t<A>>()...}; }
+  /*! Each parameter's integer range name ("int32"; a container's integer elements' range),
+   *  NULL for others (the metadata record keeps it, so an int beyond 64 bits is reported against
+   *  the parameter's real type). */
+  static std::vector<const char*> IntRanges() { return {IntLeafRange<std::decay_t<A>>()...}; }
   template <typename Fn>
   static void Invoke(Fn& f, const char* name, const ParamNames* params, const PFAny* argv,
                      PFAny* result);

@@ -12,6 +12,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -99,6 +100,55 @@ constexpr const char* IntRangeName() noexcept {
            : sizeof(T) == 2 ? "uint16"
            : sizeof(T) == 4 ? "uint32"
                             : "uint64";
+  }
+}
+
+namespace detail {
+constexpr bool SameName(const char* a, const char* b) noexcept {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+/*! The one integer range among `names` (NULLs ignored); NULL when there is none or two differ. */
+template <size_t N>
+constexpr const char* CommonRange(const char* const (&names)[N]) noexcept {
+  const char* found = nullptr;
+  for (const char* name : names) {
+    if (name == nullptr) continue;
+    if (found != nullptr && !SameName(found, name)) return nullptr;
+    found = name;
+  }
+  return found;
+}
+
+template <typename T, typename = void>
+struct HasValueType : std::false_type {};
+template <typename T>
+struct HasValueType<T, std::void_t<typename T::value_type>> : std::true_type {};
+template <typename T, typename = void>
+struct HasMappedType : std::false_type {};
+template <typename T>
+struct HasMappedType<T, std::void_t<typename T::key_type, typename T::mapped_type>>
+    : std::true_type {};
+template <typename T>
+constexpr bool kIsText = std::is_convertible<const T&, std::string_view>::value;
+}  // namespace detail
+
+/*! The integer range an overflow message names for a value reaching a parameter of type T:
+ *  T's own for an integer, the integer leaves' for a container or optional whose leaves share
+ *  one integer type (`list[int32]` → "int32"), NULL otherwise. */
+template <typename T>
+constexpr const char* IntLeafRange() noexcept {
+  if constexpr (IntRangeName<T>() != nullptr) {
+    return IntRangeName<T>();
+  } else if constexpr (detail::HasMappedType<T>::value) {
+    const char* const names[] = {IntLeafRange<typename T::key_type>(),
+                                 IntLeafRange<typename T::mapped_type>()};
+    return detail::CommonRange(names);
+  } else if constexpr (detail::HasValueType<T>::value && !detail::kIsText<T>) {
+    return IntLeafRange<typename T::value_type>();
+  } else {
+    return nullptr;
   }
 }
 
