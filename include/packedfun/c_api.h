@@ -812,7 +812,9 @@ typedef struct PFDLTensorArg {
  */
 
 /*! Loads the shared library at `path` (borrowed), running its static initializers (and so its
- *  global registrations). Fails with OSError carrying the loader's message and the path.
+ *  global registrations). Fails with OSError carrying the loader's message and the path, and
+ *  with RuntimeError when the library's reflection redefines an object type that an earlier
+ *  registration defined differently (the library stays loaded; the first definition is kept).
  *  `*out` receives a new ref to a Module. */
 PACKEDFUN_API int PFModuleLoadFromFile(const PFByteArray* path, PFObject** out);
 

@@ -20,6 +20,7 @@
 #include "runtime/object.h"
 #include "runtime/seq.h"
 #include "runtime/string.h"
+#include "runtime/type.h"
 
 namespace packedfun {
 namespace detail {
@@ -227,6 +228,9 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
   // entry point (C callers know which function they called).
   if (p.empty()) Throw("OSError", "cannot load a library from an empty path");
   CheckLibraryFile(p);
+  // The library's static initialisation (run by dlopen) registers its reflection under this
+  // check: redefining an object type of an earlier library fails the load below.
+  TypeRedefinitionCheck redefinition;
   // RTLD_NOW reports unresolved symbols here rather than at first call; RTLD_LOCAL keeps one
   // library's __packedfun_* exports from shadowing another's.
   void* handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -244,6 +248,13 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
       Throw("OSError",
             "cannot load library '" + p + "': " + (why != nullptr ? why : "unknown loader error"));
     }
+  }
+  std::string conflict = redefinition.Conflict();
+  if (!conflict.empty()) {
+    // The library stays open: what it did register (its global functions) runs its code.
+    Throw("RuntimeError", "cannot load library '" + p + "': " + conflict +
+                              "; an object type is defined once per process: restart the "
+                              "interpreter (in a notebook, the kernel) to load the new definition");
   }
   PFObject* module = NewModule(handle, p);
   if (g_foreign_loader != nullptr) {

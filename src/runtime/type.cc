@@ -10,6 +10,7 @@
 #include "runtime/object.h"
 #include "runtime/seq.h"
 #include "runtime/string.h"
+#include "runtime/type.h"
 
 namespace packedfun {
 namespace detail {
@@ -140,7 +141,87 @@ int32_t Register(std::string_view key, int32_t parent_index) {
   return e->info.type_index;
 }
 
+thread_local TypeRedefinitionCheck* t_redefinition_check = nullptr;
+
+bool SameField(const PFFieldInfo& a, const PFFieldInfo& b) {
+  return a.offset == b.offset && a.flags == b.flags &&
+         a.static_type_index == b.static_type_index && (a.setter == nullptr) == (b.setter == nullptr);
+}
+
+/*! A method's signature record ("" without one). */
+std::string MetadataText(PFObject* method) {
+  PFAny record;
+  if (PFFunctionGetMetadata(method, &record) != 0) throw AlreadyRaised{};
+  std::string_view text;
+  std::string out = AnyToStringView(record, false, &text) ? std::string(text) : std::string();
+  ReleaseAny(&record);
+  return out;
+}
+
+bool SameMethod(const PFMethodInfo& a, const PFMethodInfo& b) {
+  return a.flags == b.flags && MetadataText(a.method) == MetadataText(b.method);
+}
+
+/*!
+ * Under a TypeRedefinitionCheck (a library being loaded), whether to skip registering `field` or
+ * `method` (one of them is NULL) of `e` because an earlier definition of the type exists: an
+ * identical member is accepted, anything else recorded as the load's conflict. Called with the
+ * table's lock held.
+ */
+bool SkipRedefinition(TypeEntry* e, const PFFieldInfo* field, const PFMethodInfo* method) {
+  TypeRedefinitionCheck* check = t_redefinition_check;
+  if (check == nullptr) return false;
+  auto [it, first] = check->touched.try_emplace(e->info.type_index);
+  TypeRedefinitionCheck::Baseline& before = it->second;
+  if (first) {
+    before.fields = e->fields.size();
+    before.methods = e->methods.size();
+  }
+  if (before.fields == 0 && before.methods == 0) return false;  // defined by this load
+  std::string what;
+  if (field != nullptr) {
+    ++before.seen_fields;
+    std::string_view name = ViewOf(&field->name);
+    for (size_t i = 0; i < before.fields; ++i) {
+      if (ViewOf(&e->fields[i].name) != name) continue;
+      if (SameField(e->fields[i], *field)) return ++before.matched_fields, true;
+      what = "field '" + std::string(name) + "' changed";
+    }
+    if (what.empty()) what = "field '" + std::string(name) + "' is new";
+  } else {
+    std::string_view name = ViewOf(&method->name);
+    for (size_t i = 0; i < before.methods; ++i) {
+      if (ViewOf(&e->methods[i].name) != name) continue;
+      if (SameMethod(e->methods[i], *method)) return true;
+      what = "method '" + std::string(name) + "' changed";
+    }
+    if (what.empty()) what = "method '" + std::string(name) + "' is new";
+  }
+  if (check->conflict.empty()) {
+    check->conflict =
+        "object type '" + e->key + "' is already defined in this process (" + what + ")";
+  }
+  return true;
+}
+
 }  // namespace
+
+TypeRedefinitionCheck::TypeRedefinitionCheck() noexcept : outer_(t_redefinition_check) {
+  t_redefinition_check = this;
+}
+
+TypeRedefinitionCheck::~TypeRedefinitionCheck() { t_redefinition_check = outer_; }
+
+std::string TypeRedefinitionCheck::Conflict() const {
+  if (!conflict.empty()) return conflict;
+  for (const auto& [index, before] : touched) {
+    if (before.seen_fields == 0 || before.matched_fields == before.fields) continue;
+    return "object type '" + Table().Get(index)->key +
+           "' is already defined in this process (a field of the loaded definition is missing)";
+  }
+  return "";
+}
+
 }  // namespace detail
 }  // namespace packedfun
 
@@ -185,6 +266,7 @@ PACKEDFUN_API int PFTypeRegisterField(int32_t type_index, const PFFieldInfo* inf
       return RaiseError("ValueError", "field '" + std::string(name) + "' has no getter");
     }
     std::lock_guard<std::mutex> lock(Table().mu);
+    if (SkipRedefinition(e, info, nullptr)) return 0;
     for (const PFFieldInfo& f : e->fields) {
       if (ViewOf(&f.name) == name) {
         return RaiseError("ValueError",
@@ -206,6 +288,7 @@ PACKEDFUN_API int PFTypeRegisterMethod(int32_t type_index, const PFMethodInfo* i
       return RaiseError("TypeError", "method '" + std::string(name) + "' must be a Function");
     }
     std::lock_guard<std::mutex> lock(Table().mu);
+    if (SkipRedefinition(e, nullptr, info)) return 0;
     for (const PFMethodInfo& m : e->methods) {
       if (ViewOf(&m.name) == name) {
         return RaiseError("ValueError",

@@ -1,0 +1,51 @@
+// Private header of the type table: the check the module loader runs around a library's static
+// initialisation, so that a library redefining an object type fails to load instead of leaving
+// the first definition in place with a line on stderr.
+#ifndef PACKEDFUN_SRC_RUNTIME_TYPE_H_
+#define PACKEDFUN_SRC_RUNTIME_TYPE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+namespace packedfun {
+namespace detail {
+
+/*!
+ * Checks the reflection a library registers while it is being loaded (one per thread, held
+ * around dlopen). A type key is defined once per process: when the library registers fields or
+ * methods of a type that already had some before the load (a changed library loaded again, a
+ * notebook cell rebuilt), an identical field or an identical method (same name, doc, flags and
+ * signature record) is accepted as the same definition and anything else is recorded, not
+ * applied. The loader then raises Conflict(). Registration outside a load is not affected.
+ */
+class TypeRedefinitionCheck {
+ public:
+  TypeRedefinitionCheck() noexcept;
+  ~TypeRedefinitionCheck();
+  TypeRedefinitionCheck(const TypeRedefinitionCheck&) = delete;
+  TypeRedefinitionCheck& operator=(const TypeRedefinitionCheck&) = delete;
+
+  /*! "" when the library redefined nothing; else the first difference, e.g.
+   *  "object type 'mylib.Point' is already defined in this process (field 'z' is new)". */
+  std::string Conflict() const;
+
+  /*! The type's field and method counts when this load first touched it. */
+  struct Baseline {
+    size_t fields = 0;
+    size_t methods = 0;
+    size_t seen_fields = 0;     // fields this load registered
+    size_t matched_fields = 0;  // of them, identical to an earlier one
+  };
+  std::unordered_map<int32_t, Baseline> touched;
+  std::string conflict;
+
+ private:
+  TypeRedefinitionCheck* outer_;
+};
+
+}  // namespace detail
+}  // namespace packedfun
+
+#endif  // PACKEDFUN_SRC_RUNTIME_TYPE_H_
