@@ -27,10 +27,13 @@ CORE_ROWS = [
     "C++ error caught in Python",
 ]
 
-pytestmark = pytest.mark.deselect_if(
-    os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
-    reason="measures the default backend; runs in the default-backend pass",
-)
+pytestmark = [
+    pytest.mark.deselect_if(
+        os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
+        reason="measures the default backend; runs in the default-backend pass",
+    ),
+    suite.full_only("builds the benchmark peers and runs every row once (about 40 s)"),
+]
 
 
 @pytest.fixture(scope="module")

@@ -20,14 +20,18 @@ import sys
 from pathlib import Path
 
 import pytest
+import suite
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "examples" / "python_packaging"
 
-pytestmark = pytest.mark.deselect_if(
-    os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
-    reason="builds wheels; the child processes below run both backends",
-)
+pytestmark = [
+    pytest.mark.deselect_if(
+        os.environ.get("PACKEDFUN_BACKEND") == "ctypes",
+        reason="builds wheels; the child processes below run both backends",
+    ),
+    suite.full_only("builds the example's wheel and installs it offline (about 2 minutes)"),
+]
 
 
 def _pip(*args, timeout: int = 900) -> None:

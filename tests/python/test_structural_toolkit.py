@@ -5,6 +5,7 @@ import textwrap
 
 import packedfun as pf
 import pytest
+import suite
 from packedfun.dataclasses import py_class
 from packedfun.structural import (
     AccessPath,
@@ -130,11 +131,17 @@ def test_toolkit_on_cpp_defined_objects():
     assert str(get_first_structural_mismatch(t, renamed)[0]) == "root.children[0].name"
 
 
-def test_million_deep_chain_walks_mutates_and_compares():
+# The full run walks a million links; the quick run 100,000, still far past any native stack.
+DEPTH = 1_000_000 if suite.FULL else 100_000
+
+
+def test_deep_chain_walks_mutates_and_compares():
     code = textwrap.dedent(
         """
-        import packedfun as pf
+        import sys
         from typing import Optional
+
+        import packedfun as pf
         from packedfun.dataclasses import py_class
         from packedfun.structural import (structural_walk, structural_hash,
                                           get_first_structural_mismatch)
@@ -150,18 +157,23 @@ def test_million_deep_chain_walks_mutates_and_compares():
                 head = Link(i, head)
             return head
 
-        a, b = chain(1_000_000, 0), chain(1_000_000, 1)
+        N = int(sys.argv[1])
+        a, b = chain(N, 0), chain(N, 1)
         count = [0]
         structural_walk(a, lambda p, v: count.__setitem__(0, count[0] + 1))
-        assert count[0] >= 1_000_000, count
+        assert count[0] >= N, count
         lhs, rhs = get_first_structural_mismatch(a, b)
-        assert len(lhs) == 1_000_000, len(lhs)  # 999,999 .next, then .value
+        assert len(lhs) == N, len(lhs)  # N - 1 times .next, then .value
         structural_hash(a)
         del a, b
         print("ok")
         """
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, "-c", code, str(DEPTH)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-3000:]

@@ -28,6 +28,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 import pytest
+import suite
 
 VERSION = "0.1.15"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -226,6 +227,7 @@ def _known(key: str) -> bool:
     return key in KNOWN_FAILING or key.split("::")[0] in KNOWN_FAILING
 
 
+@suite.full_only("runs apache-tvm-ffi's own Python suite under the switch (about a minute)")
 def test_apache_tvm_ffi_suite_passes_under_the_switch(tmp_path):
     if importlib.util.find_spec("tvm_ffi") is None:
         pytest.skip("apache-tvm-ffi is not installed (its libtvm_ffi runs the suite's kernels)")
