@@ -50,7 +50,7 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
 }
 
 #: Modules that may import lazily whatever they need: the lazy-namespace hook.
-LAZY_HOOKS = {"packedfun._lazy", "packedfun"}
+LAZY_HOOKS = {"packedfun._lazy"}
 
 
 def module_name(path: Path) -> str:
@@ -181,7 +181,6 @@ def unexplained_function_level_imports(edges):
         for e in function_level_imports(edges)
         if e[0] not in LAZY_HOOKS
         and (e[0], e[1]) not in LAZY_IMPORTS
-        and not (e[0].startswith("packedfun._ctypes") and e[1].startswith("packedfun._ctypes"))
     ]
 
 

@@ -36,6 +36,7 @@ from .structural import structural_equal, structural_first_difference, structura
 from .tensor import (
     Device,
     Tensor,
+    _dl_device_type_class,
     device,
     dtype,
     from_dlpack,
@@ -100,8 +101,6 @@ def __getattr__(name: str) -> object:
     if name in _DTYPE_CONSTANTS:  # apache-tvm-ffi's module-level dtypes: packedfun.float32, ...
         return dtype(name)
     if name == "DLDeviceType":
-        from .tensor import _dl_device_type_class
-
         return _dl_device_type_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -18,6 +18,8 @@ the remaining read-write fields are set.
 from __future__ import annotations
 
 from ._backend import core
+from .container import Array, Dict, List, Map, Shape
+from .object import type_info
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
 if TYPE_CHECKING:
@@ -31,8 +33,6 @@ _plans: dict[int, tuple] = {}
 
 
 def _info(type_index: int) -> dict:
-    from .object import type_info
-
     return type_info(type_index)
 
 
@@ -220,8 +220,6 @@ def check_table(nodes: Any, root: Any) -> None:
 
 def rebuild(nodes: list, root: Any, make_tensor: Callable[[tuple, Any], Any]) -> Any:
     """New native values for a node table made by :func:`flatten`; returns the root."""
-    from .container import Dict, List
-
     check_table(nodes, root)
     if type(root) is not tuple:
         return root
@@ -276,8 +274,6 @@ def _build_from(start: int, nodes: list, built: list, dec: Callable, make_tensor
 
 
 def _make(node: tuple, dec: Callable, make_tensor: Callable) -> Any:
-    from .container import Array, Map, Shape
-
     kind = node[0]
     if kind == "A":
         return Array([dec(v) for v in node[1]])

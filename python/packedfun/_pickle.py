@@ -15,7 +15,10 @@ from __future__ import annotations
 import copyreg
 
 from . import _graph
+from . import object as _object
 from ._backend import core
+from .module import _module_function
+from .tensor import device, dtype
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
 if TYPE_CHECKING:
@@ -189,8 +192,6 @@ def _global_function(name: str) -> Any:
 def _reduce_function(func: Any) -> tuple:
     origin = getattr(func, "__dict__", {}).get("_pf_module")
     if origin is not None:
-        from .module import _module_function
-
         return (_module_function, origin)
     name = func.registry_name
     if name:
@@ -230,11 +231,11 @@ def attach(cls: Any) -> None:
 
 
 def install() -> None:
-    """Registers the reducers of the backend's own types (which may be immutable types)."""
-    from .tensor import device, dtype
-
+    """Registers the reducers of the backend's own types (which may be immutable types), and
+    gives every Python class of a native type its pickle and copy methods."""
     copyreg.pickle(core.Tensor, _reduce_tensor)
     copyreg.pickle(core.Function, _reduce_function)
     copyreg.pickle(core.Object, _reduce_graph)
     dtype.__reduce__ = _reduce_dtype  # type: ignore[method-assign]
     device.__reduce__ = _reduce_device  # type: ignore[method-assign]
+    _object.on_new_class(attach)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 import typing
 
-from . import _pickle
+from . import _graph, _pickle
 from . import object as _object
 from ._backend import core
 from .registry import get_global_func
@@ -484,8 +484,6 @@ def _install(spec: _Spec, index: int) -> None:
 def _reduce_py_class(self: typing.Any, protocol: int = 2) -> tuple:
     """Pickles by value (the value graph, as any reflected object) and names the modules that
     define the graph's Python-defined types, so a fresh process imports them before rebuilding."""
-    from . import _graph
-
     nodes, root = _graph.flatten(self, _pickle._tensor_data_checked)
     modules = sorted(
         {_defined[n[1]].cls.__module__ for n in nodes if n[0] == "O" and n[1] in _defined}

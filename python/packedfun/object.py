@@ -11,7 +11,6 @@ methods (so ``isinstance`` with the ancestor holds and every reflected field sta
 
 from __future__ import annotations
 
-from . import _pickle
 from ._backend import core
 from ._lazy import load_namespace_of
 
@@ -31,6 +30,22 @@ _OBJECT_INDEX = 64  # kPFTypeObject
 _registered: dict[int, type] = {_OBJECT_INDEX: core.Object}  # type index -> registered class
 _automatic: dict[int, type] = {}  # type index -> class made for an unregistered type
 _infos: dict[int, dict] = {}
+_class_hooks: list[Callable[[type], None]] = []  # called with each new Python class of a type
+
+
+def on_new_class(hook: Callable[[type], None]) -> None:
+    """Calls ``hook(cls)`` for every Python class made for a native type, from now on and for the
+    ones made already (``packedfun._pickle`` gives them their pickle methods this way: it sits
+    above this module, which never imports it)."""
+    _class_hooks.append(hook)
+    for cls in [*_registered.values(), *_automatic.values()]:
+        if cls is not core.Object:
+            hook(cls)
+
+
+def _announce(cls: type) -> None:
+    for hook in _class_hooks:
+        hook(cls)
 
 
 def type_info(type_index: int) -> dict:
@@ -143,7 +158,7 @@ def _install_class(cls: Any, type_index: int, user_names: set) -> None:
     if cls.__dict__.get("__doc__") is None and type_info(type_index)["doc"]:
         cls.__doc__ = type_info(type_index)["doc"]  # the C++ ObjectDef's, unless the class has one
     _name_class(cls, type_info(type_index)["type_key"])
-    _pickle.attach(cls)
+    _announce(cls)
 
 
 def _check_parent(cls: type, type_key: str, type_index: int) -> None:
@@ -207,7 +222,7 @@ def register_object(type_key: str | type | None = None) -> Callable[[_T], _T] | 
 def _register_builtin(type_index: int, cls: Any) -> None:
     """Registers ``cls`` for a built-in type index (containers) without installing members."""
     cls.__pf_type_index__ = type_index
-    _pickle.attach(cls)
+    _announce(cls)
     _registered[type_index] = cls
     _automatic.clear()
     core.set_object_factory(_class_for)
@@ -229,7 +244,7 @@ def _automatic_class(type_index: int, info: dict) -> type:
     cls.__pf_type_index__ = type_index
     _name_class(cls, info["type_key"])
     cls.__pf_unregistered__ = True
-    _pickle.attach(cls)
+    _announce(cls)
     return cls
 
 

@@ -24,6 +24,8 @@ import math
 
 from . import _graph
 from ._backend import core
+from ._pickle import _check_tensor_dtype, _make_tensor, _tensor_data
+from .tensor import device, dtype
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
 if TYPE_CHECKING:
@@ -37,8 +39,6 @@ _BUILTIN_KIND = {v: k for k, v in _BUILTIN.items()}
 
 
 def _encode_value(v: Any) -> Any:
-    from .tensor import device, dtype
-
     if type(v) is tuple:
         return {"ref": v[0]}
     if v is None or isinstance(v, (bool, int, str)):
@@ -69,8 +69,6 @@ def _registry_name_of(func: Any) -> str | None:
 
 
 def _tensor_bytes(tensor: Any, meta: tuple) -> bytes:
-    from ._pickle import _check_tensor_dtype, _tensor_data
-
     _check_tensor_dtype(tensor)
     return _tensor_data(tensor, meta).view.tobytes()
 
@@ -142,8 +140,6 @@ def _payload(tag: str, payload: Any, kind: type | tuple) -> Any:
 
 
 def _decode_value(v: Any) -> Any:
-    from .tensor import device, dtype
-
     if not isinstance(v, dict):
         if isinstance(v, list):
             raise ValueError("from_json: a bare JSON list is not a value (arrays are nodes)")
@@ -256,8 +252,6 @@ def from_json(text: str | bytes) -> Any:
 
 
 def _from_document(doc: dict) -> Any:
-    from ._pickle import _make_tensor
-
     nodes = doc.get("nodes", [])
     if not isinstance(nodes, list):
         raise _malformed("'nodes' (a list expected)", nodes)

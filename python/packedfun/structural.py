@@ -17,6 +17,9 @@ type must match), reflected objects field by field (fields registered with
 from __future__ import annotations
 
 from ._backend import core
+from ._graph import object_plan
+from .container import Array, Dict, List, Map
+from .object import type_info
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
 if TYPE_CHECKING:
@@ -254,8 +257,6 @@ _LEAF_TYPES = (type(None), bool, int, float, str, bytes)
 
 
 def _fields_of(type_index: int) -> list:
-    from .object import type_info
-
     info = type_info(type_index)
     return [f["name"] for i in info["ancestors"] for f in type_info(i)["fields"]]
 
@@ -319,8 +320,6 @@ def structural_walk(root: Any, visit: Callable[[AccessPath, Any], Any], order: s
 
 
 def _rebuild(value: Any, new_children: list) -> Any:
-    from .container import Array, Dict, List, Map
-
     if isinstance(value, core.Array):
         return Array(new_children)
     if isinstance(value, core.List):
@@ -328,8 +327,6 @@ def _rebuild(value: Any, new_children: list) -> Any:
     if isinstance(value, (core.Map, core.Dict)):
         items = dict(zip(list(value.keys()), new_children))
         return Map(items) if isinstance(value, core.Map) else Dict(items)
-    from ._graph import object_plan
-
     _, names, ctor, ctor_fields, setters = object_plan(value.type_index)
     obj = ctor(*[new_children[j] for j in ctor_fields])
     for name in setters:

@@ -45,6 +45,7 @@ from .values import (
     Function,
     Object,
     borrow_any,
+    function_metadata,
     make_function,
     set_object_factory,
     take_any,
@@ -183,9 +184,7 @@ def function_get_metadata(func):
     """The JSON metadata record of ``func``, or None."""
     if not isinstance(func, Function):
         raise TypeError(f"function_get_metadata: expected a Function, got {tp_name(type(func))}")
-    out = PFAny()
-    _check(LIB.PFFunctionGetMetadata(func._pf_handle, byref(out)))
-    return take_any(out)
+    return function_metadata(func._pf_handle)
 
 
 def function_flags(func) -> int:

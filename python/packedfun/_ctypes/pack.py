@@ -30,6 +30,7 @@ from .values import (
     _pack_float,
     _pack_int,
     _pack_ptr,
+    function_metadata,
     make_opaque,
     to_function,
     wrap,
@@ -90,9 +91,7 @@ def _pack_general(func, args: tuple, temps: list) -> bytes:
 def _name_argument(exc: Exception, func, pos: int) -> None:
     """Rewords the error of the argument that failed to convert to name its parameter (the
     shared wording of :func:`packedfun._rules.signature.name_argument_error`)."""
-    from .backend import function_get_metadata  # this backend's, also beside a loaded _core
-
-    text = function_get_metadata(func) if func._pf_handle else None
+    text = function_metadata(func._pf_handle) if func._pf_handle else None
     _signature.name_argument_error(exc, func._pf_name, text, pos)
 
 

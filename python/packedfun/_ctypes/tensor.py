@@ -30,7 +30,7 @@ from ctypes import (
 from .._rules import tensor_layout as _tensor_layout
 from . import abi as abi
 from .abi import LIB, DLDataType, DLDevice, PFAny
-from .values import RAW_ORDER, Object, _pack_ptr, make_opaque, raise_last_error, wrap
+from .values import RAW_ORDER, Object, _pack_ptr, make_opaque, raise_last_error, take_any, wrap
 
 __all__ = ["Tensor", "from_dlpack", "_set_tensor_classes", "_dtype_from_string",
            "_dtype_to_string", "_tensor_scratch_allocations"]  # fmt: skip
@@ -483,6 +483,4 @@ def _dtype_to_string(code: int, bits: int, lanes: int) -> str:
     out = PFAny()
     if LIB.PFDataTypeToString(DLDataType(code, bits, lanes), byref(out)):
         raise_last_error("dtype")
-    from .values import take_any
-
     return take_any(out)

@@ -9,6 +9,11 @@ import ctypes
 import sys
 import threading
 
+# Imported by values.py after the rest of the binding (its last line), so all of it is loaded.
+from .abi import LIB
+from .containers import Array, List
+from .tensor import DLTensor, Tensor, from_dlpack
+
 __all__ = ["_keep_tensor_results", "result_framework", "convert_result", "call_allocator"]
 
 _local = threading.local()
@@ -38,9 +43,6 @@ def result_framework(args: tuple):
 
 def convert_result(value, framework):
     """``value`` with its tensors (alone, or at the top of an Array/List) in ``framework``."""
-    from .containers import Array, List
-    from .tensor import Tensor
-
     if isinstance(value, Tensor):
         return framework.from_dlpack(value)
     if isinstance(value, (Array, List)) and any(isinstance(x, Tensor) for x in value):
@@ -59,9 +61,6 @@ _NUMPY_KINDS = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}  # DLDataTypeCode -> Num
 
 def _numpy_allocate(proto_addr, out, ctx, set_error) -> int:
     """DLPack's allocator over numpy.empty: the new ndarray owns the memory."""
-    from .abi import LIB
-    from .tensor import DLTensor, from_dlpack
-
     try:
         proto = DLTensor.from_address(proto_addr)
         kind = _NUMPY_KINDS.get(proto.dtype.code)

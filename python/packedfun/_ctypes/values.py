@@ -357,9 +357,7 @@ class Function(Object):
         """The full positional arguments of a call with keywords or defaults to fill."""
         table = self.__dict__.get("_pf_table")
         if table is None:
-            from .backend import function_get_metadata  # this backend's, also beside _core
-
-            text = function_get_metadata(self) if self._pf_handle else None
+            text = function_metadata(self._pf_handle) if self._pf_handle else None
             table = _signature.param_table(text) if text is not None else ((), ())
             self.__dict__["_pf_table"] = table
         if not table[0]:
@@ -632,6 +630,14 @@ def to_function(value) -> Function:
 
 
 # ---- results ------------------------------------------------------------------------------------
+def function_metadata(handle: int):
+    """The JSON metadata record of the Function ``handle`` (this binding's, also beside _core)."""
+    out = PFAny()
+    if LIB.PFFunctionGetMetadata(handle, byref(out)):
+        raise_last_error()
+    return take_any(out)
+
+
 def take_any(value: PFAny):
     """The Python value of an owned PFAny (its reference is consumed)."""
     tindex, _, payload = _unpack_int(value)
