@@ -78,6 +78,23 @@ def _configure_args(result: BuildResult) -> list:
     return args
 
 
+def build_target(target: str) -> tuple[Path | None, str]:
+    """Configure the benchmark tree and build one extra target (``pf_bench_nb_forms``).
+
+    Returns the output directory, or None and the tail of the failing command's log.
+    """
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        return None, "cmake not found"
+    log: list = []
+    cmd = [cmake, "-S", HERE, "-B", BUILD_DIR, *_configure_args(BuildResult(out_dir=OUT_DIR))]
+    if shutil.which("ninja"):
+        cmd += ["-G", "Ninja"]
+    if _run(cmd, log) and _run([cmake, "--build", BUILD_DIR, "--target", target, "-j", "2"], log):
+        return OUT_DIR, ""
+    return None, "\n".join(log)[-3000:]
+
+
 def build(verbose: bool = False) -> BuildResult:
     """Configure and build every peer whose prerequisites are present.
 
