@@ -9,9 +9,11 @@ written as its library's users write it (``benchmarks/forms/*.cc``):
   ``packedfun.get_global_func(name)``;
 - **packedfun (load_inline)**: the same body exported by ``packedfun.cpp.load_inline(...,
   functions=[...])``, made ``hold`` with ``mod.f.gil_policy = "hold"``, called as ``mod.f``;
-- **nanobind**: nanobind's natural equivalent (``std::string_view``/``const char*``/``std::string``,
-  ``nb::callable``/``std::function``, ``nb::ndarray<>``, a bound class, ``std::vector``);
-- **tvm-ffi**: apache-tvm-ffi's equivalent where it has one, compiled by ``tvm_ffi.cpp.load_inline``.
+- **nanobind**: nanobind's natural equivalent (``std::string_view``, ``const char*``,
+  ``std::string``, ``nb::callable``, ``std::function``, ``nb::ndarray<>``, a bound class,
+  ``std::vector``);
+- **tvm-ffi**: apache-tvm-ffi's equivalent where it has one, compiled by
+  ``tvm_ffi.cpp.load_inline``.
 
 All peers of a row are timed round-robin in one process (``harness.measure``: short samples,
 the empty loop of the same round subtracted, medians). Peers that are not installed are left out.
@@ -30,11 +32,10 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "python"))
 
 import numpy as np  # noqa: E402
-from build_peers import build_target, installed  # noqa: E402
-from harness import Case, call_loop, empty_loop, measure, raise_loop  # noqa: E402
-
 import packedfun  # noqa: E402
 import packedfun.cpp  # noqa: E402
+from build_peers import build_target, installed  # noqa: E402
+from harness import Case, call_loop, empty_loop, measure, raise_loop  # noqa: E402
 
 FORMS = HERE / "forms"
 PEERS = ["nanobind", "packedfun (global)", "packedfun (load_inline)", "tvm-ffi"]
@@ -171,7 +172,9 @@ def make_cases(peers: dict) -> list:
                 loops[peer] = raise_loop(fns[name], ValueError, *peer_args)
             else:
                 got = fns[name](*peer_args)
-                want = peers["packedfun (global)"][name](*_args(args, "packedfun (global)", pairs, array))
+                want = peers["packedfun (global)"][name](
+                    *_args(args, "packedfun (global)", pairs, array)
+                )
                 if got != want:
                     raise AssertionError(f"{peer}: {name} returned {got!r}, expected {want!r}")
                 loops[peer] = call_loop(fns[name], *peer_args)
@@ -194,8 +197,8 @@ def table(results: list, columns: list) -> str:
         inline = ns.get("packedfun (load_inline)")
         worst = max(v for v in (pf, inline) if v is not None)
         nb, tvm = ns.get("nanobind"), ns.get("tvm-ffi")
-        vs_nb = f"{worst / nb:.2f}" if nb else "—"
-        vs_tvm = f"{tvm / worst:.1f}×" if tvm else "—"
+        vs_nb = f"{worst / nb:.2f}" if nb and worst else "—"  # 0: below the empty loop's noise
+        vs_tvm = f"{tvm / worst:.1f}×" if tvm and worst else "—"
         cells = [_cell(ns.get(c)) for c in columns]
         lines.append("| " + " | ".join([r.case.name, *cells, vs_nb, vs_tvm]) + " |")
     return "\n".join(lines)
@@ -214,7 +217,10 @@ def main() -> None:
     glob, inline = load_packedfun(work / "packedfun")
     peers = {"packedfun (global)": glob, "packedfun (load_inline)": inline}
     missing = []
-    for name, (fns, why) in (("nanobind", load_nanobind()), ("tvm-ffi", load_tvm_ffi(work / "tvmffi"))):
+    for name, (fns, why) in (
+        ("nanobind", load_nanobind()),
+        ("tvm-ffi", load_tvm_ffi(work / "tvmffi")),
+    ):
         if fns is None:
             missing.append(f"{name}: {why}")
         else:

@@ -39,9 +39,11 @@ NB_MODULE(pf_bench_nb_forms, m) {
     return f(x, x, x);
   });
   // Tensors: nb::ndarray<> (any framework through DLPack / the buffer protocol).
-  m.def("tview", [](nb::ndarray<> t) { return static_cast<int64_t>(t.shape(0)) + (t.data() != nullptr); });
-  m.def("tensor_cref",
-        [](const nb::ndarray<>& t) { return static_cast<int64_t>(t.shape(0)) + (t.data() != nullptr); });
+  m.def("tview",
+        [](nb::ndarray<> t) { return static_cast<int64_t>(t.shape(0)) + (t.data() != nullptr); });
+  m.def("tensor_cref", [](const nb::ndarray<>& t) {
+    return static_cast<int64_t>(t.shape(0)) + (t.data() != nullptr);
+  });
   // Objects: a bound class by reference.
   m.def("obj", [](const Pair& p) { return p.a; });
   m.def("make_pair", [](int64_t a, int64_t b) { return Pair{a, b}; });

@@ -27,7 +27,9 @@ int64_t str_cref_size(const pf::String& s) { return static_cast<int64_t>(s.size(
 int64_t str_cstr(pf::String s) { return static_cast<int64_t>(std::strlen(s.c_str())); }
 int64_t str_copy(const pf::String& s) { return static_cast<int64_t>(std::string(s).size()); }
 int64_t std_str_size(std::string s) { return static_cast<int64_t>(s.size()); }
-int64_t std_str_cref_cstr(const std::string& s) { return static_cast<int64_t>(std::strlen(s.c_str())); }
+int64_t std_str_cref_cstr(const std::string& s) {
+  return static_cast<int64_t>(std::strlen(s.c_str()));
+}
 int64_t sv_size(std::string_view s) { return static_cast<int64_t>(s.size()); }
 // (`const char*` is not a parameter type packedfun receives: `String` gives the same NUL-terminated
 // bytes without a copy.)
@@ -75,13 +77,32 @@ int64_t raise_value_error(int64_t x) {
 // A Python callable that raises, called from C++: the error reaches the outer Python caller.
 int64_t call_raiser(pf::Function f) { return f().cast<int64_t>(); }
 
-#define BENCH_FORMS(X)                                                                       \
-  X(str_size) X(str_cref_size) X(str_cstr) X(str_copy) X(std_str_size) X(std_str_cref_cstr) \
-  X(sv_size) X(fn0) X(fn1) X(fn3) X(fn1_cref) X(view0) X(view1) X(view3)    \
-  X(typed1) X(typed3) X(tview) X(tensor) X(tensor_cref) X(obj) X(obj_cref) X(make_pair)     \
-  X(arr_sum) X(vec_sum) X(raise_value_error) X(call_raiser)
-
 // The same bodies as globals, declared GIL-`hold` as nanobind's are (docs/threads.md).
 #define BENCH_GLOBAL(name) \
-  PACKEDFUN_REGISTER_GLOBAL("bench_forms." #name).set_body_typed(name).gil(pf::GILPolicy::kHold);
-BENCH_FORMS(BENCH_GLOBAL)
+  PACKEDFUN_REGISTER_GLOBAL("bench_forms." #name).set_body_typed(name).gil(pf::GILPolicy::kHold)
+BENCH_GLOBAL(str_size);
+BENCH_GLOBAL(str_cref_size);
+BENCH_GLOBAL(str_cstr);
+BENCH_GLOBAL(str_copy);
+BENCH_GLOBAL(std_str_size);
+BENCH_GLOBAL(std_str_cref_cstr);
+BENCH_GLOBAL(sv_size);
+BENCH_GLOBAL(fn0);
+BENCH_GLOBAL(fn1);
+BENCH_GLOBAL(fn3);
+BENCH_GLOBAL(fn1_cref);
+BENCH_GLOBAL(view0);
+BENCH_GLOBAL(view1);
+BENCH_GLOBAL(view3);
+BENCH_GLOBAL(typed1);
+BENCH_GLOBAL(typed3);
+BENCH_GLOBAL(tview);
+BENCH_GLOBAL(tensor);
+BENCH_GLOBAL(tensor_cref);
+BENCH_GLOBAL(obj);
+BENCH_GLOBAL(obj_cref);
+BENCH_GLOBAL(make_pair);
+BENCH_GLOBAL(arr_sum);
+BENCH_GLOBAL(vec_sum);
+BENCH_GLOBAL(raise_value_error);
+BENCH_GLOBAL(call_raiser);

@@ -16,7 +16,9 @@ int64_t str_cref_size(const ffi::String& s) { return static_cast<int64_t>(s.size
 int64_t str_cstr(ffi::String s) { return static_cast<int64_t>(std::strlen(s.c_str())); }
 int64_t str_copy(const ffi::String& s) { return static_cast<int64_t>(std::string(s).size()); }
 int64_t std_str_size(std::string s) { return static_cast<int64_t>(s.size()); }
-int64_t std_str_cref_cstr(const std::string& s) { return static_cast<int64_t>(std::strlen(s.c_str())); }
+int64_t std_str_cref_cstr(const std::string& s) {
+  return static_cast<int64_t>(std::strlen(s.c_str()));
+}
 int64_t fn0(ffi::Function f) { return f().cast<int64_t>(); }
 int64_t fn1(ffi::Function f, int64_t x) { return f(x).cast<int64_t>(); }
 int64_t fn3(ffi::Function f, int64_t x) { return f(x, x, x).cast<int64_t>(); }

@@ -144,8 +144,8 @@ int32_t Register(std::string_view key, int32_t parent_index) {
 thread_local TypeRedefinitionCheck* t_redefinition_check = nullptr;
 
 bool SameField(const PFFieldInfo& a, const PFFieldInfo& b) {
-  return a.offset == b.offset && a.flags == b.flags &&
-         a.static_type_index == b.static_type_index && (a.setter == nullptr) == (b.setter == nullptr);
+  return a.offset == b.offset && a.flags == b.flags && a.static_type_index == b.static_type_index &&
+         (a.setter == nullptr) == (b.setter == nullptr);
 }
 
 /*! A method's signature record ("" without one). */

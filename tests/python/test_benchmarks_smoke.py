@@ -113,3 +113,29 @@ def test_peer_folders_are_not_taken_for_installed_peers(monkeypatch):
     assert not build_peers.installed("tvmffi")
     assert not build_peers.installed("no_such_peer_module")
     assert build_peers.installed("json")
+
+
+def test_parameter_form_matrix_runs_every_form():
+    """benchmarks/param_forms.py builds its three sides and prints a row per form, with every
+    installed peer measured (a peer failing to build would leave its column out)."""
+    out_dir = Path(__file__).resolve().parents[2] / "benchmarks"
+    proc = subprocess.run(
+        [sys.executable, str(out_dir / "param_forms.py"), "--repeat", "3"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
+    sys.path.insert(0, str(out_dir))
+    import param_forms
+
+    header = next(line for line in proc.stdout.splitlines() if line.startswith("| form |"))
+    for peer, module in (("nanobind", "nanobind"), ("tvm-ffi", "tvm_ffi")):
+        if suite.require(module):
+            assert peer in header, proc.stdout
+    assert "Not measured" not in proc.stdout, proc.stdout
+    for label, _, _ in param_forms.ROWS + param_forms.ERROR_ROWS:
+        row = _row(proc.stdout, label)
+        assert row[1] != "—" and row[2] != "—", row  # nanobind and packedfun measured

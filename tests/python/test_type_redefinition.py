@@ -5,7 +5,6 @@ edited and run again) fails to load with an error saying how to load it; an iden
 import uuid
 
 import pytest
-
 from packedfun import cpp
 
 TEMPLATE = r"""
@@ -42,7 +41,9 @@ def build(tmp_path, key, members, version, tag):
     source = TEMPLATE.replace("KEY", key).replace("MEMBERS", members).replace("PointObj", cls)
     source = source.replace("VERSION", str(version))
     return cpp.load_inline(
-        f"redefine_{tag}", cpp_sources=source, functions=["version", "make"],
+        f"redefine_{tag}",
+        cpp_sources=source,
+        functions=["version", "make"],
         build_directory=tmp_path / tag,
     )
 
