@@ -179,8 +179,7 @@ def unexplained_function_level_imports(edges):
     return [
         e
         for e in function_level_imports(edges)
-        if e[0] not in LAZY_HOOKS
-        and (e[0], e[1]) not in LAZY_IMPORTS
+        if e[0] not in LAZY_HOOKS and (e[0], e[1]) not in LAZY_IMPORTS
     ]
 
 

@@ -9,7 +9,9 @@ Needs ``pip install "packedfun[distributed]"`` (Dask distributed) and a C++ comp
 client only: the workers receive the compiled library's bytes inside the pickled function and load
 it without compiling. The script starts a local cluster of two worker processes (loopback only, no
 dashboard), maps the kernel over 32 arrays, checks the results against NumPy, shows that a C++
-error raised on a worker arrives as the same Python exception, and shuts the cluster down.
+error raised on a worker arrives as the same Python exception and that a global function the
+workers do not have fails the task with a clear error (not the worker), and shuts the cluster
+down.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ packedfun::Tensor axpb(packedfun::TensorView x, double a, double b) {
 # Seconds for any one step on the cluster; the test suite sets more (a loaded or sanitized machine
 # can take longer to start worker processes).
 TIMEOUT = float(os.environ.get("DISTRIBUTED_MAP_TIMEOUT", "60"))
+
+
+def call(func, x):
+    """Runs on a worker: calls a Function it received."""
+    return func(x)
 
 
 def where() -> str:
@@ -78,6 +85,17 @@ def main(work: str) -> None:
             client.submit(mod.axpb, np.zeros((2, 2)), 2.0, 1.0).result(timeout=TIMEOUT)
         except ValueError as err:
             print(f"error from a worker: {type(err).__name__}: {err}")
+        # A global function registered on the client only: it travels by name, the worker has
+        # none of that name, and calling it there raises a ValueError that reaches the client.
+        packedfun.register_global_func("example.client_only", lambda x: x + 1)
+        client_only = packedfun.get_global_func("example.client_only")
+        try:
+            client.submit(call, client_only, 1).result(timeout=TIMEOUT)
+        except ValueError as err:
+            print(f"client-only function on a worker: {type(err).__name__}: {err}")
+        # The workers stay usable.
+        again = client.submit(mod.axpb, arrays[0], 2.0, 1.0).result(timeout=TIMEOUT)
+        print(f"workers still usable: {np.array_equal(again, 2.0 * arrays[0] + 1.0)}")
     print("cluster shut down")
 
 

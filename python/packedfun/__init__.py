@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ._backend import BACKEND, core
 from ._enum import enum_class
+from ._pickle import UnresolvedFunction
 from ._pickle import install as _install_pickle
 from .container import Array, Dict, List, Map, Shape
 from .error import Error, InternalError, register_error
@@ -147,6 +148,7 @@ __all__ = [
     "Module",
     "Object",
     "Tensor",
+    "UnresolvedFunction",
     "__version__",
     "convert",
     "device",

@@ -177,16 +177,45 @@ def _copy_object(self: Any) -> Any:
     return obj
 
 
+class UnresolvedFunction:
+    """A registry Function unpickled where no global function of its name is registered (yet).
+
+    Loading does not fail: a value is often unpickled far from where it is used (a Dask worker
+    unpickles a task's arguments before running it, and an error there never reaches the
+    client). The name is looked up again at each call, which runs the function once it is
+    registered and otherwise raises ``ValueError`` naming it; pickled again, it travels as the
+    name, as the Function did.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def resolve(self) -> Any:
+        """The registered Function of this name; ``ValueError`` naming it when there is none."""
+        func = core.get_global_func(self.name)
+        if func is None:
+            raise ValueError(
+                f"global function {self.name!r} is not registered in this process: it was "
+                "pickled where it was, and this process has not loaded the library (or run the "
+                "code) that registers it"
+            )
+        return func
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+    def __reduce__(self) -> tuple:
+        return (_global_function, (self.name,))
+
+    def __repr__(self) -> str:
+        return f"<packedfun.UnresolvedFunction {self.name!r}: not registered in this process>"
+
+
 def _global_function(name: str) -> Any:
     func = core.get_global_func(name)
-    if func is None:
-        import pickle
-
-        raise pickle.UnpicklingError(
-            f"cannot unpickle the Function {name!r}: no global function of that name is "
-            "registered in this process (load the library that registers it first)"
-        )
-    return func
+    return UnresolvedFunction(name) if func is None else func
 
 
 def _reduce_function(func: Any) -> tuple:

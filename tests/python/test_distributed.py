@@ -84,4 +84,14 @@ def test_kernel_maps_over_dask_workers(work):
     assert "axpb on 32 arrays -> ['numpy.ndarray']: matches NumPy" in lines, lines
     # The C++ packedfun::Error("ValueError", ...) raised on a worker, rebuilt at the client.
     assert "error from a worker: ValueError: axpb: expected a 1-d float64 array" in lines, lines
+    # A Function registered on the client only: the task fails with an error naming it (it used
+    # to make the worker drop the connection and the client wait), and the workers stay usable.
+    assert any(
+        line.startswith(
+            "client-only function on a worker: ValueError: global function "
+            "'example.client_only' is not registered in this process"
+        )
+        for line in lines
+    ), lines
+    assert "workers still usable: True" in lines, lines
     assert lines[-1] == "cluster shut down"

@@ -237,8 +237,23 @@ def test_registry_function_pickles_by_name():
     packedfun.register_global_func("test_pickle.tmp", lambda: 1)
     data = pickle.dumps(packedfun.get_global_func("test_pickle.tmp"))
     packedfun.remove_global_func("test_pickle.tmp")
-    with pytest.raises(pickle.UnpicklingError, match="test_pickle.tmp"):
-        pickle.loads(data)
+    # Loading succeeds where the name is not registered; calling raises, naming it.
+    missing = pickle.loads(data)
+    assert "test_pickle.tmp" in repr(missing)
+    with pytest.raises(ValueError, match="global function 'test_pickle.tmp' is not registered"):
+        missing()
+    with pytest.raises(ValueError, match="test_pickle.tmp"):
+        testing.apply(missing)  # the same from C++ (it converts as a Python callable)
+    assert pickle.loads(pickle.dumps(missing)).name == "test_pickle.tmp"  # travels as the name
+    # Registered later, the same placeholder calls it.
+    packedfun.register_global_func("test_pickle.tmp", lambda: 7)
+    try:
+        assert missing() == 7
+        assert pickle.loads(pickle.dumps(missing)).same_as(
+            packedfun.get_global_func("test_pickle.tmp")
+        )
+    finally:
+        packedfun.remove_global_func("test_pickle.tmp")
 
 
 def test_errors_keep_kind_message_and_backtrace():
