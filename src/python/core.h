@@ -316,6 +316,16 @@ static inline int pfpy_is_own_opaque(PFObject* obj) {
  *  may be NULL) is the function that failed. */
 PyObject* pfpy_raise_native(PyObject* fname);
 
+/* ---- message wording (messages.c): packedfun._rules.messages, shared with the ctypes binding --
+ */
+
+/*! The message template `name` of packedfun._rules.messages filled (str.format) with the values
+ *  of the tuple Py_BuildValue makes of `format` ("()" for none, "(O)", "(si)", ...): a new str, or
+ *  NULL with an exception set. */
+PyObject* pfpy_message(const char* name, const char* format, ...);
+/*! Raises `exc` (borrowed) with pfpy_message(name, format, ...); always returns NULL. */
+PyObject* pfpy_raise_message(PyObject* exc, const char* name, const char* format, ...);
+
 /*! Moves the current Python exception into the native error slot; returns -1. */
 int pfpy_raise_python_as_native(void);
 

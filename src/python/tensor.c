@@ -61,7 +61,7 @@ static PyObject* int64_tuple(const int64_t* values, int32_t n) {
 
 static int check_handle(PyObject* self) {
   if (((PFPyObject*)self)->handle != NULL) return 0;
-  PyErr_SetString(PyExc_ValueError, "the packedfun.Tensor is empty");
+  pfpy_raise_message(PyExc_ValueError, "TENSOR_EMPTY", "()");
   return -1;
 }
 
@@ -133,10 +133,7 @@ static void capsule_free_legacy(PyObject* capsule) {
 static int wants_versioned(PyObject* max_version) {
   if (max_version == NULL || max_version == Py_None) return 0;
   if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) != 2) {
-    PyErr_Format(PyExc_TypeError,
-                 "packedfun.Tensor.__dlpack__: max_version must be None or a (major, minor) "
-                 "tuple of two ints, got %R",
-                 max_version);
+    pfpy_raise_message(PyExc_TypeError, "DLPACK_MAX_VERSION", "(O)", max_version);
     return -1;
   }
   int overflow = 0;
@@ -145,10 +142,8 @@ static int wants_versioned(PyObject* max_version) {
     PyObject* item = PyTuple_GET_ITEM(max_version, i);
     PyObject* number = PyLong_Check(item) ? (Py_INCREF(item), item) : PyNumber_Index(item);
     if (number == NULL) {
-      PyErr_Format(PyExc_TypeError,
-                   "packedfun.Tensor.__dlpack__: max_version must be None or a (major, minor) "
-                   "tuple of two ints, got %R",
-                   max_version);
+      PyErr_Clear();
+      pfpy_raise_message(PyExc_TypeError, "DLPACK_MAX_VERSION", "(O)", max_version);
       return -1;
     }
     if (i == 0) major = PyLong_AsLongAndOverflow(number, &overflow);
@@ -160,26 +155,22 @@ static int wants_versioned(PyObject* max_version) {
 /* Checks dl_device (None or a (type, id) pair) and copy against the tensor; -1 + BufferError. */
 static int check_export_request(const DLTensor* t, PyObject* dl_device, PyObject* copy) {
   if (copy != NULL && copy != Py_None && PyObject_IsTrue(copy)) {
-    PyErr_SetString(PyExc_BufferError,
-                    "packedfun.Tensor.__dlpack__: copy=True is not supported "
-                    "(packedfun only shares memory)");
+    pfpy_raise_message(PyExc_BufferError, "DLPACK_COPY", "()");
     return -1;
   }
   if (dl_device == NULL || dl_device == Py_None) return 0;
   if (!PyTuple_Check(dl_device) || PyTuple_GET_SIZE(dl_device) != 2 ||
       !PyLong_Check(PyTuple_GET_ITEM(dl_device, 0)) ||
       !PyLong_Check(PyTuple_GET_ITEM(dl_device, 1))) {
-    PyErr_SetString(PyExc_TypeError, "__dlpack__: dl_device must be a (type, id) tuple");
+    pfpy_raise_message(PyExc_TypeError, "DLPACK_DEVICE_ARG", "()");
     return -1;
   }
   long type = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 0));
   long id = type == -1 && PyErr_Occurred() ? -1 : PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 1));
   if (id == -1 && PyErr_Occurred()) return -1;
   if (type != (int)t->device.device_type || id != (int)t->device.device_id) {
-    PyErr_Format(PyExc_BufferError,
-                 "packedfun.Tensor.__dlpack__: the tensor lives on device "
-                 "(%d, %d), not on the requested (%ld, %ld)",
-                 (int)t->device.device_type, (int)t->device.device_id, type, id);
+    pfpy_raise_message(PyExc_BufferError, "DLPACK_OTHER_DEVICE", "((ii)(ll))",
+                       (int)t->device.device_type, (int)t->device.device_id, type, id);
     return -1;
   }
   return 0;
@@ -196,9 +187,7 @@ static PyObject* export_capsule(PFObject* h, int versioned) {
   int ro = 0;
   if (PFTensorIsReadOnly(h, &ro) != 0) return raise_native("__dlpack__");
   if (ro) {
-    return PyErr_Format(PyExc_BufferError,
-                        "packedfun.Tensor.__dlpack__: a read-only tensor "
-                        "cannot be exported as legacy DLPack (ask for max_version=(1, 0))");
+    return pfpy_raise_message(PyExc_BufferError, "DLPACK_READONLY_LEGACY", "()");
   }
   DLManagedTensor* m = NULL;
   if (PFTensorToDLPack(h, &m) != 0) return raise_native("__dlpack__");
@@ -270,7 +259,7 @@ static PyObject* tensor_dlpack(PyObject* self, PyObject* const* args, Py_ssize_t
   const DLTensor* t = tensor_of(self);
   /* CPU data needs no stream; for device data packedfun has no stream of its own to order. */
   if (t->device.device_type == kDLCPU && values[0] != NULL && values[0] != Py_None) {
-    return PyErr_Format(PyExc_BufferError, "__dlpack__: stream must be None for a CPU tensor");
+    return pfpy_raise_message(PyExc_BufferError, "DLPACK_CPU_STREAM", "()");
   }
   int versioned = wants_versioned(values[1]);
   if (versioned < 0 || check_export_request(t, values[2], values[3]) != 0) return NULL;
@@ -305,13 +294,10 @@ static PyObject* from_capsule(PyObject* cap) {
     if (name == NULL && PyErr_Occurred()) return NULL;
     if (name != NULL &&
         (strcmp(name, CAPSULE_USED_VERSIONED) == 0 || strcmp(name, CAPSULE_USED_LEGACY) == 0)) {
-      return PyErr_Format(PyExc_ValueError,
-                          "from_dlpack: the DLPack capsule was consumed already (capsule '%s'); "
-                          "a capsule can be imported only once",
-                          name);
+      return pfpy_raise_message(PyExc_ValueError, "CAPSULE_CONSUMED", "(s)", name);
     }
-    return PyErr_Format(PyExc_ValueError, "from_dlpack: capsule '%s' is not a DLPack tensor",
-                        name ? name : "<unnamed>");
+    return pfpy_raise_message(PyExc_ValueError, "CAPSULE_NOT_DLPACK", "(s)",
+                              name ? name : "<unnamed>");
   }
   if (rc != 0) return raise_native("from_dlpack");
   return pfpy_tensor_wrap(out);
@@ -324,10 +310,8 @@ static PyObject* call_dlpack(PyObject* x) {
   if (method == NULL) {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
     PyErr_Clear();
-    return PyErr_Format(PyExc_TypeError,
-                        "from_dlpack: expected an object implementing "
-                        "__dlpack__ or a DLPack capsule, got %.200s",
-                        Py_TYPE(x)->tp_name);
+    return pfpy_raise_message(PyExc_TypeError, "FROM_DLPACK_NO_PRODUCER", "(s)",
+                              Py_TYPE(x)->tp_name);
   }
   PyObject* kwargs =
       Py_BuildValue("{s(ii)}", "max_version", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
@@ -361,10 +345,8 @@ PyObject* pfpy_from_dlpack(PyObject* x) {
   if (cap == NULL) return NULL;
   PyObject* r = PyCapsule_CheckExact(cap)
                     ? from_capsule(cap)
-                    : PyErr_Format(PyExc_TypeError,
-                                   "from_dlpack: %.200s.__dlpack__ returned "
-                                   "%.200s, not a capsule",
-                                   Py_TYPE(x)->tp_name, Py_TYPE(cap)->tp_name);
+                    : pfpy_raise_message(PyExc_TypeError, "FROM_DLPACK_NOT_A_CAPSULE", "(ss)",
+                                         Py_TYPE(x)->tp_name, Py_TYPE(cap)->tp_name);
   Py_DECREF(cap);
   return r;
 }
@@ -491,7 +473,7 @@ static PyObject* dtype_from_string(PyObject* mod, PyObject* text) {
   (void)mod;
   PFByteArray view;
   if (!PyUnicode_Check(text)) {
-    return PyErr_Format(PyExc_TypeError, "dtype expects a str, got %.200s", Py_TYPE(text)->tp_name);
+    return pfpy_raise_message(PyExc_TypeError, "DTYPE_NOT_STR", "(s)", Py_TYPE(text)->tp_name);
   }
   if (pfpy_str_view(text, &view) != 0) return NULL;
   DLDataType dtype;
@@ -504,10 +486,7 @@ static PyObject* dtype_to_string(PyObject* mod, PyObject* args) {
   int code, bits, lanes;
   if (!PyArg_ParseTuple(args, "iii:_dtype_to_string", &code, &bits, &lanes)) return NULL;
   if (code < 0 || code > 255 || bits < 0 || bits > 255 || lanes < 0 || lanes > 65535) {
-    return PyErr_Format(PyExc_ValueError,
-                        "not a valid DLPack data type: code=%d bits=%d "
-                        "lanes=%d",
-                        code, bits, lanes);
+    return pfpy_raise_message(PyExc_ValueError, "DTYPE_INVALID", "(iii)", code, bits, lanes);
   }
   DLDataType dtype = {(uint8_t)code, (uint8_t)bits, (uint16_t)lanes};
   PFAny out = {0};

@@ -174,15 +174,19 @@ static int format_to_dtype(const char* f, Py_ssize_t itemsize, DLDataType* out) 
   return 0;
 }
 
-/* BufferError "<fname>: argument <pos>: cannot pass a NumPy array of dtype 'X' (why)". */
+/* BufferError "<fname>: argument <pos>: cannot pass a NumPy array of dtype 'X' (why)", `why`
+ * the name of the reason's text in packedfun._rules.messages. */
 static PFPY_NOINLINE void numpy_dtype_error(PyObject* o, PyObject* fname, Py_ssize_t pos,
-                                            const char* why) {
+                                            const char* why_name) {
   PyObject* exc = PyErr_Occurred() ? pfpy_fetch_exception() : NULL;
   PyObject* dtype = PyObject_GetAttrString(o, "dtype");
   PyObject* name = dtype ? PyObject_Str(dtype) : NULL;
   PyErr_Clear();
-  PyObject* what = PyUnicode_FromFormat("cannot pass a NumPy array of dtype '%s' (%s)",
-                                        name ? PyUnicode_AsUTF8(name) : "?", why);
+  PyObject* why = pfpy_message(why_name, "()");
+  PyObject* what = why != NULL ? pfpy_message("NUMPY_ARRAY_REFUSED", "(sO)",
+                                              name ? PyUnicode_AsUTF8(name) : "?", why)
+                               : NULL;
+  Py_XDECREF(why);
   if (what != NULL) {
     if (fname == NULL && pos < 0) {
       PyErr_Format(PyExc_BufferError, "from_dlpack: %U", what);
@@ -208,9 +212,7 @@ static int numpy_fill(PyObject* o, const Py_buffer* view, DLTensor* t, int64_t* 
   if (view->format == NULL || format_to_dtype(view->format, view->itemsize, &t->dtype) != 0) {
     const char* f = view->format ? view->format : "";
     numpy_dtype_error(o, fname, pos,
-                      (*f == '>' || *f == '!') ? "byte-swapped data: DLPack only "
-                                                 "describes native byte order"
-                                               : "DLPack cannot describe this element type");
+                      (*f == '>' || *f == '!') ? "NUMPY_BYTE_SWAPPED" : "NUMPY_NO_DLPACK_TYPE");
     return -1;
   }
   int32_t ndim = view->ndim;
@@ -218,7 +220,7 @@ static int numpy_fill(PyObject* o, const Py_buffer* view, DLTensor* t, int64_t* 
     dims[i] = view->shape[i];
     Py_ssize_t s = view->strides[i];
     if (s % view->itemsize != 0) {
-      numpy_dtype_error(o, fname, pos, "a stride is not a multiple of the item size");
+      numpy_dtype_error(o, fname, pos, "NUMPY_ODD_STRIDE");
       return -1;
     }
     dims[ndim + i] = s / view->itemsize;

@@ -27,6 +27,7 @@ from ctypes import (
     py_object,
 )
 
+from .._rules import messages as _msg
 from .._rules import tensor_layout as _tensor_layout
 from . import abi as abi
 from .abi import LIB, DLDataType, DLDevice, PFAny
@@ -148,7 +149,7 @@ class Tensor(Object):
 
     def _dl(self) -> DLTensor:
         if not self._pf_handle:
-            raise ValueError("the packedfun.Tensor is empty")
+            raise ValueError(_msg.text("TENSOR_EMPTY"))
         return PFTensorObject.from_address(self._pf_handle).tensor
 
     @property
@@ -216,14 +217,12 @@ class Tensor(Object):
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         t = self._dl()
         if t.device.device_type == 1 and stream is not None:
-            raise BufferError("__dlpack__: stream must be None for a CPU tensor")
+            raise BufferError(_msg.text("DLPACK_CPU_STREAM"))
         if copy:
-            raise BufferError("packedfun.Tensor.__dlpack__: copy=True is not supported "
-                              "(packedfun only shares memory)")  # fmt: skip
+            raise BufferError(_msg.text("DLPACK_COPY"))
         if dl_device is not None and _device_pair(dl_device) != self.__dlpack_device__():
             raise BufferError(
-                f"packedfun.Tensor.__dlpack__: the tensor lives on device "
-                f"{self.__dlpack_device__()}, not on the requested {tuple(dl_device)}"
+                _msg.text("DLPACK_OTHER_DEVICE", self.__dlpack_device__(), tuple(dl_device))
             )
         out = c_void_p()
         if _wants_versioned(max_version):
@@ -233,10 +232,7 @@ class Tensor(Object):
                 out.value, _VERSIONED, _destroy_versioned, _VERSIONED_DELETER_OFFSET
             )
         if self.readonly:
-            raise BufferError(
-                "packedfun.Tensor.__dlpack__: a read-only tensor cannot be "
-                "exported as legacy DLPack (ask for max_version=(1, 0))"
-            )
+            raise BufferError(_msg.text("DLPACK_READONLY_LEGACY"))
         if LIB.PFTensorToDLPack(self._pf_handle, byref(out)):
             raise_last_error("__dlpack__")
         return _new_capsule(out.value, _LEGACY, _destroy_legacy, _LEGACY_DELETER_OFFSET)
@@ -258,7 +254,7 @@ def _device_pair(dl_device) -> tuple:
             raise TypeError
         return dl_device
     except TypeError:
-        raise TypeError("__dlpack__: dl_device must be a (type, id) tuple") from None
+        raise TypeError(_msg.text("DLPACK_DEVICE_ARG")) from None
 
 
 def _wants_versioned(max_version) -> bool:
@@ -270,10 +266,7 @@ def _wants_versioned(max_version) -> bool:
             raise TypeError
         major, _minor = (operator.index(v) for v in max_version)
     except (TypeError, ValueError):
-        raise TypeError(
-            "packedfun.Tensor.__dlpack__: max_version must be None or a (major, minor) tuple of "
-            f"two ints, got {max_version!r}"
-        ) from None
+        raise TypeError(_msg.text("DLPACK_MAX_VERSION", max_version)) from None
     return major >= 1
 
 
@@ -300,9 +293,8 @@ def _from_capsule(capsule) -> Tensor:
     raw: bytes = _api.PyCapsule_GetName(capsule) or b"<unnamed>"
     text = raw.decode(errors="replace")
     if raw in _USED.values():
-        raise ValueError(f"from_dlpack: the DLPack capsule was consumed already (capsule "
-                         f"'{text}'); a capsule can be imported only once")  # fmt: skip
-    raise ValueError(f"from_dlpack: capsule '{text}' is not a DLPack tensor")
+        raise ValueError(_msg.text("CAPSULE_CONSUMED", text))
+    raise ValueError(_msg.text("CAPSULE_NOT_DLPACK", text))
 
 
 def from_dlpack(x, **layout) -> Tensor:
@@ -325,15 +317,17 @@ def _from_dlpack(x) -> Tensor:
         return _from_numpy(x)
     method = getattr(x, "__dlpack__", None)
     if method is None:
-        raise TypeError("from_dlpack: expected an object implementing __dlpack__ or a DLPack "
-                        f"capsule, got {type(x).__name__}")  # fmt: skip
+        raise TypeError(_msg.text("FROM_DLPACK_NO_PRODUCER", _msg.type_name(type(x))))
     try:
         capsule = method(max_version=(1, 3))
     except TypeError:
         capsule = method()
     if type(capsule).__name__ != "PyCapsule":
-        raise TypeError(f"from_dlpack: {type(x).__name__}.__dlpack__ returned "
-                        f"{type(capsule).__name__}, not a capsule")  # fmt: skip
+        raise TypeError(
+            _msg.text(
+                "FROM_DLPACK_NOT_A_CAPSULE", _msg.type_name(type(x)), _msg.type_name(type(capsule))
+            )
+        )
     return _from_capsule(capsule)
 
 
@@ -379,18 +373,17 @@ def _is_numpy(x) -> bool:
 
 
 def _numpy_dtype_error(x, where: str, why: str) -> BufferError:
-    return BufferError(f"{where}: cannot pass a NumPy array of dtype '{x.dtype}' ({why})")
+    return BufferError(f"{where}: " + _msg.text("NUMPY_ARRAY_REFUSED", x.dtype, _msg.text(why)))
 
 
 def _check_numpy_dtype(x, where: str) -> tuple:
     typestr = x.__array_interface__["typestr"]
     order, kind, size = typestr[0], typestr[1], int(typestr[2:] or 0)
     if order == ">":
-        raise _numpy_dtype_error(x, where, "byte-swapped data: DLPack only describes native "
-                                 "byte order")  # fmt: skip
+        raise _numpy_dtype_error(x, where, "NUMPY_BYTE_SWAPPED")
     code = _TYPESTR.get(kind)
     if code is None or (kind == "c" and size not in (8, 16)) or (kind == "f" and size > 8):
-        raise _numpy_dtype_error(x, where, "DLPack cannot describe this element type")
+        raise _numpy_dtype_error(x, where, "NUMPY_NO_DLPACK_TYPE")
     return code, size
 
 
@@ -404,7 +397,7 @@ def _numpy_dltensor(x, where: str, keep: list) -> int:
         dims[i] = extent
     for i, stride in enumerate(x.strides):
         if stride % size:
-            raise _numpy_dtype_error(x, where, "a stride is not a multiple of the item size")
+            raise _numpy_dtype_error(x, where, "NUMPY_ODD_STRIDE")
         dims[ndim + i] = stride // size
     arg = PFDLTensorArg()
     t = arg.tensor
@@ -470,7 +463,7 @@ def device_to_py(device_type: int, device_id: int):
 
 def _dtype_from_string(text: str) -> tuple:
     if not isinstance(text, str):
-        raise TypeError(f"dtype expects a str, got {type(text).__name__}")
+        raise TypeError(_msg.text("DTYPE_NOT_STR", _msg.type_name(type(text))))
     out = DLDataType()
     if LIB.PFDataTypeFromString(abi.byte_array(text.encode("utf-8")), byref(out)):
         raise_last_error("dtype")
@@ -479,7 +472,7 @@ def _dtype_from_string(text: str) -> tuple:
 
 def _dtype_to_string(code: int, bits: int, lanes: int) -> str:
     if not (0 <= code <= 255 and 0 <= bits <= 255 and 0 <= lanes <= 65535):
-        raise ValueError(f"not a valid DLPack data type: code={code} bits={bits} lanes={lanes}")
+        raise ValueError(_msg.text("DTYPE_INVALID", code, bits, lanes))
     out = PFAny()
     if LIB.PFDataTypeToString(DLDataType(code, bits, lanes), byref(out)):
         raise_last_error("dtype")
