@@ -29,8 +29,10 @@ FUNCTIONS = ["add_one", "add_one_new", "add_one_twice_tmp", "stream_of", "addres
 N = 1 << 20
 SLEEP_CYCLES = 50_000_000  # ~25-35 ms of GPU time on an H100: far longer than any launch
 
-if not torch.cuda.is_available():
-    pytest.skip("no CUDA GPU: the GPU check's tests need one", allow_module_level=True)
+# Each test skips on its own (not the module): the GPU check's dry run sees every row's tests.
+pytestmark = pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA GPU: the GPU check's tests need one"
+)
 
 # JAX takes 75% of the GPU's memory when first used unless told otherwise.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
