@@ -278,9 +278,12 @@ def test_tvm_ffi_kernel_runs_on_the_callers_stream():
     s = torch.cuda.Stream()
     x = _late_input(s, 11.0)
     y = torch.zeros_like(x)
-    with pf.use_stream("cuda:0", s):  # both backends: packedfun mirrors it into tvm-ffi's slot
-        assert m.tensor_stream(x) == s.cuda_stream
-        m.add_one(x, y)
+    # packedfun.Tensor arguments: the stream is use_stream's on both backends, mirrored into
+    # tvm-ffi's environment (with torch tensors the compiled backend takes torch's current stream)
+    pfx, pfy = pf.from_dlpack(x), pf.from_dlpack(y)
+    with pf.use_stream("cuda:0", s):
+        assert m.tensor_stream(pfx) == s.cuda_stream
+        m.add_one(pfx, pfy)
     _expect_ones_plus(y, 11.0)
     if pf.BACKEND == "_core":  # and torch's current stream, which the compiled backend reads
         x2 = _late_input(s, 12.0)
