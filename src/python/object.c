@@ -30,10 +30,7 @@ static PyTypeObject* class_for(int32_t tindex) {
     return pfpy_default_class(tindex);
   }
   if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject*)cls, &PFPyObject_Type)) {
-    PyErr_Format(PyExc_TypeError,
-                 "object factory returned %R for type index %d, "
-                 "expected a subclass of packedfun.Object",
-                 cls, (int)tindex);
+    pfpy_raise_message(PyExc_TypeError, "OBJECT_FACTORY_RESULT", "(Oi)", cls, (int)tindex);
     Py_DECREF(cls);
     return NULL;
   }
@@ -214,10 +211,7 @@ static PyObject* object_same_as(PyObject* self, PyObject* other) {
 PyObject* pfpy_already_initialized(PyObject* self) {
   PyObject* key = object_type_key_str(((PFPyObject*)self)->handle);
   if (key == NULL) return NULL;
-  PyErr_Format(PyExc_TypeError,
-               "%.200s.__init__: this %U object is already initialized; create a new one instead "
-               "of calling __init__ again",
-               Py_TYPE(self)->tp_name, key);
+  pfpy_raise_message(PyExc_TypeError, "ALREADY_INITIALIZED", "(sO)", Py_TYPE(self)->tp_name, key);
   Py_DECREF(key);
   return NULL;
 }
@@ -227,15 +221,14 @@ PyObject* pfpy_already_initialized(PyObject* self) {
  * other reference to this Python object sees. */
 static PyObject* object_init_by_ctor(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs < 1 || !PyObject_TypeCheck(args[0], &PFPyFunction_Type)) {
-    return PyErr_Format(PyExc_TypeError,
-                        "__init_handle_by_constructor__ expects a packedfun.Function first");
+    return pfpy_raise_message(PyExc_TypeError, "INIT_HANDLE_NEEDS_FUNCTION", "()");
   }
   if (((PFPyObject*)self)->handle != NULL) return pfpy_already_initialized(self);
   PyObject* result = PyObject_Vectorcall(args[0], args + 1, (size_t)(nargs - 1), NULL);
   if (result == NULL) return NULL;
   if (!PyObject_TypeCheck(result, &PFPyObject_Type) || ((PFPyObject*)result)->handle == NULL) {
-    PyErr_Format(PyExc_TypeError, "constructor %R returned %.200s, expected an object", args[0],
-                 Py_TYPE(result)->tp_name);
+    pfpy_raise_message(PyExc_TypeError, "CONSTRUCTOR_RETURNED_NO_OBJECT", "(Os)", args[0],
+                       Py_TYPE(result)->tp_name);
     Py_DECREF(result);
     return NULL;
   }

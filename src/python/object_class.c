@@ -47,7 +47,7 @@ static const PFTypeInfo* info_of(int32_t type_index) {
 
 static PyObject* type_key_to_index(PyObject* mod, PyObject* key) {
   (void)mod;
-  if (!PyUnicode_Check(key)) return PyErr_Format(PyExc_TypeError, "type key must be a str");
+  if (!PyUnicode_Check(key)) return pfpy_raise_message(PyExc_TypeError, "TYPE_KEY_NOT_STR", "()");
   PFByteArray view;
   int32_t index = 0;
   if (pfpy_str_view(key, &view) != 0) return NULL;
@@ -55,7 +55,7 @@ static PyObject* type_key_to_index(PyObject* mod, PyObject* key) {
     PFObject* err = NULL;
     PFErrorMoveFromRaised(&err);
     PFObjectDecRef(err);
-    return PyErr_Format(PyExc_KeyError, "unknown type key %R", key);
+    return pfpy_raise_message(PyExc_KeyError, "TYPE_KEY_UNKNOWN", "(O)", key);
   }
   return PyLong_FromLong((long)index);
 }
@@ -156,8 +156,7 @@ static inline int version_tag_valid(PyTypeObject* type) {
 static PFPY_NOINLINE int check_object_type(FieldDescr* d, PyObject* obj) {
   PyTypeObject* type = Py_TYPE(obj);
   if (!PyObject_TypeCheck(obj, &PFPyObject_Type)) {
-    PyErr_Format(PyExc_TypeError, "%U: expected a packedfun.Object, got %.200s", d->qualname,
-                 type->tp_name);
+    pfpy_raise_message(PyExc_TypeError, "FIELD_NOT_AN_OBJECT", "(Os)", d->qualname, type->tp_name);
     return -1;
   }
   if (version_tag_valid(type)) {
@@ -174,12 +173,12 @@ static PFObject* field_target(FieldDescr* d, PyObject* obj) {
   if (PFPY_UNLIKELY(!known) && check_object_type(d, obj) != 0) return NULL;
   PFObject* h = ((PFPyObject*)obj)->handle;
   if (PFPY_UNLIKELY(h == NULL)) {
-    PyErr_Format(PyExc_ValueError, "%U: the object is empty (not constructed)", d->qualname);
+    pfpy_raise_message(PyExc_ValueError, "FIELD_OBJECT_EMPTY", "(O)", d->qualname);
     return NULL;
   }
   if (PFPY_UNLIKELY(h->type_index != d->owner && !PFTypeIsInstance(h->type_index, d->owner))) {
-    PyErr_Format(PyExc_TypeError, "%U: object of type index %d does not have this field",
-                 d->qualname, (int)h->type_index);
+    pfpy_raise_message(PyExc_TypeError, "FIELD_WRONG_TYPE", "(Oi)", d->qualname,
+                       (int)h->type_index);
     return NULL;
   }
   return h;
@@ -223,8 +222,9 @@ static PFPY_NOINLINE void prefix_field_error(PyObject* qualname) {
 static int field_set(PyObject* self, PyObject* obj, PyObject* value) {
   FieldDescr* d = (FieldDescr*)self;
   if (value == NULL || d->readonly) {
-    PyErr_Format(PyExc_AttributeError, "field '%U' of %.200s is read-only%s", d->name,
-                 Py_TYPE(obj)->tp_name, value == NULL ? " (cannot be deleted)" : "");
+    pfpy_raise_message(PyExc_AttributeError,
+                       value == NULL ? "FIELD_NOT_DELETABLE" : "FIELD_READONLY", "(Os)", d->name,
+                       Py_TYPE(obj)->tp_name);
     return -1;
   }
   PFObject* h = field_target(d, obj);
@@ -272,7 +272,7 @@ static PyObject* field_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
     return (PyObject*)d;
   }
   PyObject* key = str_of(info->type_key);
-  if (key != NULL) PyErr_Format(PyExc_KeyError, "type %U has no field %R", key, name);
+  if (key != NULL) pfpy_raise_message(PyExc_KeyError, "TYPE_HAS_NO_FIELD", "(OO)", key, name);
   Py_XDECREF(key);
   return NULL;
 }
@@ -328,15 +328,15 @@ static PyObject* set_type_name(PyObject* mod, PyObject* const* args, Py_ssize_t 
   PyObject *cls = args[0], *name = args[1];
   if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject*)cls, &PFPyObject_Type) ||
       !PyType_HasFeature((PyTypeObject*)cls, Py_TPFLAGS_HEAPTYPE)) {
-    return PyErr_Format(PyExc_TypeError, "set_type_name expects a packedfun.Object subclass");
+    return pfpy_raise_message(PyExc_TypeError, "SET_TYPE_NAME_NOT_A_CLASS", "()");
   }
-  if (!PyUnicode_Check(name)) return PyErr_Format(PyExc_TypeError, "type name must be a str");
+  if (!PyUnicode_Check(name)) return pfpy_raise_message(PyExc_TypeError, "TYPE_NAME_NOT_STR", "()");
 #if PY_VERSION_HEX >= 0x030B0000 && !defined(Py_LIMITED_API)
   Py_ssize_t size = 0;
   const char* utf8 = PyUnicode_AsUTF8AndSize(name, &size);
   if (utf8 == NULL) return NULL;
   if ((size_t)size != strlen(utf8)) {
-    return PyErr_Format(PyExc_ValueError, "type name must not contain null characters");
+    return pfpy_raise_message(PyExc_ValueError, "TYPE_NAME_NUL", "()");
   }
   char* copy = (char*)PyMem_Malloc((size_t)size + 1);
   if (copy == NULL) return PyErr_NoMemory();

@@ -22,8 +22,8 @@ static PyObject* method_call(PyObject* self, PyObject* const* args, size_t nargs
 }
 
 static PFPY_NOINLINE PyObject* ctor_result_error(MethodDescr* d, PyObject* made) {
-  PyErr_Format(PyExc_TypeError, "%U returned %.200s, expected an object", d->name,
-               Py_TYPE(made)->tp_name);
+  pfpy_raise_message(PyExc_TypeError, "CONSTRUCTOR_MADE_NO_OBJECT", "(Os)", d->name,
+                     Py_TYPE(made)->tp_name);
   Py_DECREF(made);
   return NULL;
 }
@@ -52,7 +52,7 @@ static PyObject* ctor_call(PyObject* self, PyObject* const* args, size_t nargsf,
   MethodDescr* d = (MethodDescr*)self;
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   if (n < 1 || !PyObject_TypeCheck(args[0], &PFPyObject_Type)) {
-    return PyErr_Format(PyExc_TypeError, "%U: expected a packedfun.Object first", d->name);
+    return pfpy_raise_message(PyExc_TypeError, "METHOD_NEEDS_OBJECT", "(O)", d->name);
   }
   if (((PFPyObject*)args[0])->handle != NULL) return pfpy_already_initialized(args[0]);
   return ctor_fill(d, (PFPyObject*)args[0], args + 1, (size_t)(n - 1), kwnames);
@@ -158,7 +158,7 @@ static PyObject* construct_vectorcall(PyObject* type_obj, PyObject* const* args,
 static PyObject* fast_construct(PyObject* mod, PyObject* cls) {
   (void)mod;
   if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject*)cls, &PFPyObject_Type)) {
-    return PyErr_Format(PyExc_TypeError, "fast_construct expects a packedfun.Object subclass");
+    return pfpy_raise_message(PyExc_TypeError, "FAST_CONSTRUCT_NOT_A_CLASS", "()");
   }
   if (init_name == NULL && (init_name = PyUnicode_InternFromString("__init__")) == NULL) {
     return NULL;
@@ -179,7 +179,7 @@ static PyObject* module_function_call(PyObject* self, PyObject* const* args, siz
   MethodDescr* d = (MethodDescr*)self;
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   if (PFPY_UNLIKELY(n < 1)) {
-    return PyErr_Format(PyExc_TypeError, "%U: expected the module first", d->name);
+    return pfpy_raise_message(PyExc_TypeError, "MODULE_FUNCTION_NEEDS_MODULE", "(O)", d->name);
   }
   /* args[0] (the Module) is the slot in front of the arguments the callee may borrow. The
    * caller checks the result, so the Function's vectorcall is called directly. */
@@ -205,8 +205,8 @@ static PyObject* method_get(PyObject* self, PyObject* obj, PyObject* type) {
 static PyObject* descr_make(PyTypeObject* type, PyObject* func, PyObject* name, PyObject* doc,
                             vectorcallfunc call) {
   if (!PyObject_TypeCheck(func, &PFPyFunction_Type)) {
-    return PyErr_Format(PyExc_TypeError, "%s expects a packedfun.Function, got %.200s",
-                        type->tp_name, Py_TYPE(func)->tp_name);
+    return pfpy_raise_message(PyExc_TypeError, "DESCRIPTOR_NEEDS_FUNCTION", "(ss)", type->tp_name,
+                              Py_TYPE(func)->tp_name);
   }
   MethodDescr* d = (MethodDescr*)type->tp_alloc(type, 0);
   if (d == NULL) return NULL;

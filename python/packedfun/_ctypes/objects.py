@@ -14,6 +14,7 @@ from ctypes import POINTER, byref, c_int32, c_void_p
 from types import MethodType
 from typing import Any
 
+from .._rules import messages as _msg
 from .._rules import signature as _signature
 from . import abi as abi
 from .abi import LIB, PFAny, PFByteArray
@@ -56,7 +57,7 @@ def _text(view) -> str:
 def type_key_to_index(type_key: str) -> int:
     """The type index of ``type_key`` (KeyError when unknown)."""
     if not isinstance(type_key, str):
-        raise TypeError("type key must be a str")
+        raise TypeError(_msg.text("TYPE_KEY_NOT_STR"))
     data = type_key.encode("utf-8")
     view = PFByteArray(data, len(data))
     out = c_int32()
@@ -64,7 +65,7 @@ def type_key_to_index(type_key: str) -> int:
         err = c_void_p()
         LIB.PFErrorMoveFromRaised(byref(err))
         _DecRef(err.value)
-        raise KeyError(f"unknown type key {type_key!r}")
+        raise KeyError(_msg.text("TYPE_KEY_UNKNOWN", type_key))
     return out.value
 
 
@@ -135,7 +136,7 @@ class FieldDescriptor:
             if _text(field.name) == name:
                 break
         else:
-            raise KeyError(f"type {type_key} has no field {name!r}")
+            raise KeyError(_msg.text("TYPE_HAS_NO_FIELD", type_key, name))
         self.type_index = type_index
         self.readonly = bool(field.flags & abi.PACKEDFUN_FIELD_READONLY) or not field.setter
         self.__name__ = name
@@ -148,17 +149,13 @@ class FieldDescriptor:
     def _target(self, obj) -> int:
         """The handle of ``obj`` when it has this field (TypeError/ValueError otherwise)."""
         if not isinstance(obj, Object):
-            raise TypeError(
-                f"{self.__qualname__}: expected a packedfun.Object, got {tp_name(type(obj))}"
-            )
+            raise TypeError(_msg.text("FIELD_NOT_AN_OBJECT", self.__qualname__, tp_name(type(obj))))
         handle = obj._pf_handle
         if not handle:
-            raise ValueError(f"{self.__qualname__}: the object is empty (not constructed)")
+            raise ValueError(_msg.text("FIELD_OBJECT_EMPTY", self.__qualname__))
         tindex = obj._pf_tindex
         if tindex != self.type_index and not _IsInstance(tindex, self.type_index):
-            raise TypeError(
-                f"{self.__qualname__}: object of type index {tindex} does not have this field"
-            )
+            raise TypeError(_msg.text("FIELD_WRONG_TYPE", self.__qualname__, tindex))
         return handle
 
     def __get__(self, obj, cls=None):
@@ -171,7 +168,7 @@ class FieldDescriptor:
 
     def __set__(self, obj, value) -> None:
         if self.readonly:
-            raise AttributeError(f"field '{self.__name__}' of {tp_name(type(obj))} is read-only")
+            raise AttributeError(_msg.text("FIELD_READONLY", self.__name__, tp_name(type(obj))))
         address = self._target(obj) + self._offset
         temps: list = []
         packed = _pack.new_packer(temps, self.__qualname__, 0).pack(value)
@@ -185,9 +182,7 @@ class FieldDescriptor:
                 raise type(exc)(f"{self.__qualname__}: {exc}") from None
 
     def __delete__(self, obj) -> None:
-        raise AttributeError(
-            f"field '{self.__name__}' of {tp_name(type(obj))} is read-only (cannot be deleted)"
-        )
+        raise AttributeError(_msg.text("FIELD_NOT_DELETABLE", self.__name__, tp_name(type(obj))))
 
     def __repr__(self):
         return f"<packedfun field {self.__qualname__}>"
@@ -237,12 +232,14 @@ class ConstructorDescriptor(MethodDescriptor):
 
     def __call__(self, *args, **kwargs):
         if not args or not isinstance(args[0], Object):
-            raise TypeError(f"{self.__name__}: expected a packedfun.Object first")
+            raise TypeError(_msg.text("METHOD_NEEDS_OBJECT", self.__name__))
         if args[0]._pf_handle:
             raise already_initialized(args[0])
         made = self.__func__(*args[1:], **kwargs)
         if not isinstance(made, Object) or not made._pf_handle:
-            raise TypeError(f"{self.__name__} returned {tp_name(type(made))}, expected an object")
+            raise TypeError(
+                _msg.text("CONSTRUCTOR_MADE_NO_OBJECT", self.__name__, tp_name(type(made)))
+            )
         target = args[0]
         handle = made._pf_handle
         _IncRef(handle)
@@ -258,7 +255,7 @@ def fast_construct(cls) -> None:
     """``_core`` calls a reflected class's constructor straight from the class call; here the
     class call keeps CPython's own path through ``__init__`` (nothing faster to install)."""
     if not (isinstance(cls, type) and issubclass(cls, Object)):
-        raise TypeError("fast_construct expects a packedfun.Object subclass")
+        raise TypeError(_msg.text("FAST_CONSTRUCT_NOT_A_CLASS"))
 
 
 def set_type_name(cls, name: str) -> None:
@@ -266,11 +263,11 @@ def set_type_name(cls, name: str) -> None:
     :func:`tp_name` (this backend's messages) reads it from the class, and a ``__getattr__`` hook
     raises the AttributeError CPython raises there (unless the class defines its own)."""
     if not (isinstance(cls, type) and issubclass(cls, Object)):
-        raise TypeError("set_type_name expects a packedfun.Object subclass")
+        raise TypeError(_msg.text("SET_TYPE_NAME_NOT_A_CLASS"))
     if not isinstance(name, str):
-        raise TypeError("type name must be a str")
+        raise TypeError(_msg.text("TYPE_NAME_NOT_STR"))
     if "\0" in name:
-        raise ValueError("type name must not contain null characters")
+        raise ValueError(_msg.text("TYPE_NAME_NUL"))
     named: Any = cls  # attributes of our own on a user's class
     named._pf_tp_name = (cls.__name__, name)
     if cls.__dict__.get("__getattr__", _missing_attribute) is _missing_attribute:
@@ -313,7 +310,7 @@ class ModuleFunctionDescriptor:
 
     def __call__(self, *args, **kwargs):
         if not args:
-            raise TypeError(f"{self.__name__}: expected the module first")
+            raise TypeError(_msg.text("MODULE_FUNCTION_NEEDS_MODULE", self.__name__))
         return self.__func__(*args[1:], **kwargs)
 
     def __repr__(self) -> str:
@@ -322,7 +319,7 @@ class ModuleFunctionDescriptor:
 
 def _check_function(cls, func) -> None:
     if not isinstance(func, Function):
-        raise TypeError(f"{tp_name(cls)} expects a packedfun.Function, got {tp_name(type(func))}")
+        raise TypeError(_msg.text("DESCRIPTOR_NEEDS_FUNCTION", tp_name(cls), tp_name(type(func))))
 
 
 for _cls in (FieldDescriptor, MethodDescriptor, ConstructorDescriptor):

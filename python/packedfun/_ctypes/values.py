@@ -20,6 +20,7 @@ import time
 import weakref
 from ctypes import addressof, byref, c_int32, c_uint32, c_uint64, c_void_p, string_at
 
+from .._rules import messages as _msg
 from .._rules import signature as _signature
 from . import abi as abi
 from .abi import LIB, PFAny
@@ -182,13 +183,13 @@ class Object:
     def __init_handle_by_constructor__(self, ctor, *args):
         """Fills this wrapper with the object that ``ctor(*args)`` returns."""
         if not isinstance(ctor, Function):
-            raise TypeError("__init_handle_by_constructor__ expects a packedfun.Function first")
+            raise TypeError(_msg.text("INIT_HANDLE_NEEDS_FUNCTION"))
         if self._pf_handle:
             raise already_initialized(self)
         result = ctor(*args)
         if not isinstance(result, Object) or not result._pf_handle:
             raise TypeError(
-                f"constructor {ctor!r} returned {tp_name(type(result))}, expected an object"
+                _msg.text("CONSTRUCTOR_RETURNED_NO_OBJECT", ctor, tp_name(type(result)))
             )
         handle = result._pf_handle
         _IncRef(handle)
@@ -204,8 +205,7 @@ class Object:
 def already_initialized(obj) -> TypeError:
     """The error of an ``__init__`` called again on a wrapper that already holds an object."""
     return TypeError(
-        f"{tp_name(type(obj))}.__init__: this {type_key_of(obj._pf_handle)} object is already "
-        "initialized; create a new one instead of calling __init__ again"
+        _msg.text("ALREADY_INITIALIZED", tp_name(type(obj)), type_key_of(obj._pf_handle))
     )
 
 
@@ -574,10 +574,7 @@ def class_for(tindex: int) -> type:
     if cls is None:
         return _objects.default_class(tindex)
     if not (isinstance(cls, type) and issubclass(cls, Object)):
-        raise TypeError(
-            f"object factory returned {cls!r} for type index {tindex}, "
-            "expected a subclass of packedfun.Object"
-        )
+        raise TypeError(_msg.text("OBJECT_FACTORY_RESULT", cls, tindex))
     _class_cache[tindex] = cls
     return cls
 

@@ -78,3 +78,51 @@ NUMPY_BYTE_SWAPPED = "byte-swapped data: DLPack only describes native byte order
 NUMPY_NO_DLPACK_TYPE = "DLPack cannot describe this element type"
 #: ... why: a stride that is not a whole number of elements.
 NUMPY_ODD_STRIDE = "a stride is not a multiple of the item size"
+
+
+# ---- objects, fields, methods (src/python/object*.c; _ctypes/objects.py, values.py) -----------
+
+#: TypeError: type_key_to_index of a non-str.
+TYPE_KEY_NOT_STR = "type key must be a str"
+#: KeyError: a type key no library registered (the key).
+TYPE_KEY_UNKNOWN = "unknown type key {!r}"
+#: KeyError: FieldDescriptor for a field the type does not have (type key, field name).
+TYPE_HAS_NO_FIELD = "type {} has no field {!r}"
+#: TypeError: a field read/written on a non-object (field's qualified name, the value's type).
+FIELD_NOT_AN_OBJECT = "{}: expected a packedfun.Object, got {}"
+#: ValueError: a field of a wrapper that holds no object yet (field's qualified name).
+FIELD_OBJECT_EMPTY = "{}: the object is empty (not constructed)"
+#: TypeError: a field read on an object of an unrelated type (qualified name, type index).
+FIELD_WRONG_TYPE = "{}: object of type index {} does not have this field"
+#: AttributeError: a read-only field assigned (field name, object's type).
+FIELD_READONLY = "field '{}' of {} is read-only"
+#: AttributeError: a field deleted (field name, object's type).
+FIELD_NOT_DELETABLE = "field '{}' of {} is read-only (cannot be deleted)"
+#: TypeError: set_type_name of something that is not a Python subclass of packedfun.Object.
+SET_TYPE_NAME_NOT_A_CLASS = "set_type_name expects a packedfun.Object subclass"
+#: TypeError / ValueError: set_type_name's name.
+TYPE_NAME_NOT_STR = "type name must be a str"
+TYPE_NAME_NUL = "type name must not contain null characters"
+#: TypeError: fast_construct of something that is not a packedfun.Object subclass.
+FAST_CONSTRUCT_NOT_A_CLASS = "fast_construct expects a packedfun.Object subclass"
+#: TypeError: a constructor descriptor whose function made no object (its name, result type).
+CONSTRUCTOR_MADE_NO_OBJECT = "{} returned {}, expected an object"
+#: TypeError: a method descriptor called without the object first (its name).
+METHOD_NEEDS_OBJECT = "{}: expected a packedfun.Object first"
+#: TypeError: a module-function descriptor called without the module first (its name).
+MODULE_FUNCTION_NEEDS_MODULE = "{}: expected the module first"
+#: TypeError: a descriptor made of a non-Function (descriptor type, value's type).
+DESCRIPTOR_NEEDS_FUNCTION = "{} expects a packedfun.Function, got {}"
+#: TypeError: the object factory's answer (its repr, the type index).
+OBJECT_FACTORY_RESULT = (
+    "object factory returned {!r} for type index {}, expected a subclass of packedfun.Object"
+)
+#: TypeError: __init__ called again on a wrapper (wrapper's type, the object's type key).
+ALREADY_INITIALIZED = (
+    "{}.__init__: this {} object is already initialized; create a new one instead of calling "
+    "__init__ again"
+)
+#: TypeError: __init_handle_by_constructor__ without a Function first.
+INIT_HANDLE_NEEDS_FUNCTION = "__init_handle_by_constructor__ expects a packedfun.Function first"
+#: TypeError: a constructor that returned no object (the constructor's repr, result type).
+CONSTRUCTOR_RETURNED_NO_OBJECT = "constructor {!r} returned {}, expected an object"
