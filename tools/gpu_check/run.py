@@ -125,6 +125,38 @@ def cuda_device() -> str | None:
     return None
 
 
+_VERSIONS = """
+import importlib.metadata as m
+names = ["torch", "cupy-cuda13x", "cupy-cuda12x", "jax", "jaxlib", "nanobind", "pybind11",
+         "apache-tvm-ffi", "pyelftools", "scikit-build-core", "numpy"]
+found = []
+for n in names:
+    try:
+        found.append(f"{n} {m.version(n)}")
+    except m.PackageNotFoundError:
+        pass
+print(", ".join(found))
+"""
+
+
+def environment(env: dict) -> str:
+    """nvcc, the GPU and the Python packages the check uses, in one line (for check.log)."""
+    parts = []
+    cuda_bin = os.path.join(env.get("CUDA_HOME", "/usr/local/cuda"), "bin")
+    nvcc = shutil.which("nvcc", path=os.pathsep.join([env.get("PATH", ""), cuda_bin]))
+    parts.append(f"nvcc {nvcc or 'not found'}")
+    for cmd in ([nvcc, "--version"] if nvcc else None, ["nvidia-smi", "-L"],
+                [sys.executable, "-c", _VERSIONS]):  # fmt: skip
+        if cmd is None or shutil.which(cmd[0]) is None:
+            continue
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env).stdout
+        except (OSError, subprocess.TimeoutExpired) as err:
+            out = str(err)
+        parts.append(" ".join(out.strip().splitlines()[-2:])[:300])
+    return "; ".join(parts)
+
+
 def install_wheels(log: Log, env: dict) -> str:
     """Installs the carried wheels into a private folder on PYTHONPATH; returns a status line."""
     wheels = (
@@ -215,6 +247,7 @@ def main(argv=None) -> int:
                             text=True)  # fmt: skip
     log("carried wheels: " + (packed.stdout + packed.stderr).strip().replace("\n", "; "))
     log(install_wheels(log, env) if device else "wheels not installed (dry run)")
+    log("environment: " + environment(env))
     if args.no_build:
         build_rc = 0
     else:
@@ -224,14 +257,16 @@ def main(argv=None) -> int:
         )
     if build_rc != 0:
         log("the build failed: see build.log")
-    results = {}
+    results: dict = {}
+    rcs: dict = {}
     for backend in BACKENDS:
         if build_rc != 0:
             break
         xml = os.path.join(args.out, f"pytest-{backend.strip('_')}.xml")
-        run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs",
-             f"--junitxml={xml}", *GPU_TEST_FILES], log, f"pytest-{backend.strip('_')}.log",
-            args.test_timeout, env={**env, "PACKEDFUN_BACKEND": backend})  # fmt: skip
+        pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs",
+                  f"--junitxml={xml}", *GPU_TEST_FILES]  # fmt: skip
+        rcs[backend], _ = run(pytest, log, f"pytest-{backend.strip('_')}.log", args.test_timeout,
+                              env={**env, "PACKEDFUN_BACKEND": backend})  # fmt: skip
         results[backend] = pytest_results(xml)
         if os.path.exists(xml):
             os.remove(xml)  # the log holds the same; 8 files come back at most
@@ -259,6 +294,8 @@ def main(argv=None) -> int:
         cells, why = [], ""
         for backend in BACKENDS:
             status, message = row_status(results.get(backend, {}), pattern)
+            if status == "missing" and rcs.get(backend) not in (None, 0, 1):
+                message = f"pytest exited {rcs[backend]} (124: timed out): see its log"
             if not device and status in ("skip", "pass") and build_rc == 0:
                 status, message = "skip", "no CUDA device"
             if status == "missing" and build_rc == 0:
