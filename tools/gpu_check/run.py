@@ -224,7 +224,13 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--dry-run", action="store_true", help="as without a CUDA device")
     ap.add_argument("--build-dir", default=os.path.join("build", "gpu-check"))
-    ap.add_argument("--no-build", action="store_true", help="use the packedfun already importable")
+    ap.add_argument(
+        "--no-build",
+        action="store_true",
+        help="reuse the tree's last build (a re-run on the same machine)",
+    )
+    ap.add_argument("--no-bench", action="store_true", help="leave out the speed rows")
+    ap.add_argument("-k", dest="select", help="only the GPU tests pytest -k selects (a re-run)")
     ap.add_argument("--deadline", type=float, default=480, help="seconds for the whole check")
     ap.add_argument("--test-timeout", type=float, default=150, help="seconds per pytest run")
     ap.add_argument("--bench-timeout", type=float, default=300, help="seconds for the benchmark")
@@ -248,10 +254,9 @@ def main(argv=None) -> int:
     log("carried wheels: " + (packed.stdout + packed.stderr).strip().replace("\n", "; "))
     log(install_wheels(log, env) if device else "wheels not installed (dry run)")
     log("environment: " + environment(env))
-    if args.no_build:
-        build_rc = 0
-    else:
-        build_rc = build(log, args.build_dir, env)
+    build_rc = 0 if args.no_build else build(log, args.build_dir, env)
+    if not args.no_build or os.path.isdir(os.path.join(ROOT, "python", "packedfun", "lib")):
+        # the build's outputs mirrored into the tree (PACKEDFUN_MIRROR_INPLACE)
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in [os.path.join(ROOT, "python"), env.get("PYTHONPATH")] if p
         )
@@ -265,13 +270,14 @@ def main(argv=None) -> int:
         xml = os.path.join(args.out, f"pytest-{backend.strip('_')}.xml")
         pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs",
                   f"--junitxml={xml}", *GPU_TEST_FILES]  # fmt: skip
+        pytest += ["-k", args.select] if args.select else []
         rcs[backend], _ = run(pytest, log, f"pytest-{backend.strip('_')}.log", args.test_timeout,
                               env={**env, "PACKEDFUN_BACKEND": backend})  # fmt: skip
         results[backend] = pytest_results(xml)
         if os.path.exists(xml):
             os.remove(xml)  # the log holds the same; 8 files come back at most
     bench_table = ""
-    if build_rc == 0:
+    if build_rc == 0 and not args.no_bench:
         bench_md = os.path.join(args.out, "bench.md")
         bench = [
             sys.executable,
@@ -298,11 +304,13 @@ def main(argv=None) -> int:
                 message = f"pytest exited {rcs[backend]} (124: timed out): see its log"
             if not device and status in ("skip", "pass") and build_rc == 0:
                 status, message = "skip", "no CUDA device"
+            if status == "missing" and args.select:
+                status, message = "not selected", f"-k {args.select}"
             if status == "missing" and build_rc == 0:
                 missing.append(f"{backend}: {row}")
             cells.append(status)
             why = why or (message if status != "pass" else "")
-            ok = ok and (status == "pass" or (not device and status == "skip"))
+            ok = ok and (status in ("pass", "not selected") or (not device and status == "skip"))
         lines.append(f"| {row} | {cells[0]} | {cells[1]} | {why or 'pass'} |")
     for row, why in NOT_APPLICABLE:
         lines.append(f"| {row} | n/a | n/a | {why} |")
