@@ -7,7 +7,8 @@ it cannot load the sanitized packedfun and dies. That is what hung the first who
 ``multiprocessing.Pool`` worker died while unpickling its task, the pool replaced it, and the parent
 waited forever for the lost result. So the preload stays in ``os.environ``, and only the build
 tools started through ``subprocess`` (compilers, linkers, CMake, Ninja, shell scripts such as the
-tests' compiler wrappers) lose it: they are not leak-clean and would fail their builds. Programs the
+tests' compiler wrappers) lose it: they are not leak-clean and would fail their builds (a Python
+that such a shell runs gets it back). Programs the
 tests build and run (a C++ host linking the sanitized runtime) keep it: the runtime needs ASan
 loaded first, and their leaks are packedfun's to answer for."""
 
@@ -37,6 +38,32 @@ _TOOLS = re.compile(
     r"^(.*-)?(gcc|g\+\+|cc|c\+\+|cpp|clang|clang\+\+|nvcc|ld|ld\.\w+|as|ar|nm|strip|objdump"
     r"|readelf|ldd|cmake|ctest|ninja|make|ccache|git|sh|bash|dash)(-[\d.]+)?$"
 )
+
+
+# Except a Python that a shell script of the tests starts (a docs page's shell block running
+# `packedfun-config` and `python -c "import packedfun ..."`): the shell lost the preload as a build
+# tool, but its Python commands load the sanitized packedfun and die without it ("ASan runtime does
+# not come first in initial library list"). A shell started from a sanitized Python carries
+# _SHELL_MARK; a Python started under it (the shell's last command is exec'd: its parent can be
+# the sanitized Python) runs again with the preload, and without the mark, unless it is itself
+# a build tool (a Python script named as one, such as pip's `cmake` wrapper, which execs the real
+# CMake: that keeps running without the preload).
+_SHELL_MARK = "PACKEDFUN_SANITIZE_SHELL"
+_SHELLS = ("sh", "bash", "dash")
+
+
+if (
+    _PRELOAD
+    and not os.environ.get("LD_PRELOAD")
+    and os.environ.get(_SHELL_MARK) == "1"
+    and hasattr(sys, "orig_argv")
+    and not _TOOLS.match(os.path.basename(sys.argv[0] if sys.argv else ""))  # pip's cmake wrapper
+):
+    _env = dict(os.environ, LD_PRELOAD=_PRELOAD)
+    _env.pop(_SHELL_MARK)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], _env)
 
 
 def _program(args, executable) -> str:
@@ -82,6 +109,8 @@ def _init(self, args, *rest, **kwargs):
                     env["PYTHONPATH"] = os.pathsep.join([*paths, _HERE])
         else:
             env.pop("LD_PRELOAD", None)
+            if os.path.basename(program) in _SHELLS:
+                env[_SHELL_MARK] = "1"  # its Python commands get the preload back (above)
         kwargs["env"] = env
     _original_init(self, args, *rest, **kwargs)
 
