@@ -66,6 +66,10 @@ EXCLUDED = {
     "the example's calls are covered by the suite's own tests",
     "test_example_python_packaging.py": "builds an unsanitized packedfun wheel and pip-installs "
     "an example package against it: a packaging test, as test_packaging.py",
+    "test_wheel.py": "builds a release wheel with pip (whose isolated build environment has its "
+    "own sitecustomize, so the compilers it starts would inherit the preload) and tests the "
+    "installed, unsanitized wheel in a fresh virtual environment: a packaging test, as "
+    "test_packaging.py",
     "test_benchmarks_smoke.py": "times packedfun against its peers' extensions, built "
     "unsanitized, in a child with no sanitizer: only timings are checked",
     "test_scaling_smoke.py": "a timing report run in a child process (timings are not tested)",
