@@ -91,7 +91,7 @@ static int note_set_error(PyObject* self, PyObject* value, void* closure) {
   if (value != NULL) {
     e = PyObject_TypeCheck(value, &PFPyObject_Type) ? ((PFPyObject*)value)->handle : NULL;
     if (e == NULL || e->type_index != kPFTypeError) {
-      PyErr_SetString(PyExc_TypeError, "NativeBacktrace._error must be an Error object");
+      pfpy_raise_message(PyExc_TypeError, "BACKTRACE_NEEDS_ERROR", "()");
       return -1;
     }
     PFObjectIncRef(e);
@@ -270,8 +270,7 @@ static PFPY_NOINLINE PyObject* raise_through_factory(PFObject* err) {
   Py_XDECREF(message);
   if (exc == NULL) return NULL;
   if (!PyExceptionInstance_Check(exc)) {
-    PyErr_Format(PyExc_TypeError, "packedfun error factory returned %.200s, not an exception",
-                 Py_TYPE(exc)->tp_name);
+    pfpy_raise_message(PyExc_TypeError, "ERROR_FACTORY_RESULT", "(s)", Py_TYPE(exc)->tp_name);
     Py_DECREF(exc);
     return NULL;
   }
@@ -283,13 +282,13 @@ PFPY_NOINLINE PyObject* pfpy_raise_native(PyObject* fname) {
   PFObject* err = NULL;
   PFErrorMoveFromRaised(&err);
   if (err == NULL) {
-    return PyErr_Format(PyExc_RuntimeError, "%S: native call failed without an error",
-                        fname ? fname : (PyObject*)Py_None);
+    return pfpy_raise_message(PyExc_RuntimeError, "NATIVE_FAILED_WITHOUT_ERROR", "(O)",
+                              fname ? fname : (PyObject*)Py_None);
   }
   if (err->type_index != kPFTypeError) {
     PFObjectDecRef(err);
-    return PyErr_Format(PyExc_RuntimeError, "%S: native call raised a non-Error object",
-                        fname ? fname : (PyObject*)Py_None);
+    return pfpy_raise_message(PyExc_RuntimeError, "NATIVE_RAISED_NON_ERROR", "(O)",
+                              fname ? fname : (PyObject*)Py_None);
   }
   PFObject* cause = ((PFErrorObject*)err)->cause;
   if (pfpy_is_own_opaque(cause)) {
@@ -384,7 +383,7 @@ int pfpy_raise_python_as_native(void) {
 static PyObject* set_error_factory(PyObject* mod, PyObject* factory) {
   (void)mod;
   if (factory != Py_None && !PyCallable_Check(factory)) {
-    return PyErr_Format(PyExc_TypeError, "error factory must be callable or None");
+    return pfpy_raise_message(PyExc_TypeError, "ERROR_FACTORY_NOT_CALLABLE", "()");
   }
   /* A new factory replaces _make_exception: its C form no longer applies. */
   Py_CLEAR(fast.kinds);
@@ -429,7 +428,7 @@ static PyObject* error_get_backtrace(PyObject* mod, PyObject* err) {
   (void)mod;
   PFObject* h = PyObject_TypeCheck(err, &PFPyObject_Type) ? ((PFPyObject*)err)->handle : NULL;
   if (h == NULL || h->type_index != kPFTypeError) {
-    return PyErr_Format(PyExc_TypeError, "error_get_backtrace expects an Error object");
+    return pfpy_raise_message(PyExc_TypeError, "BACKTRACE_OF_NON_ERROR", "()");
   }
   PFByteArray text = {NULL, 0};
   if (PFErrorGetBacktrace(h, &text) != 0) return pfpy_raise_native(NULL);

@@ -32,7 +32,7 @@ static PyObject* module_get_function(PyObject* mod, PyObject* args, PyObject* kw
   }
   PFObject* h = ((PFPyObject*)module)->handle;
   if (h == NULL || h->type_index != kPFTypeModule) {
-    return PyErr_Format(PyExc_TypeError, "module_get_function expects a Module object");
+    return pfpy_raise_message(PyExc_TypeError, "MODULE_GET_FUNCTION_EXPECTED", "()");
   }
   PFByteArray view;
   if (pfpy_str_view(name, &view) != 0) return NULL;
@@ -45,7 +45,7 @@ static PyObject* module_get_function(PyObject* mod, PyObject* args, PyObject* kw
 static PyObject* set_object_factory(PyObject* mod, PyObject* factory) {
   (void)mod;
   if (factory != Py_None && !PyCallable_Check(factory)) {
-    return PyErr_Format(PyExc_TypeError, "object factory must be callable or None");
+    return pfpy_raise_message(PyExc_TypeError, "OBJECT_FACTORY_NOT_CALLABLE", "()");
   }
   PyObject* old = pfpy_object_factory;
   if (factory != Py_None) Py_INCREF(factory);
@@ -81,10 +81,8 @@ static PyObject* runtime_path(void) {
 static int add_contents(PyObject* m) {
   uint32_t abi = PFGetABIVersion();
   if ((abi >> 16) != PACKEDFUN_ABI_VERSION_MAJOR) {
-    PyErr_Format(PyExc_ImportError,
-                 "packedfun._core was built for ABI %d.x but the runtime "
-                 "is %u.%u",
-                 PACKEDFUN_ABI_VERSION_MAJOR, abi >> 16, abi & 0xFFFF);
+    pfpy_raise_message(PyExc_ImportError, "ABI_MISMATCH", "(siII)", "packedfun._core",
+                       PACKEDFUN_ABI_VERSION_MAJOR, abi >> 16, abi & 0xFFFF);
     return -1;
   }
   if (PyType_Ready(&PFPyObject_Type) < 0 || pfpy_function_type_ready() < 0) return -1;

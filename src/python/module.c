@@ -7,7 +7,7 @@ static PFObject* module_handle(PyObject* o, const char* fn) {
     PFObject* h = ((PFPyObject*)o)->handle;
     if (h != NULL && h->type_index == kPFTypeModule) return h;
   }
-  PyErr_Format(PyExc_TypeError, "%s expects a Module object, got %.200s", fn, Py_TYPE(o)->tp_name);
+  pfpy_raise_message(PyExc_TypeError, "MODULE_EXPECTED", "(ss)", fn, Py_TYPE(o)->tp_name);
   return NULL;
 }
 

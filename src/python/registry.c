@@ -4,7 +4,7 @@
 /* Borrowed UTF-8 view of a str argument named `what`; -1 with TypeError otherwise. */
 static int name_view(PyObject* name, PFByteArray* out, const char* what) {
   if (!PyUnicode_Check(name)) {
-    PyErr_Format(PyExc_TypeError, "%s must be a str, got %.200s", what, Py_TYPE(name)->tp_name);
+    pfpy_raise_message(PyExc_TypeError, "NAME_NOT_STR", "(ss)", what, Py_TYPE(name)->tp_name);
     return -1;
   }
   return pfpy_str_view(name, out);
@@ -41,7 +41,7 @@ static PFObject* function_handle(PyObject* func, int* owned) {
   *owned = 0;
   if (PyObject_TypeCheck(func, &PFPyFunction_Type)) return ((PFPyObject*)func)->handle;
   if (!PyCallable_Check(func)) {
-    PyErr_Format(PyExc_TypeError, "expected a callable, got %.200s", Py_TYPE(func)->tp_name);
+    pfpy_raise_message(PyExc_TypeError, "REGISTER_NOT_CALLABLE", "(s)", Py_TYPE(func)->tp_name);
     return NULL;
   }
   PFObject* obj = NULL;
@@ -78,7 +78,7 @@ static PyObject* list_global_func_names(PyObject* mod, PyObject* unused) {
   if (PFFunctionListGlobalNames(&names) != 0) return pfpy_raise_native(NULL);
   if (names.type_index != kPFTypeArray && names.type_index != kPFTypeList) {
     PFAnyRelease(&names);
-    return PyErr_Format(PyExc_RuntimeError, "PFFunctionListGlobalNames returned no array");
+    return pfpy_raise_message(PyExc_RuntimeError, "GLOBAL_NAMES_NOT_AN_ARRAY", "()");
   }
   PFSeqObject* seq = (PFSeqObject*)names.v_obj;
   PyObject* result = PyList_New((Py_ssize_t)seq->size);
@@ -126,8 +126,7 @@ static PyObject* to_function(PyObject* mod, PyObject* func) {
 /* The native Function of `func` (borrowed), or NULL with a TypeError. */
 static PFObject* native_function(PyObject* func, const char* what) {
   if (!PyObject_TypeCheck(func, &PFPyFunction_Type) || ((PFPyObject*)func)->handle == NULL) {
-    PyErr_Format(PyExc_TypeError, "%s: expected a Function, got %.200s", what,
-                 Py_TYPE(func)->tp_name);
+    pfpy_raise_message(PyExc_TypeError, "FUNCTION_EXPECTED", "(ss)", what, Py_TYPE(func)->tp_name);
     return NULL;
   }
   return ((PFPyObject*)func)->handle;

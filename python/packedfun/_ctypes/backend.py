@@ -12,6 +12,7 @@ import ctypes
 import os
 from ctypes import byref, c_int, c_int32, c_void_p
 
+from .._rules import messages as _msg
 from . import abi as abi
 from . import cycles as _cycles
 from .abi import LIB, PFAny, PFByteArray
@@ -109,15 +110,20 @@ LIB_PATH: str = abi.LIB_PATH
 _ABI_MAJOR = 1
 if ABI_VERSION >> 16 != _ABI_MAJOR:
     raise ImportError(
-        f"packedfun._ctypes.backend was written for ABI {_ABI_MAJOR}.x but the runtime is "
-        f"{ABI_VERSION >> 16}.{ABI_VERSION & 0xFFFF}"
+        _msg.text(
+            "ABI_MISMATCH",
+            "packedfun._ctypes.backend",
+            _ABI_MAJOR,
+            ABI_VERSION >> 16,
+            ABI_VERSION & 0xFFFF,
+        )
     )
 
 
 def _name_view(name, what: str = "name") -> PFByteArray:
     """A PFByteArray over the UTF-8 of ``name`` (which must be a str)."""
     if not isinstance(name, str):
-        raise TypeError(f"{what} must be a str, got {tp_name(type(name))}")
+        raise TypeError(_msg.text("NAME_NOT_STR", what, tp_name(type(name))))
     data = name.encode("utf-8")
     return PFByteArray(data, len(data))
 
@@ -151,7 +157,7 @@ def set_global_func(name: str, func, override: bool = False, doc=None) -> None:
     view = _name_view(name)
     doc_view = None if doc is None else byref(_name_view(doc, "doc"))
     if not isinstance(func, Function) and not callable(func):
-        raise TypeError(f"expected a callable, got {tp_name(type(func))}")
+        raise TypeError(_msg.text("REGISTER_NOT_CALLABLE", tp_name(type(func))))
     func = to_function(func)
     rc = LIB.PFFunctionSetGlobal(byref(view), func._pf_handle, 1 if override else 0, doc_view)
     _check(rc, name)
@@ -163,7 +169,7 @@ def list_global_func_names() -> list:
     _check(LIB.PFFunctionListGlobalNames(byref(out)))
     if out.type_index not in (abi.kPFTypeArray, abi.kPFTypeList):
         LIB.PFAnyRelease(byref(out))
-        raise RuntimeError("PFFunctionListGlobalNames returned no array")
+        raise RuntimeError(_msg.text("GLOBAL_NAMES_NOT_AN_ARRAY"))
     try:
         seq = abi.PFSeqObject.from_address(out.v_obj)
         base = ctypes.cast(seq.data, c_void_p).value or 0
@@ -183,21 +189,25 @@ def get_global_func_doc(name: str):
 def function_get_metadata(func):
     """The JSON metadata record of ``func``, or None."""
     if not isinstance(func, Function):
-        raise TypeError(f"function_get_metadata: expected a Function, got {tp_name(type(func))}")
+        raise TypeError(
+            _msg.text("FUNCTION_EXPECTED", "function_get_metadata", tp_name(type(func)))
+        )
     return function_metadata(func._pf_handle)
 
 
 def function_flags(func) -> int:
     """The PFObject.flags bits of ``func`` (PACKEDFUN_FUNCTION_FLAG_*)."""
     if not isinstance(func, Function):
-        raise TypeError(f"function_flags: expected a Function, got {tp_name(type(func))}")
+        raise TypeError(_msg.text("FUNCTION_EXPECTED", "function_flags", tp_name(type(func))))
     return func._pf_flags
 
 
 def function_set_metadata(func, text: str) -> None:
     """Attaches a JSON metadata record to ``func``."""
     if not isinstance(func, Function):
-        raise TypeError(f"function_set_metadata: expected a Function, got {tp_name(type(func))}")
+        raise TypeError(
+            _msg.text("FUNCTION_EXPECTED", "function_set_metadata", tp_name(type(func)))
+        )
     view = _name_view(text, "json")
     _check(LIB.PFFunctionSetMetadata(func._pf_handle, byref(view)))
     func.__dict__.pop("_pf_table", None)
@@ -244,7 +254,7 @@ def module_get_function(module, name, query_imports=False):
         raise TypeError(f"module_get_function() argument 2 must be str, not {tp_name(type(name))}")
     handle = module._pf_handle
     if not handle or module._pf_tindex != abi.kPFTypeModule:
-        raise TypeError("module_get_function expects a Module object")
+        raise TypeError(_msg.text("MODULE_GET_FUNCTION_EXPECTED"))
     view = _name_view(name)
     out = c_void_p()
     _check(

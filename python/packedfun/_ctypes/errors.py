@@ -13,6 +13,7 @@ import ctypes
 import sys
 from ctypes import byref, c_int32, c_void_p
 
+from .._rules import messages as _msg
 from . import abi as abi
 from .abi import LIB, PFByteArray
 from .values import (
@@ -35,7 +36,7 @@ def set_error_factory(factory) -> None:
     """Installs ``factory(kind, message, error) -> exception``, used to raise native errors."""
     global _error_factory
     if factory is not None and not callable(factory):
-        raise TypeError("error factory must be callable or None")
+        raise TypeError(_msg.text("ERROR_FACTORY_NOT_CALLABLE"))
     _error_factory = factory
 
 
@@ -71,10 +72,10 @@ def raise_last_error(fname=None):
 def exception_from_error(handle, fname=None) -> BaseException:
     """The exception for the Error at ``handle`` (its reference is consumed)."""
     if not handle:
-        return RuntimeError(f"{fname}: native call failed without an error")
+        return RuntimeError(_msg.text("NATIVE_FAILED_WITHOUT_ERROR", fname))
     if c_int32.from_address(handle + 8).value != abi.kPFTypeError:
         _DecRef(handle)
-        return RuntimeError(f"{fname}: native call raised a non-Error object")
+        return RuntimeError(_msg.text("NATIVE_RAISED_NON_ERROR", fname))
     err = abi.PFErrorObject.from_address(handle)
     if err.cause:
         ours, payload = opaque_payload(err.cause)
@@ -89,7 +90,7 @@ def exception_from_error(handle, fname=None) -> BaseException:
         return RuntimeError(f"{kind}: {message}")
     exc = factory(kind, message, wrap(handle, abi.kPFTypeError))
     if not isinstance(exc, BaseException):
-        return TypeError(f"packedfun error factory returned {tp_name(type(exc))}, not an exception")
+        return TypeError(_msg.text("ERROR_FACTORY_RESULT", tp_name(type(exc))))
     return exc
 
 
@@ -110,7 +111,7 @@ class NativeNote(str):
     def _error(self, value) -> None:
         handle = value._pf_handle if isinstance(value, Object) else 0
         if not handle or c_int32.from_address(handle + 8).value != abi.kPFTypeError:
-            raise TypeError("NativeBacktrace._error must be an Error object")
+            raise TypeError(_msg.text("BACKTRACE_NEEDS_ERROR"))
         self._note_error = value
 
     @_error.deleter
@@ -125,7 +126,7 @@ def error_get_backtrace(error) -> str:
     """The native backtrace of an Error object (symbolized on first use), innermost first."""
     handle = error._pf_handle if isinstance(error, Object) else 0
     if not handle or c_int32.from_address(handle + 8).value != abi.kPFTypeError:
-        raise TypeError("error_get_backtrace expects an Error object")
+        raise TypeError(_msg.text("BACKTRACE_OF_NON_ERROR"))
     text = PFByteArray()
     if LIB.PFErrorGetBacktrace(handle, byref(text)):
         raise_last_error()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 from ctypes import byref, c_int32, c_void_p
 
+from .._rules import messages as _msg
 from . import abi as abi
 from .abi import LIB, PFAny, PFByteArray
 from .errors import raise_last_error
@@ -27,7 +28,7 @@ def _module_handle(obj, fn: str) -> int:
     """The address of the native Module wrapped by ``obj``; TypeError naming ``fn`` otherwise."""
     if isinstance(obj, Object) and obj._pf_handle and obj._pf_tindex == abi.kPFTypeModule:
         return obj._pf_handle
-    raise TypeError(f"{fn} expects a Module object, got {tp_name(type(obj))}")
+    raise TypeError(_msg.text("MODULE_EXPECTED", fn, tp_name(type(obj))))
 
 
 def _check(rc: int, fname=None) -> None:

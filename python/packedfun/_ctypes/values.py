@@ -557,7 +557,7 @@ def set_object_factory(factory) -> None:
     """Installs ``factory(type_index) -> class | None`` used to wrap returned objects."""
     global _object_factory
     if factory is not None and not callable(factory):
-        raise TypeError("object factory must be callable or None")
+        raise TypeError(_msg.text("OBJECT_FACTORY_NOT_CALLABLE"))
     _object_factory = factory
     _class_cache.clear()
 

@@ -126,3 +126,36 @@ ALREADY_INITIALIZED = (
 INIT_HANDLE_NEEDS_FUNCTION = "__init_handle_by_constructor__ expects a packedfun.Function first"
 #: TypeError: a constructor that returned no object (the constructor's repr, result type).
 CONSTRUCTOR_RETURNED_NO_OBJECT = "constructor {!r} returned {}, expected an object"
+
+
+# ---- errors, registry, modules, the binding itself (src/python/error.c, registry.c, module.c,
+# init.c; _ctypes/errors.py, backend.py, modules.py, values.py) --------------------------------
+
+#: TypeError: NativeBacktrace._error set to something else.
+BACKTRACE_NEEDS_ERROR = "NativeBacktrace._error must be an Error object"
+#: TypeError: the error factory's result (its type).
+ERROR_FACTORY_RESULT = "packedfun error factory returned {}, not an exception"
+#: RuntimeError: a native call reported failure but left no error (the function's name).
+NATIVE_FAILED_WITHOUT_ERROR = "{}: native call failed without an error"
+#: RuntimeError: a native call raised something that is not an Error object (the function).
+NATIVE_RAISED_NON_ERROR = "{}: native call raised a non-Error object"
+#: TypeError: set_error_factory / set_object_factory of a non-callable.
+ERROR_FACTORY_NOT_CALLABLE = "error factory must be callable or None"
+OBJECT_FACTORY_NOT_CALLABLE = "object factory must be callable or None"
+#: TypeError: error_get_backtrace of something that is not an Error.
+BACKTRACE_OF_NON_ERROR = "error_get_backtrace expects an Error object"
+#: TypeError: a module entry point given something else (entry point, the value's type).
+MODULE_EXPECTED = "{} expects a Module object, got {}"
+#: TypeError: module_get_function of something that is not a Module.
+MODULE_GET_FUNCTION_EXPECTED = "module_get_function expects a Module object"
+#: ImportError: a binding loaded over a runtime of another major ABI version (the binding,
+#: its major version, the runtime's major and minor).
+ABI_MISMATCH = "{} was built for ABI {}.x but the runtime is {}.{}"
+#: TypeError: a registry name that is not a str (what it names, the value's type).
+NAME_NOT_STR = "{} must be a str, got {}"
+#: TypeError: register a non-callable as a global function (the value's type).
+REGISTER_NOT_CALLABLE = "expected a callable, got {}"
+#: RuntimeError: the runtime's list of global names was not an array.
+GLOBAL_NAMES_NOT_AN_ARRAY = "PFFunctionListGlobalNames returned no array"
+#: TypeError: a function entry point given something else (entry point, the value's type).
+FUNCTION_EXPECTED = "{}: expected a Function, got {}"
