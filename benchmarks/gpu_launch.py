@@ -9,7 +9,7 @@ on the caller's stream and returns, through
 * nanobind (``nb::ndarray`` parameters; nanobind has no stream of its own, so the stream handle is
   a third argument, looked up once before the loop: an advantage, the table says so),
 * pybind11 through ``torch.utils.cpp_extension.load_inline`` (``at::Tensor`` parameters,
-  ``at::cuda::getCurrentCUDAStream()``: the way torch documents pybind11 extensions),
+  ``c10::cuda::getCurrentCUDAStream()``: the way torch documents pybind11 extensions),
 * a ``torch.library`` custom op (``TORCH_LIBRARY`` + a CUDA impl, called as ``torch.ops.ns.op``),
 
 against the floor: ``cudaLaunchKernel`` of the same kernel on the same stream in a C++ loop (the
@@ -101,16 +101,16 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(launch_empty, LaunchEmpty);
 )
 
 TORCH_CUDA_SRC = (
-    "#include <torch/types.h>\n#include <ATen/cuda/CUDAContext.h>\n"
+    "#include <torch/types.h>\n#include <c10/cuda/CUDAStream.h>\n"
     + KERNELS
     + r"""
 void add_one(torch::Tensor x, torch::Tensor y) {
   int64_t n = x.numel();
-  pf_add_one_kernel<<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(
+  pf_add_one_kernel<<<(n + 255) / 256, 256, 0, c10::cuda::getCurrentCUDAStream()>>>(
       x.data_ptr<float>(), y.data_ptr<float>(), n);
 }
 void launch_empty(torch::Tensor x, torch::Tensor y) {
-  pf_empty_kernel<<<1, 1, 0, at::cuda::getCurrentCUDAStream()>>>();
+  pf_empty_kernel<<<1, 1, 0, c10::cuda::getCurrentCUDAStream()>>>();
 }
 """
 )
