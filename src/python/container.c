@@ -33,7 +33,8 @@ static inline PyObject* element(PyObject* self, Py_ssize_t i) {
 }
 
 static PFPY_NOINLINE PyObject* index_error(PyObject* self) {
-  return PyErr_Format(PyExc_IndexError, "%s index out of range", Py_TYPE(self)->tp_name);
+  return pfpy_raise_message(PyExc_IndexError, "SEQ_INDEX_OUT_OF_RANGE", "(s)",
+                            Py_TYPE(self)->tp_name);
 }
 
 PyObject* pfpy_seq_item(PyObject* self, Py_ssize_t i) {
@@ -111,8 +112,8 @@ PyObject* pfpy_seq_subscript(PyObject* self, PyObject* key) {
     if (i < 0) i += pfpy_seq_size(self);
     return pfpy_seq_item(self, i);
   }
-  return PyErr_Format(PyExc_TypeError, "%s indices must be integers or slices, not %.200s",
-                      Py_TYPE(self)->tp_name, Py_TYPE(key)->tp_name);
+  return pfpy_raise_message(PyExc_TypeError, "SEQ_BAD_INDEX", "(ss)", Py_TYPE(self)->tp_name,
+                            Py_TYPE(key)->tp_name);
 }
 
 int pfpy_seq_contains(PyObject* self, PyObject* x) {
@@ -134,7 +135,7 @@ PyObject* pfpy_seq_index(PyObject* self, PyObject* x) {
     if (eq < 0) return NULL;
     if (eq) return PyLong_FromSsize_t(i);
   }
-  return PyErr_Format(PyExc_ValueError, "%R is not in %s", x, Py_TYPE(self)->tp_name);
+  return pfpy_raise_message(PyExc_ValueError, "SEQ_NOT_IN", "(Os)", x, Py_TYPE(self)->tp_name);
 }
 
 PyObject* pfpy_seq_count(PyObject* self, PyObject* x) {
@@ -289,7 +290,7 @@ PyObject* pfpy_seq_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   }
   PyObject* src = NULL;
   if (!PyArg_ParseTuple(args, "|O", &src) || (kwds && PyDict_Size(kwds))) {
-    if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "%s() takes no keywords", type->tp_name);
+    if (!PyErr_Occurred()) pfpy_raise_message(PyExc_TypeError, "NO_KEYWORDS", "(s)", type->tp_name);
     return NULL;
   }
   PyObject* items = src ? PySequence_Tuple(src) : PyTuple_New(0);
@@ -326,15 +327,15 @@ int pfpy_shape_from_py(PyObject* items, PFAny* out) {
     long long v = PyIndex_Check(d) && !PyBool_Check(d) ? PyLong_AsLongLong(d) : -1;
     if (v == -1 && (PyErr_Occurred() || !PyIndex_Check(d) || PyBool_Check(d))) {
       if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Format(PyExc_TypeError, "Shape: dimension %zd: expected int, got %.200s", i,
-                     Py_TYPE(d)->tp_name);
+        PyErr_Clear();
+        pfpy_raise_message(PyExc_TypeError, "SHAPE_DIM_NOT_INT", "(ns)", i, Py_TYPE(d)->tp_name);
       } else if (PyErr_ExceptionMatches(PyExc_OverflowError)) { /* name the Shape and the range */
         PyObject* index = PyNumber_Index(d);
         int negative = index != NULL && PyObject_RichCompareBool(index, Py_False, Py_LT) == 1;
         Py_XDECREF(index);
         PyErr_Clear();
-        PyErr_Format(PyExc_OverflowError, "Shape: dimension %zd: int too %s for int64", i,
-                     negative ? "small" : "large");
+        pfpy_raise_message(PyExc_OverflowError, "SHAPE_DIM_OVERFLOW", "(ns)", i,
+                           negative ? "small" : "large");
       }
       PyMem_Free(dims);
       return -1;

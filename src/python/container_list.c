@@ -9,7 +9,7 @@ static PyObject* list_name(void) {
 
 static PFObject* list_handle(PyObject* self) {
   PFObject* h = ((PFPyObject*)self)->handle;
-  if (h == NULL) PyErr_SetString(PyExc_ValueError, "packedfun.List: empty wrapper");
+  if (h == NULL) pfpy_raise_message(PyExc_ValueError, "EMPTY_WRAPPER", "(s)", "packedfun.List");
   return h;
 }
 
@@ -26,8 +26,7 @@ static int list_ass_index(PyObject* self, Py_ssize_t i, PyObject* value) {
 
 static int list_ass_subscript(PyObject* self, PyObject* key, PyObject* value) {
   if (!PyIndex_Check(key)) {
-    PyErr_Format(PyExc_TypeError, "packedfun.List indices must be integers, not %.200s",
-                 Py_TYPE(key)->tp_name);
+    pfpy_raise_message(PyExc_TypeError, "LIST_BAD_INDEX", "(s)", Py_TYPE(key)->tp_name);
     return -1;
   }
   Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
@@ -127,12 +126,12 @@ static int list_replace(PyObject* self, PFObject* made) {
 static int list_init(PyObject* self, PyObject* args, PyObject* kwds) {
   PyObject* src = NULL;
   if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
-    PyErr_Format(PyExc_TypeError, "%s() takes no keywords", Py_TYPE(self)->tp_name);
+    pfpy_raise_message(PyExc_TypeError, "NO_KEYWORDS", "(s)", Py_TYPE(self)->tp_name);
     return -1;
   }
   if (PyTuple_GET_SIZE(args) > 1) {
-    PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (%zd given)",
-                 Py_TYPE(self)->tp_name, PyTuple_GET_SIZE(args));
+    pfpy_raise_message(PyExc_TypeError, "AT_MOST_ONE_ARGUMENT", "(sn)", Py_TYPE(self)->tp_name,
+                       PyTuple_GET_SIZE(args));
     return -1;
   }
   if (PyTuple_GET_SIZE(args) == 1) src = PyTuple_GET_ITEM(args, 0); /* checked above: no parse */

@@ -9,7 +9,8 @@ static PyObject* map_name(void) {
 
 static PFObject* map_handle(PyObject* self) {
   PFObject* h = ((PFPyObject*)self)->handle;
-  if (h == NULL) PyErr_Format(PyExc_ValueError, "%s: empty wrapper", Py_TYPE(self)->tp_name);
+  if (h == NULL)
+    pfpy_raise_message(PyExc_ValueError, "EMPTY_WRAPPER", "(s)", Py_TYPE(self)->tp_name);
   return h;
 }
 
@@ -135,8 +136,8 @@ static void map_iter_dealloc(PyObject* self) {
 
 static PFPY_NOINLINE PyObject* map_iter_changed(PFPyMapIter* it) {
   it->size = -1; /* keeps raising, as a dict iterator does */
-  return PyErr_Format(PyExc_RuntimeError, "%s changed size during iteration",
-                      Py_TYPE(it->map)->tp_name);
+  return pfpy_raise_message(PyExc_RuntimeError, "MAP_CHANGED_SIZE", "(s)",
+                            Py_TYPE(it->map)->tp_name);
 }
 
 static PyObject* map_iter_pair(const PFAny* key, const PFAny* value) {
@@ -299,8 +300,8 @@ static int map_copy(PFObject* src, int32_t kind, PFAny* out) {
 static int map_made(PyObject* args, PyObject* kwds, int32_t kind, PFAny* made) {
   Py_ssize_t n = PyTuple_GET_SIZE(args);
   if (n > 1) {
-    PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument (%zd given)",
-                 kind == kPFTypeDict ? "Dict" : "Map", n);
+    pfpy_raise_message(PyExc_TypeError, "AT_MOST_ONE_ARGUMENT", "(sn)",
+                       kind == kPFTypeDict ? "Dict" : "Map", n);
     return -1;
   }
   PyObject* src = n == 1 ? PyTuple_GET_ITEM(args, 0) : NULL;
@@ -400,7 +401,7 @@ static PyObject* dict_clear(PyObject* self, PyObject* unused) {
 }
 
 static PyObject* dict_pop(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs < 1 || nargs > 2) return PyErr_Format(PyExc_TypeError, "pop expected 1 or 2 arguments");
+  if (nargs < 1 || nargs > 2) return pfpy_raise_message(PyExc_TypeError, "POP_ARGUMENTS", "()");
   PyObject* value = NULL;
   int rc = map_lookup(self, args[0], &value);
   if (rc < 0) return NULL;

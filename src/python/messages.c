@@ -5,8 +5,11 @@
  * of the package, so importing it from here closes no circle). */
 static PyObject* messages_module = NULL;
 
-/* The template `name` filled (str.format) with the tuple Py_VaBuildValue makes of `format`. */
+/* The template `name` filled (str.format) with the tuple Py_VaBuildValue makes of `format`. An
+ * exception already pending is dropped first, as PyErr_Format would replace it: the message is
+ * made by Python code, which must not run with one set. */
 static PFPY_NOINLINE PyObject* format_message(const char* name, const char* format, va_list va) {
+  if (PyErr_Occurred()) PyErr_Clear();
   if (messages_module == NULL) {
     messages_module = PyImport_ImportModule("packedfun._rules.messages");
     if (messages_module == NULL) return NULL;

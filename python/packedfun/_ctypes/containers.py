@@ -19,6 +19,7 @@ import threading
 from ctypes import ArgumentError, addressof, byref, c_int, c_int64, c_uint64, c_void_p, string_at
 
 from .._rules import map_keys as _map_keys
+from .._rules import messages as _msg
 from . import abi as abi
 from .abi import LIB, PFAny
 from .values import (
@@ -80,7 +81,7 @@ def _is_index(key) -> bool:
 
 def _no_keywords(cls, kwargs) -> None:
     if kwargs:
-        raise TypeError(f"{tp_name(cls)}() takes no keywords")
+        raise TypeError(_msg.text("NO_KEYWORDS", tp_name(cls)))
 
 
 def _one_arg(value, temps: list, fname: str) -> bytes:
@@ -126,7 +127,7 @@ def _guarded_repr(self, again: str, show) -> str:
 def _handle(self, prefix: str) -> int:
     handle = self._pf_handle
     if not handle:
-        raise ValueError(f"{prefix}: empty wrapper")
+        raise ValueError(_msg.text("EMPTY_WRAPPER", prefix))
     return handle
 
 
@@ -150,7 +151,7 @@ class _Sequence(Object):
             return _native_new(cls, cls._pf_make(()))
         _no_keywords(cls, kwargs)
         if len(args) > 1:
-            raise TypeError(f"{tp_name(cls)}() takes at most 1 argument ({len(args)} given)")
+            raise TypeError(_msg.text("AT_MOST_ONE_ARGUMENT", tp_name(cls), len(args)))
         items = tuple(args[0]) if args else ()
         return _native_new(cls, cls._pf_make(items))
 
@@ -165,7 +166,7 @@ class _Sequence(Object):
             data, size = _seq_view(self._pf_handle)
             i = key + size if key < 0 else key
             if not 0 <= i < size:
-                raise IndexError(f"{tp_name(type(self))} index out of range")
+                raise IndexError(_msg.text("SEQ_INDEX_OUT_OF_RANGE", tp_name(type(self))))
             return self._pf_element(data, i)
         if isinstance(key, slice):
             return self._pf_slice(key)
@@ -175,11 +176,9 @@ class _Sequence(Object):
             if i < 0:
                 i += size
             if not 0 <= i < size:
-                raise IndexError(f"{tp_name(type(self))} index out of range")
+                raise IndexError(_msg.text("SEQ_INDEX_OUT_OF_RANGE", tp_name(type(self))))
             return self._pf_element(data, i)
-        raise TypeError(
-            f"{tp_name(type(self))} indices must be integers or slices, not {tp_name(type(key))}"
-        )
+        raise TypeError(_msg.text("SEQ_BAD_INDEX", tp_name(type(self)), tp_name(type(key))))
 
     def _pf_slice(self, key: slice):
         data, size = _seq_view(self._pf_handle)
@@ -209,7 +208,7 @@ class _Sequence(Object):
         for i, e in enumerate(self):
             if e is x or e == x:
                 return i
-        raise ValueError(f"{x!r} is not in {tp_name(type(self))}")
+        raise ValueError(_msg.text("SEQ_NOT_IN", x, tp_name(type(self))))
 
     def count(self, x) -> int:
         """Number of elements equal to ``x``."""
@@ -264,7 +263,7 @@ class List(_Sequence):
         a bad element leaves it unchanged), also when called again on a live List."""
         _no_keywords(type(self), kwargs)
         if len(args) > 1:
-            raise TypeError(f"{tp_name(type(self))}() takes at most 1 argument ({len(args)} given)")
+            raise TypeError(_msg.text("AT_MOST_ONE_ARGUMENT", tp_name(type(self)), len(args)))
         made = make_sequence(tuple(args[0]) if args else (), LIB.PFListCreate)
         if _take_if_unshared(self, made):
             return
@@ -288,7 +287,7 @@ class List(_Sequence):
     @staticmethod
     def _pf_index(key) -> int:
         if not _is_index(key):
-            raise TypeError(f"packedfun.List indices must be integers, not {tp_name(type(key))}")
+            raise TypeError(_msg.text("LIST_BAD_INDEX", tp_name(type(key))))
         return _as_index(key)
 
     def append(self, value) -> None:
@@ -413,7 +412,7 @@ def _map_made(cls, args: tuple, kwargs: dict, create) -> Object | None:
 def _map_source(cls, args: tuple, kwargs: dict) -> dict:
     """The entries of ``Map(...)``/``Dict(...)``'s arguments, as ``dict(*args, **kwargs)``."""
     if len(args) > 1:
-        raise TypeError(f"{tp_name(cls)}() takes at most 1 argument ({len(args)} given)")
+        raise TypeError(_msg.text("AT_MOST_ONE_ARGUMENT", tp_name(cls), len(args)))
     merged = dict(args[0]) if args else {}
     merged.update(kwargs)
     return merged
@@ -493,7 +492,7 @@ class _Mapping(Object):
         args = (handle, byref(cursor), byref(key), byref(value), byref(found))
         while True:
             if len(self) != size:
-                raise RuntimeError(f"{tp_name(type(self))} changed size during iteration")
+                raise RuntimeError(_msg.text("MAP_CHANGED_SIZE", tp_name(type(self))))
             _check(LIB.PFMapIterNext(*args))
             if not found.value:
                 return
@@ -593,7 +592,7 @@ class Dict(_Mapping):
     def pop(self, key, *default):
         """pop(key[, default]): removes ``key`` and returns its value."""
         if len(default) > 1:
-            raise TypeError("pop expected 1 or 2 arguments")
+            raise TypeError(_msg.text("POP_ARGUMENTS"))
         value = self._pf_lookup(key, _MISSING)
         if value is _MISSING:
             if default:
@@ -792,11 +791,11 @@ def make_shape(items) -> Object:
     dims = []
     for i, d in enumerate(items):
         if isinstance(d, bool) or not _is_index(d):
-            raise TypeError(f"Shape: dimension {i}: expected int, got {tp_name(type(d))}")
+            raise TypeError(_msg.text("SHAPE_DIM_NOT_INT", i, tp_name(type(d))))
         value = d.__index__()
         if not -(1 << 63) <= value < (1 << 63):
             size = "large" if value > 0 else "small"
-            raise OverflowError(f"Shape: dimension {i}: int too {size} for int64")
+            raise OverflowError(_msg.text("SHAPE_DIM_OVERFLOW", i, size))
         dims.append(value)
     out = c_void_p()
     _check(LIB.PFShapeCreate((c_int64 * len(dims))(*dims), len(dims), byref(out)))

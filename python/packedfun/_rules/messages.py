@@ -159,3 +159,28 @@ REGISTER_NOT_CALLABLE = "expected a callable, got {}"
 GLOBAL_NAMES_NOT_AN_ARRAY = "PFFunctionListGlobalNames returned no array"
 #: TypeError: a function entry point given something else (entry point, the value's type).
 FUNCTION_EXPECTED = "{}: expected a Function, got {}"
+
+
+# ---- containers (src/python/container*.c; _ctypes/containers.py) -------------------------------
+
+#: IndexError: an Array/List/Shape index outside it (the container's type).
+SEQ_INDEX_OUT_OF_RANGE = "{} index out of range"
+#: TypeError: an index that is neither an int nor a slice (container's type, the index's type).
+SEQ_BAD_INDEX = "{} indices must be integers or slices, not {}"
+#: TypeError: a List index that is not an int, in an assignment (the index's type).
+LIST_BAD_INDEX = "packedfun.List indices must be integers, not {}"
+#: ValueError: index() of a value not in the sequence (the value, the container's type).
+SEQ_NOT_IN = "{!r} is not in {}"
+#: TypeError: a container constructor given keywords (its name).
+NO_KEYWORDS = "{}() takes no keywords"
+#: TypeError: a container constructor given more than one argument (its name, how many).
+AT_MOST_ONE_ARGUMENT = "{}() takes at most 1 argument ({} given)"
+#: TypeError / OverflowError: a Shape dimension (its position; its type, or "large"/"small").
+SHAPE_DIM_NOT_INT = "Shape: dimension {}: expected int, got {}"
+SHAPE_DIM_OVERFLOW = "Shape: dimension {}: int too {} for int64"
+#: RuntimeError: a Map/Dict changed while iterated (its type).
+MAP_CHANGED_SIZE = "{} changed size during iteration"
+#: TypeError: Map/Dict.pop's arity.
+POP_ARGUMENTS = "pop expected 1 or 2 arguments"
+#: ValueError: a container wrapper that holds no native object (its name).
+EMPTY_WRAPPER = "{}: empty wrapper"
