@@ -38,11 +38,20 @@ def edges(layering):
 
 
 def test_the_graph_sees_the_compiled_bindings_imports(layering, edges):
-    # Guards the test itself: _core's edges come from its C sources, and the ctypes backend's
-    # own circle (values <-> pack) is seen, so an empty answer below means something.
-    assert any(a == layering.CORE for a, *_ in edges)
-    comps = layering.circles(edges)
-    assert any(layering.within_one_backend(c) for c in comps)
+    # Guards the test itself, so that an empty answer below means something: _core's edges come
+    # from its C sources (messages.c imports the wording), function-level imports are seen (the
+    # documented lazy load of the symbolizer), and a circle is found where there is one.
+    assert (layering.CORE, "packedfun._rules.messages") in {(a, b) for a, b, *_ in edges}
+    assert ("packedfun.error", "packedfun._native_frames", True) in {
+        (a, b, flevel) for a, b, _, flevel in edges
+    }
+    made_up = [
+        ("a", "b", 1, False),
+        ("b", "c", 1, False),
+        ("c", "a", 1, False),
+        ("c", "d", 1, False),
+    ]
+    assert layering.circles(made_up) == [["a", "b", "c"]]
 
 
 def test_no_import_circle_outside_one_backends_own_files(layering, edges):
