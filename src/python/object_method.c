@@ -276,8 +276,8 @@ static void method_dealloc(PyObject* self) {
 }
 
 static PyObject* method_repr(PyObject* self) {
-  return PyUnicode_FromFormat("<packedfun method %U of %R>", ((MethodDescr*)self)->name,
-                              ((MethodDescr*)self)->func);
+  return pfpy_message("METHOD_REPR", "(OO)", ((MethodDescr*)self)->name,
+                      ((MethodDescr*)self)->func);
 }
 
 static PyObject* method_get_signature(PyObject* self, void* closure) {

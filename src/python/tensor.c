@@ -97,14 +97,14 @@ static PyObject* tensor_readonly(PyObject* self, void* closure) {
 }
 
 static PyObject* tensor_repr(PyObject* self) {
-  if (((PFPyObject*)self)->handle == NULL) return PyUnicode_FromString("<packedfun.Tensor empty>");
+  if (((PFPyObject*)self)->handle == NULL) return pfpy_message("TENSOR_REPR_EMPTY", "()");
   PyObject* shape = tensor_shape(self, NULL);
   PyObject* dtype = shape ? tensor_dtype(self, NULL) : NULL;
   PyObject* device = dtype ? tensor_device(self, NULL) : NULL;
   PyObject* r = NULL;
   if (device != NULL) {
-    r = PyUnicode_FromFormat("<packedfun.Tensor shape=%R dtype=%S device=%S at %p>", shape, dtype,
-                             device, (void*)((PFPyObject*)self)->handle);
+    r = pfpy_message("TENSOR_REPR", "(OOOK)", shape, dtype, device,
+                     (unsigned long long)(uintptr_t)((PFPyObject*)self)->handle);
   }
   Py_XDECREF(shape);
   Py_XDECREF(dtype);

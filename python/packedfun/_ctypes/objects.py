@@ -216,7 +216,7 @@ class MethodDescriptor:
         return self.__func__(*args, **kwargs)
 
     def __repr__(self):
-        return f"<packedfun method {self.__name__} of {self.__func__!r}>"
+        return _msg.text("METHOD_REPR", self.__name__, self.__func__)
 
 
 class ConstructorDescriptor(MethodDescriptor):

@@ -206,9 +206,8 @@ class Tensor(Object):
 
     def __repr__(self) -> str:
         if not self._pf_handle:
-            return "<packedfun.Tensor empty>"
-        return (f"<packedfun.Tensor shape={self.shape} dtype={self.dtype} device={self.device} "
-                f"at {self._pf_handle:#x}>")  # fmt: skip
+            return _msg.text("TENSOR_REPR_EMPTY")
+        return _msg.text("TENSOR_REPR", self.shape, self.dtype, self.device, self._pf_handle)
 
     def __dlpack_device__(self) -> tuple:
         d = self._dl().device

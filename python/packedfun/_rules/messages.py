@@ -184,3 +184,13 @@ MAP_CHANGED_SIZE = "{} changed size during iteration"
 POP_ARGUMENTS = "pop expected 1 or 2 arguments"
 #: ValueError: a container wrapper that holds no native object (its name).
 EMPTY_WRAPPER = "{}: empty wrapper"
+
+
+# ---- reprs -------------------------------------------------------------------------------------
+
+#: repr of a Tensor wrapper that holds no tensor.
+TENSOR_REPR_EMPTY = "<packedfun.Tensor empty>"
+#: repr of a Tensor (shape, dtype, device, the native object's address as an int).
+TENSOR_REPR = "<packedfun.Tensor shape={!r} dtype={} device={} at {:#x}>"
+#: repr of a method descriptor (its name, the Function).
+METHOD_REPR = "<packedfun method {} of {!r}>"
