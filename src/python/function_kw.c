@@ -72,16 +72,17 @@ static PyObject* display_name(PFPyFunction* f) {
 static PFPY_NOINLINE PyObject* too_many_positional(PFPyFunction* f, Py_ssize_t n) {
   PyObject* name = display_name(f);
   if (name == NULL) return NULL;
-  PyErr_Format(PyExc_TypeError, "%U() takes %zd positional argument%s but %zd %s given", name,
-               f->nparams, f->nparams == 1 ? "" : "s", n, n == 1 ? "was" : "were");
+  pfpy_raise_message(PyExc_TypeError, "ARGS_TOO_MANY_POSITIONAL", "(Onsns)", name, f->nparams,
+                     f->nparams == 1 ? "" : "s", n, n == 1 ? "was" : "were");
   Py_DECREF(name);
   return NULL;
 }
 
+/* `what` names the message in packedfun._rules.messages (its fields: the function, the keyword). */
 static PFPY_NOINLINE PyObject* keyword_error(PFPyFunction* f, PyObject* key, const char* what) {
   PyObject* name = display_name(f);
   if (name == NULL) return NULL;
-  PyErr_Format(PyExc_TypeError, what, name, key);
+  pfpy_raise_message(PyExc_TypeError, what, "(OO)", name, key);
   Py_DECREF(name);
   return NULL;
 }
@@ -141,10 +142,9 @@ PFPY_NO_LIBCALL_LOOPS int pfpy_function_bind(PFPyFunction* f, PyObject* const* a
     PyObject* key = PyTuple_GET_ITEM(kwnames, k);
     Py_ssize_t at = find_param(PyTuple_GET_ITEM(f->table, 0), key);
     if (at < 0) {
-      return keyword_error(f, key, "%U() got an unexpected keyword argument '%U'"), -1;
+      return keyword_error(f, key, "ARGS_UNEXPECTED_KEYWORD"), -1;
     }
-    if (full[at] != NULL)
-      return keyword_error(f, key, "%U() got multiple values for argument '%U'"), -1;
+    if (full[at] != NULL) return keyword_error(f, key, "ARGS_MULTIPLE_VALUES"), -1;
     full[at] = args[n + k];
   }
   int missing = 0;
@@ -161,14 +161,14 @@ PFPY_NO_LIBCALL_LOOPS int pfpy_function_bind(PFPyFunction* f, PyObject* const* a
 PyObject* pfpy_function_call_bound(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
                                    PyObject* kwnames) {
   if (f->base.handle == NULL) {
-    return PyErr_Format(PyExc_ValueError, "packedfun.Function: the function was released");
+    return pfpy_raise_message(PyExc_ValueError, "FUNCTION_RELEASED", "()");
   }
   if (f->nparams == -1 && load_table(f) != 0) return NULL;
   Py_ssize_t np = f->nparams;
   if (np < 0) { /* a record without parameters: positional calls as they come */
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) {
       PyObject* key = PyTuple_GET_ITEM(kwnames, 0);
-      return keyword_error(f, key, "%U() got an unexpected keyword argument '%U'");
+      return keyword_error(f, key, "ARGS_UNEXPECTED_KEYWORD");
     }
     return pfpy_function_call_positional(f, args, n);
   }

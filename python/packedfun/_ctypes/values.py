@@ -335,7 +335,7 @@ class Function(Object):
 
         Setting it changes the native Function for every holder."""
         if not self._pf_handle:
-            raise ValueError("packedfun.Function: the function was released")
+            raise ValueError(_msg.text("FUNCTION_RELEASED"))
         return "hold" if self._pf_flags & _GIL_HOLD else "release"
 
     @gil_policy.setter
@@ -345,7 +345,7 @@ class Function(Object):
         if value not in GIL_POLICIES:
             raise ValueError(f"gil_policy must be 'release' or 'hold', got {value!r}")
         if not self._pf_handle:
-            raise ValueError("packedfun.Function: the function was released")
+            raise ValueError(_msg.text("FUNCTION_RELEASED"))
         if LIB.PFFunctionSetGILPolicy(self._pf_handle, GIL_POLICIES[value]):
             raise_last_error()
 

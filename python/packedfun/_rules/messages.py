@@ -194,3 +194,16 @@ TENSOR_REPR_EMPTY = "<packedfun.Tensor empty>"
 TENSOR_REPR = "<packedfun.Tensor shape={!r} dtype={} device={} at {:#x}>"
 #: repr of a method descriptor (its name, the Function).
 METHOD_REPR = "<packedfun method {} of {!r}>"
+
+
+# ---- keyword binding (src/python/function_kw.c; _rules/signature.py's bind) -------------------
+
+#: TypeError: more positional arguments than parameters (function, parameters, "" or "s",
+#: arguments, "was" or "were"), as CPython words it.
+ARGS_TOO_MANY_POSITIONAL = "{}() takes {} positional argument{} but {} {} given"
+#: TypeError: a keyword naming no parameter (function, keyword).
+ARGS_UNEXPECTED_KEYWORD = "{}() got an unexpected keyword argument '{}'"
+#: TypeError: a parameter given by position and by keyword (function, keyword).
+ARGS_MULTIPLE_VALUES = "{}() got multiple values for argument '{}'"
+#: ValueError: a call of a Function whose native function was released.
+FUNCTION_RELEASED = "packedfun.Function: the function was released"

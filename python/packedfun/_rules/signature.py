@@ -11,6 +11,7 @@ returns. Records for Python callables are made here too, from :func:`inspect.sig
 from __future__ import annotations
 
 from . import backend as _backend
+from . import messages as _msg
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see __init__'s import cost)
 if TYPE_CHECKING:
@@ -93,10 +94,6 @@ def param_table(text: str) -> tuple[tuple[str, ...], tuple[Any, ...]]:
     return names, defaults
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def bind(fname: str, table: tuple, args: tuple, kwargs: dict) -> tuple:
     """Binds ``args`` and ``kwargs`` to the parameters of ``table`` as Python would.
 
@@ -123,17 +120,25 @@ def bind(fname: str, table: tuple, args: tuple, kwargs: dict) -> tuple:
     names, defaults = table
     n = len(names)
     if len(args) > n:
+        given = len(args)
         raise TypeError(
-            f"{fname}() takes {_plural(n, 'positional argument')} but {len(args)} were given"
+            _msg.text(
+                "ARGS_TOO_MANY_POSITIONAL",
+                fname,
+                n,
+                "" if n == 1 else "s",
+                given,
+                "was" if given == 1 else "were",
+            )
         )
     values = list(args) + [MISSING] * (n - len(args))
     for key, value in kwargs.items():
         try:
             i = names.index(key)
         except ValueError:
-            raise TypeError(f"{fname}() got an unexpected keyword argument '{key}'") from None
+            raise TypeError(_msg.text("ARGS_UNEXPECTED_KEYWORD", fname, key)) from None
         if values[i] is not MISSING:
-            raise TypeError(f"{fname}() got multiple values for argument '{key}'")
+            raise TypeError(_msg.text("ARGS_MULTIPLE_VALUES", fname, key))
         values[i] = value
     missing = []
     for i, value in enumerate(values):
