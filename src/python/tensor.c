@@ -303,27 +303,17 @@ static PyObject* from_capsule(PyObject* cap) {
   return pfpy_tensor_wrap(out);
 }
 
-/* Calls x.__dlpack__(max_version=(1, minor)), falling back to x.__dlpack__() for producers that
- * predate versioned DLPack (they raise TypeError on the keyword). */
+/* x.__dlpack__(...) through the rule both bindings share (packedfun._rules.tensor_layout:
+ * max_version, the caller's stream for CUDA/ROCm data, the fallback for old producers). */
 static PyObject* call_dlpack(PyObject* x) {
-  PyObject* method = PyObject_GetAttrString(x, "__dlpack__");
-  if (method == NULL) {
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return NULL;
-    PyErr_Clear();
-    return pfpy_raise_message(PyExc_TypeError, "FROM_DLPACK_NO_PRODUCER", "(s)",
-                              Py_TYPE(x)->tp_name);
-  }
-  PyObject* kwargs =
-      Py_BuildValue("{s(ii)}", "max_version", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-  PyObject* empty = PyTuple_New(0);
-  PyObject* cap = kwargs && empty ? PyObject_Call(method, empty, kwargs) : NULL;
-  if (cap == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
-    PyErr_Clear();
-    cap = PyObject_CallNoArgs(method);
-  }
-  Py_XDECREF(kwargs);
-  Py_XDECREF(empty);
-  Py_DECREF(method);
+  PyObject* mod = PyImport_ImportModule("packedfun._rules.tensor_layout");
+  PyObject* rule = mod != NULL ? PyObject_GetAttrString(mod, "producer_capsule") : NULL;
+  PyObject* version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
+  PyObject* cap =
+      rule != NULL && version != NULL ? PyObject_CallFunctionObjArgs(rule, x, version, NULL) : NULL;
+  Py_XDECREF(version);
+  Py_XDECREF(rule);
+  Py_XDECREF(mod);
   return cap;
 }
 

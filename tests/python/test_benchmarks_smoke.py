@@ -43,8 +43,16 @@ def report(tmp_path_factory):
     if shutil.which("cmake") is None and not IN_CI:
         pytest.skip("cmake is needed to build the native peers")
     out = tmp_path_factory.mktemp("bench") / "quick.md"
+    proc = _run_script(RUN, "--quick", "--out", out)
+    text = out.read_text()
+    assert text.strip() in proc.stdout
+    return text
+
+
+def _run_script(script: Path, *args) -> subprocess.CompletedProcess:
+    """Runs a benchmark script from the repository root; fails the test when it fails."""
     proc = subprocess.run(
-        [sys.executable, str(RUN), "--quick", "--out", str(out)],
+        [sys.executable, str(script), *map(str, args)],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
@@ -52,9 +60,7 @@ def report(tmp_path_factory):
         check=False,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
-    text = out.read_text()
-    assert text.strip() in proc.stdout
-    return text
+    return proc
 
 
 def _row(text: str, name: str) -> list:
@@ -119,15 +125,7 @@ def test_parameter_form_matrix_runs_every_form():
     """benchmarks/param_forms.py builds its three sides and prints a row per form, with every
     installed peer measured (a peer failing to build would leave its column out)."""
     out_dir = Path(__file__).resolve().parents[2] / "benchmarks"
-    proc = subprocess.run(
-        [sys.executable, str(out_dir / "param_forms.py"), "--repeat", "3"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
+    proc = _run_script(out_dir / "param_forms.py", "--repeat", "3")
     sys.path.insert(0, str(out_dir))
     import param_forms
 

@@ -148,6 +148,50 @@ def test_from_dlpack_falls_back_to_legacy_producers():
         pf.from_dlpack(object())
 
 
+class _Producer:
+    """A DLPack producer on `device` that records what the consumer asked for; its data is a
+    NumPy array's (the stream protocol is about the call, not where the bytes are)."""
+
+    def __init__(self, device, legacy=False):
+        self.device, self.legacy, self.calls = device, legacy, []
+        self.data = np.arange(3, dtype="float64")
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, **kwargs):
+        self.calls.append(kwargs)
+        if self.legacy and "max_version" in kwargs:
+            raise TypeError("unexpected keyword argument 'max_version'")
+        return self.data.__dlpack__()
+
+
+def test_producers_of_device_data_are_given_the_callers_stream():
+    # DLPack's stream protocol: for CUDA/ROCm data the consumer names the stream it will use, so
+    # that the producer orders its pending work on the data before it. packedfun's is the calling
+    # thread's stream for the device (use_stream / use_raw_stream), else the default stream, which
+    # for CUDA DLPack spells 1 (the legacy default; 0 is not allowed there).
+    p = _Producer((2, 0))
+    pf.from_dlpack(p)
+    assert p.calls == [{"max_version": (1, 3), "stream": 1}]
+    with pf.use_raw_stream(pf.device("cuda", 1), 0x1234):
+        p = _Producer((2, 1))
+        pf.from_dlpack(p)
+        assert p.calls == [{"max_version": (1, 3), "stream": 0x1234}]
+        q = _Producer((2, 0))  # another device: its own (default) stream
+        pf.testing.echo(q)  # as an argument, too
+        assert q.calls == [{"max_version": (1, 3), "stream": 1}]
+    r = _Producer((10, 0))  # ROCm: 0 is its default stream
+    pf.from_dlpack(r)
+    assert r.calls == [{"max_version": (1, 3), "stream": 0}]
+    c = _Producer((1, 0))  # CPU data: no stream
+    pf.from_dlpack(c)
+    assert c.calls == [{"max_version": (1, 3)}]
+    old = _Producer((2, 0), legacy=True)  # asked again without max_version, with the stream
+    pf.from_dlpack(old)
+    assert old.calls == [{"max_version": (1, 3), "stream": 1}, {"stream": 1}]
+
+
 def test_zero_dim_and_zero_size(m):
     s = np.array(3.5, dtype="float32")
     assert m.tensor_ndim(s) == 0 and m.tensor_sum_f32(s) == 3.5

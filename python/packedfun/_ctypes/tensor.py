@@ -314,13 +314,7 @@ def _from_dlpack(x) -> Tensor:
         return _from_capsule(x)
     if _is_numpy(x):
         return _from_numpy(x)
-    method = getattr(x, "__dlpack__", None)
-    if method is None:
-        raise TypeError(_msg.text("FROM_DLPACK_NO_PRODUCER", _msg.type_name(type(x))))
-    try:
-        capsule = method(max_version=(1, 3))
-    except TypeError:
-        capsule = method()
+    capsule = _tensor_layout.producer_capsule(x, (1, 3))
     if type(capsule).__name__ != "PyCapsule":
         raise TypeError(
             _msg.text(

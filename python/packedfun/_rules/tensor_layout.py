@@ -8,7 +8,48 @@ both bindings: ``_core`` calls these from C (``src/python/tensor.c``), the ctype
 
 from __future__ import annotations
 
-__all__ = ["require_layout", "tensor_is_contiguous", "is_contiguous"]
+from . import backend as _backend
+from . import messages as _msg
+
+__all__ = ["require_layout", "tensor_is_contiguous", "is_contiguous", "producer_capsule"]
+
+#: DLPack device types whose producers take a stream: kDLCUDA, kDLROCM, kDLCUDAManaged.
+_STREAM_DEVICES = (2, 10, 13)
+#: DLPack's stream value for CUDA's legacy default stream (0 is ambiguous there, so not allowed).
+_CUDA_LEGACY_DEFAULT = 1
+
+
+def consumer_stream(producer) -> int | None:
+    """The ``stream=`` a consumer passes to ``producer.__dlpack__``: None for data on a device
+    without streams; for CUDA and ROCm data, the stream the calling thread runs packedfun's work on
+    (``use_stream``/``use_raw_stream``, else the default stream), so that the producer orders its
+    pending work on the data before it (DLPack's stream protocol)."""
+    device = getattr(producer, "__dlpack_device__", None)
+    if device is None:
+        return None
+    device_type, device_id = device()
+    if int(device_type) not in _STREAM_DEVICES:
+        return None
+    handle = _backend.core.env_get_stream(int(device_type), int(device_id))
+    if handle == 0 and int(device_type) != 10:
+        return _CUDA_LEGACY_DEFAULT
+    return handle
+
+
+def producer_capsule(producer, max_version: tuple):
+    """``producer.__dlpack__(...)`` as packedfun asks for it (both bindings, for every producer
+    they do not import by a faster route): ``max_version``, and the consumer's stream for device
+    data; a producer predating versioned DLPack (a TypeError on the keyword) is asked again
+    without ``max_version``."""
+    method = getattr(producer, "__dlpack__", None)
+    if method is None:
+        raise TypeError(_msg.text("FROM_DLPACK_NO_PRODUCER", _msg.type_name(type(producer))))
+    stream = consumer_stream(producer)
+    extra = {} if stream is None else {"stream": stream}
+    try:
+        return method(max_version=max_version, **extra)
+    except TypeError:
+        return method(**extra)
 
 
 def require_layout(tensor, *, require_alignment: int = 0, require_contiguous: bool = False):
