@@ -133,6 +133,13 @@ struct TypeTraits<std::string> {
     PFByteArray bytes = detail::AnyBytes(*v);
     return std::string(bytes.data, bytes.size);
   }
+  /*! Typed Function parameters: check, then build the string in the parameter itself (no
+   *  std::optional and no move of it on the way). */
+  static bool ArgCheck(const PFAny* v) noexcept { return detail::AnyIsStr(*v); }
+  static std::string ArgGet(const PFAny* v) {
+    PFByteArray bytes = detail::AnyBytes(*v);
+    return std::string(bytes.data, bytes.size);
+  }
   static std::string TypeName() { return "str"; }
 };
 
