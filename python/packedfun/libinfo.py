@@ -22,7 +22,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .module import Module
 
-__all__ = ["find_package_library", "load_package_library"]
+__all__ = [
+    "find_cmake_path",
+    "find_dlpack_include_path",
+    "find_include_path",
+    "find_libtvm_ffi",
+    "find_package_library",
+    "include_paths",
+    "load_lib_module",
+    "load_package_library",
+]
 
 _SUBDIRS = ("", "lib")
 
@@ -119,3 +128,95 @@ def load_package_library(package: str | os.PathLike, name: str) -> Module:
     from .module import load_module
 
     return load_module(find_package_library(package, name))
+
+
+# apache-tvm-ffi's libinfo names, for packages written for tvm-ffi (under the tvm_ffi switch,
+# ``tvm_ffi.libinfo`` is this module). The paths are the installed apache-tvm-ffi's: sources
+# written for tvm-ffi build against its headers and library, and load through packedfun's bridge.
+
+
+def _tvm_ffi_path(key: str) -> str:
+    from .tvm_ffi_compat import tvm_ffi_paths
+
+    return tvm_ffi_paths()[key]
+
+
+def find_libtvm_ffi() -> str:
+    """The installed apache-tvm-ffi's ``libtvm_ffi.so`` (apache-tvm-ffi's name).
+
+    Raises
+    ------
+    packedfun.tvm_ffi_compat.TvmFfiNotInstalledError
+        A ``RuntimeError``, when apache-tvm-ffi is not installed.
+    """
+    return _tvm_ffi_path("library")
+
+
+def find_include_path() -> str:
+    """The installed apache-tvm-ffi's include folder (``tvm/ffi/*.h``; apache-tvm-ffi's name)."""
+    return _tvm_ffi_path("include")
+
+
+def find_dlpack_include_path() -> str:
+    """The folder holding the installed apache-tvm-ffi's ``dlpack/dlpack.h``."""
+    return _tvm_ffi_path("include")
+
+
+def find_cmake_path() -> str:
+    """The installed apache-tvm-ffi's CMake package folder (``find_package(tvm_ffi)``)."""
+    return _tvm_ffi_path("cmake")
+
+
+def include_paths() -> list[str]:
+    """Every include folder that a build of tvm-ffi sources needs (apache-tvm-ffi's name)."""
+    return [find_include_path()]
+
+
+def load_lib_module(
+    package: str,
+    target_name: str,
+    keep_module_alive: bool = True,
+    extra_lib_paths: list | None = None,
+) -> Module:
+    """Load the library ``target_name`` that the installed distribution ``package`` ships
+    (apache-tvm-ffi's name; its libraries load through packedfun's tvm-ffi bridge).
+
+    Looks in ``extra_lib_paths`` first, then in the distribution's file list (``package`` is its
+    name, e.g. ``"my-ffi-extension"`` or ``"my_ffi_extension"``), then in the import package of
+    that name (as :func:`find_package_library` does).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the library is not found; the message lists where it looked.
+    """
+    from .module import load_module
+
+    names = _candidate_names(target_name)
+    tried = []
+    for folder in extra_lib_paths or []:
+        for candidate in names:
+            path = Path(folder) / candidate
+            if path.is_file():
+                return load_module(str(path), keep_module_alive=keep_module_alive)
+            tried.append(str(path))
+    import importlib.metadata
+
+    try:
+        files = importlib.metadata.distribution(package).files or []
+    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
+        files = []
+    for file in files:
+        if file.name in names:
+            path = Path(file.locate())
+            if path.is_file():
+                return load_module(str(path), keep_module_alive=keep_module_alive)
+            tried.append(str(path))
+    try:
+        found = find_package_library(package.replace("-", "_"), target_name)
+    except (ImportError, FileNotFoundError, ValueError) as exc:
+        where = f"; tried: {', '.join(tried)}" if tried else ""
+        raise FileNotFoundError(
+            f"library {target_name!r} of package {package!r} not found ({exc}){where}"
+        ) from None
+    return load_module(found, keep_module_alive=keep_module_alive)

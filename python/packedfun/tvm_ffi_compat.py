@@ -19,10 +19,20 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import os
 import sys
 
-__all__ = ["ALIAS", "ENV_VAR", "install", "installed", "uninstall"]
+__all__ = [
+    "ALIAS",
+    "ENV_VAR",
+    "TvmFfiNotInstalledError",
+    "config_main",
+    "install",
+    "installed",
+    "tvm_ffi_paths",
+    "uninstall",
+]
 
 #: The module name that the switch takes over.
 ALIAS = "tvm_ffi"
@@ -50,6 +60,22 @@ class _Loader(importlib.abc.Loader):
 
     def exec_module(self, module) -> None:  # already executed, under its own name
         pass
+
+    def get_code(self, fullname):
+        """What ``python -m tvm_ffi.<name>`` runs: apache-tvm-ffi's ``config`` command answered
+        for the installed apache-tvm-ffi (its headers, library and CMake package, so builds of
+        tvm-ffi sources go on to load through packedfun's bridge); packedfun's own module's
+        code for any other name."""
+        if fullname == ALIAS + ".config":
+            source = "import sys\nfrom packedfun.tvm_ffi_compat import config_main\n"
+            source += "sys.exit(config_main())\n"
+            return compile(source, "<packedfun: python -m tvm_ffi.config>", "exec")
+        spec = importlib.util.find_spec(self._module.__name__)
+        get_code = getattr(spec.loader, "get_code", None) if spec is not None else None
+        return get_code(spec.name) if get_code is not None else None
+
+    def is_package(self, fullname) -> bool:
+        return hasattr(self._module, "__path__")
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -112,7 +138,119 @@ def installed() -> bool:
     return _finder in sys.meta_path
 
 
+#: apache-tvm-ffi's own build tools (``python -m`` modules and console scripts): CMake and
+#: build scripts run them while the variable may be set, and they need apache-tvm-ffi's own
+#: Python package, so a process running one of them is left without the switch.
+_TVM_FFI_TOOL_MODULES = ("tvm_ffi.stub.cli", "tvm_ffi.utils.embed_cubin")
+_TVM_FFI_TOOL_SCRIPTS = ("tvm-ffi-config", "tvm-ffi-stubgen")
+
+
+def _runs_tvm_ffi_tool(argv: list[str]) -> bool:
+    """Whether the interpreter command line ``argv`` (``sys.orig_argv``) runs one of
+    apache-tvm-ffi's own build tools."""
+    for i, arg in enumerate(argv[1:], 1):
+        if arg == "-m":
+            return i + 1 < len(argv) and argv[i + 1] in _TVM_FFI_TOOL_MODULES
+        if arg.startswith("-m"):
+            return arg[2:] in _TVM_FFI_TOOL_MODULES
+        if arg == "-c" or not arg.startswith("-"):
+            return os.path.basename(arg) in _TVM_FFI_TOOL_SCRIPTS
+    return False
+
+
 def _install_from_environment() -> None:
     """Called at interpreter start by the wheel's ``.pth`` file (only when the variable is set)."""
-    if os.environ.get(ENV_VAR, "") not in ("", "0"):
-        install()
+    if os.environ.get(ENV_VAR, "") in ("", "0"):
+        return
+    if _runs_tvm_ffi_tool(list(getattr(sys, "orig_argv", []))):
+        return
+    install()
+
+
+class TvmFfiNotInstalledError(RuntimeError):
+    """apache-tvm-ffi (the ``apache-tvm-ffi`` distribution) is not installed, so its headers,
+    library and CMake package, which builds of sources written for tvm-ffi need, are missing."""
+
+
+def tvm_ffi_paths() -> dict[str, str]:
+    """Where the installed apache-tvm-ffi keeps what builds of tvm-ffi sources need.
+
+    Found from the ``apache-tvm-ffi`` distribution's file list, without importing its ``tvm_ffi``
+    package (under the switch that name is packedfun).
+
+    Returns
+    -------
+    dict
+        ``root`` (its ``tvm_ffi`` folder), ``include`` (``tvm/ffi/*.h`` and ``dlpack/dlpack.h``),
+        ``lib`` (the folder of ``libtvm_ffi.so``), ``library`` (the file) and ``cmake`` (the folder
+        of ``tvm_ffi-config.cmake``).
+
+    Raises
+    ------
+    TvmFfiNotInstalledError
+        When apache-tvm-ffi is not installed (``pip install apache-tvm-ffi``).
+    """
+    from .module import _find_tvm_ffi_library
+
+    library = _find_tvm_ffi_library()
+    if library is None:
+        raise TvmFfiNotInstalledError(
+            "apache-tvm-ffi is not installed: sources written for tvm-ffi build against its "
+            "headers and library and run through packedfun (pip install apache-tvm-ffi); see "
+            "docs/migration-from-tvm-ffi.md"
+        )
+    lib = os.path.dirname(library)
+    root = os.path.dirname(lib)
+    return {
+        "root": root,
+        "include": os.path.join(root, "include"),
+        "lib": lib,
+        "library": library,
+        "cmake": os.path.join(root, "share", "cmake", "tvm_ffi"),
+    }
+
+
+#: ``python -m tvm_ffi.config`` options, in apache-tvm-ffi's order, with what each prints.
+_CONFIG_OPTIONS = {
+    "includedir": lambda p: p["include"],
+    "dlpack-includedir": lambda p: p["include"],
+    "cmakedir": lambda p: p["cmake"],
+    "libdir": lambda p: p["lib"],
+    "libfiles": lambda p: p["library"],
+    "cxxflags": lambda p: f"-I{p['include']} -I{p['include']} -std=c++17",
+    "cflags": lambda p: f"-I{p['include']} -I{p['include']}",
+    "libs": lambda p: "-ltvm_ffi",
+    "ldflags": lambda p: f"-L{p['lib']}",
+}
+
+
+def config_main(argv: list[str] | None = None) -> int:
+    """``python -m tvm_ffi.config`` under the switch: apache-tvm-ffi's command, same options and
+    output, answering for the installed apache-tvm-ffi (:func:`tvm_ffi_paths`).
+
+    Libraries built with these flags (or with ``find_package(tvm_ffi)`` from ``--cmakedir``) are
+    tvm-ffi libraries; ``tvm_ffi.load_module`` (packedfun's) loads them through its bridge.
+    ``--sourcedir`` and ``--cython-lib-path`` (tvm-ffi's Python internals) are not answered.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m tvm_ffi.config",
+        description="Paths and flags of the installed apache-tvm-ffi, for building tvm-ffi "
+        "sources that packedfun loads (packedfun's own: packedfun-config)",
+    )
+    for name in _CONFIG_OPTIONS:
+        parser.add_argument(f"--{name}", action="store_true")
+    args = parser.parse_args(argv)
+    asked = [n for n in _CONFIG_OPTIONS if getattr(args, n.replace("-", "_"))]
+    if not asked:
+        parser.print_help()
+        return 0
+    try:
+        paths = tvm_ffi_paths()
+    except TvmFfiNotInstalledError as exc:
+        print(f"python -m tvm_ffi.config: error: {exc}", file=sys.stderr)
+        return 1
+    for name in asked:
+        print(_CONFIG_OPTIONS[name](paths))
+    return 0

@@ -23,14 +23,13 @@ import os
 import re
 import subprocess
 import sys
-import tarfile
-import tempfile
 import xml.etree.ElementTree as ET
 
 import pytest
 import suite
+import tvm_ffi_sdist
 
-VERSION = "0.1.15"
+VERSION = tvm_ffi_sdist.VERSION
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -94,7 +93,6 @@ KNOWN_FAILING: dict[str, str] = {
     "test_device.py::test_device_rejects_noncanonical_aliases[cl-opencl]": "accepts cl",
     "test_device.py::test_device_class_override": "tvm_ffi.core._CLASS_DEVICE (private hook)",
     "test_device.py::test_cuda_stream_handling": "a __cuda_stream__ object as a stream argument",
-    "test_dlpack_exchange_api.py::test_dlpack_exchange_api": "libinfo.include_paths is missing",
     "test_dtype.py::test_torch_dtype_conversion": "a torch dtype argument is not a DLDataType",
     "test_dtype.py::test_numpy_dtype_conversion": "a NumPy dtype argument is not a DLDataType",
     "test_dtype.py::test_ml_dtypes_dtype_conversion": "an ml_dtypes dtype is not a DLDataType",
@@ -116,7 +114,6 @@ KNOWN_FAILING: dict[str, str] = {
     "test_pyobject_tying.py": _NO_DATACLASSES,
     "test_serialization.py": "tvm_ffi.serialization (JSON graph format) is not provided",
     "test_stl.py": _TVM_HEADERS,
-    "test_stream.py::test_raw_stream": _TVM_HEADERS,
     "test_string.py": "tvm_ffi.core.String / Bytes wrapper classes (packedfun returns str/bytes)",
     "test_structural.py": _NO_DATACLASSES,
     "test_structural_py_class.py": "get_first_structural_mismatch is not provided",
@@ -133,45 +130,9 @@ KNOWN_FAILING: dict[str, str] = {
 }
 
 
-def _cache_dir() -> str:
-    return os.environ.get("PACKEDFUN_TVM_FFI_SDIST_CACHE") or os.path.join(
-        tempfile.gettempdir(), f"pf_tvm_ffi_sdist_{os.getuid()}_{VERSION}"
-    )
-
-
 def fetch_tests() -> str:
     """The ``tests/python`` folder of the pinned sdist (downloaded and unpacked once)."""
-    from filelock import FileLock
-
-    cache = _cache_dir()
-    os.makedirs(cache, exist_ok=True)
-    tests = os.path.join(cache, "tests", "python")
-    with FileLock(os.path.join(cache, ".lock")):
-        if os.path.isdir(tests):
-            return tests
-        sdist = os.path.join(cache, f"apache_tvm_ffi-{VERSION}.tar.gz")
-        if not os.path.exists(sdist):
-            # Only this package from source; its build requirements (for pip's metadata step)
-            # come as wheels. A network failure fails the test: this check must not go quiet.
-            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary",
-                   "apache-tvm-ffi", f"apache-tvm-ffi=={VERSION}", "-d", cache]  # fmt: skip
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
-            if proc.returncode != 0 or not os.path.exists(sdist):
-                pytest.fail(
-                    f"could not download apache-tvm-ffi=={VERSION}'s source distribution from "
-                    f"PyPI (network down?); set PACKEDFUN_TVM_FFI_SDIST_CACHE to a folder holding "
-                    f"{os.path.basename(sdist)}:\n{proc.stderr[-2000:]}"
-                )
-        prefix = f"apache_tvm_ffi-{VERSION}/tests/python/"
-        unpack = tempfile.mkdtemp(dir=cache)
-        with tarfile.open(sdist) as tar:
-            members = [m for m in tar.getmembers() if m.name.startswith(prefix) and m.isfile()]
-            for m in members:
-                m.name = m.name[len(prefix) :]
-            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # 3.11.4+
-            tar.extractall(os.path.join(unpack, "python"), members=members, **safe)
-        os.replace(unpack, os.path.join(cache, "tests"))
-    return tests
+    return tvm_ffi_sdist.tests_dir()
 
 
 _RUN = """

@@ -62,6 +62,21 @@ def _str_list(
     return items
 
 
+def _tvm_ffi_native(sources: list[str]) -> bool:
+    """Whether to build the sources as apache-tvm-ffi code (its headers, its library, loaded
+    through the bridge): they are written for tvm-ffi and apache-tvm-ffi is installed. Without
+    apache-tvm-ffi, inline sources fall back to packedfun's compatibility header."""
+    if not _codegen.written_for_tvm_ffi(sources):
+        return False
+    from .. import tvm_ffi_compat
+
+    try:
+        tvm_ffi_compat.tvm_ffi_paths()
+    except tvm_ffi_compat.TvmFfiNotInstalledError:
+        return False
+    return True
+
+
 class _Request:
     """One build: tools, flags and sources, turned into a cache key and a BuildPlan."""
 
@@ -74,6 +89,7 @@ class _Request:
         extra_ldflags,
         extra_include_paths,
         build_directory,
+        tvm_ffi: bool = False,
     ) -> None:
         self.name = name
         self.root = _cache.cache_root(build_directory)
@@ -90,12 +106,24 @@ class _Request:
         includes = [
             os.path.abspath(p) for p in _str_list(extra_include_paths, "extra_include_paths")
         ]
-        includes += _package.include_dirs()
-        lib = _package.lib_dir()
         self.cflags = _str_list(extra_cflags, "extra_cflags")
         self.cuda_cflags: list[str] = []
-        self.ldflags = [f"-L{lib}", "-lpackedfun", f"-Wl,-rpath,{lib}"]
-        self.stable_roots = list(_package.include_dirs())
+        if tvm_ffi:
+            # Sources written for apache-tvm-ffi: built against its own headers and library, as
+            # its load_inline would, and loaded through packedfun's tvm-ffi bridge.
+            from ..tvm_ffi_compat import tvm_ffi_paths
+
+            paths = tvm_ffi_paths()
+            lib = paths["lib"]
+            includes.append(paths["include"])
+            self.ldflags = [f"-L{lib}", "-ltvm_ffi", f"-Wl,-rpath,{lib}"]
+            self.stable_roots = [paths["include"]]
+            self.identity += ["tvm_ffi", paths["library"]]
+        else:
+            includes += _package.include_dirs()
+            lib = _package.lib_dir()
+            self.ldflags = [f"-L{lib}", "-lpackedfun", f"-Wl,-rpath,{lib}"]
+            self.stable_roots = list(_package.include_dirs())
         if self.nvcc is not None:
             home = cuda_home(self.nvcc)
             includes.append(os.path.join(home, "include"))
@@ -206,11 +234,17 @@ def build_inline(
     if not cpp and not cuda:
         raise ValueError("build_inline needs cpp_sources or cuda_sources")
     funcs = _codegen.normalize_functions(functions)
+    written = not tvm_ffi_compat and _codegen.written_for_tvm_ffi([cpp, cuda])
+    native = written and _tvm_ffi_native([cpp, cuda])
+    compat = tvm_ffi_compat or (written and not native)  # no apache-tvm-ffi: the compat header
+    decorate = (
+        _codegen.decorate_tvm_ffi if native else lambda text, f: _codegen.decorate(text, f, compat)
+    )
     texts: list[tuple[str, str]] = []
     if cpp:
-        texts.append(("main.cpp", _codegen.decorate(cpp, funcs, tvm_ffi_compat)))
+        texts.append(("main.cpp", decorate(cpp, funcs)))
     if cuda:
-        texts.append(("cuda.cu", _codegen.decorate(cuda, None if cpp else funcs, tvm_ffi_compat)))
+        texts.append(("cuda.cu", decorate(cuda, None if cpp else funcs)))
     request = _Request(
         name,
         bool(cuda),
@@ -219,6 +253,7 @@ def build_inline(
         extra_ldflags,
         extra_include_paths,
         build_directory,
+        tvm_ffi=native,
     )
 
     def builder(tmp: str) -> list[str]:
@@ -313,6 +348,7 @@ def build(
         extra_ldflags,
         extra_include_paths,
         build_directory,
+        tvm_ffi=_tvm_ffi_native([text for _, text in texts]),
     )
 
     def builder(tmp: str) -> list[str]:
