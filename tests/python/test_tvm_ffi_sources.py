@@ -96,3 +96,24 @@ def test_load_inline_builds_tvm_ffi_sources_against_its_headers(tmp_path):
     (built,) = [p for p in tmp_path.rglob("tvmsrc_add_one.so")]
     needed = open(built, "rb").read()
     assert b"libtvm_ffi.so" in needed and b"libpackedfun.so" not in needed
+
+
+def test_tvm_ffi_source_without_apache_tvm_ffi_names_what_is_missing(tmp_path, monkeypatch):
+    """Without apache-tvm-ffi, tvm-ffi sources build on the compatibility header; a tvm-ffi C
+    name it lacks fails the build with the compiler's message naming it and a pointer to the
+    migration page (never a library that reads the wrong bytes)."""
+
+    def missing():
+        raise tvm_ffi_compat.TvmFfiNotInstalledError("apache-tvm-ffi is not installed")
+
+    monkeypatch.setattr(tvm_ffi_compat, "tvm_ffi_paths", missing)
+    source = "int64_t stream_of(int64_t dev) {\n"
+    source += "  return reinterpret_cast<int64_t>(TVMFFIEnvGetStream(kDLCUDA, dev));\n}\n"
+    with pytest.raises(packedfun.cpp.BuildError) as info:
+        packedfun.cpp.build_inline(
+            "tvmsrc_no_tvm_ffi", cpp_sources=source, functions=["stream_of"],
+            build_directory=str(tmp_path),
+        )  # fmt: skip
+    message = str(info.value)
+    assert "TVMFFIEnvGetStream" in message
+    assert "docs/migration-from-tvm-ffi.md" in message and "pip install apache-tvm-ffi" in message

@@ -264,7 +264,22 @@ def build_inline(
                 f.write(text)
         return run_plan(request.plan(os.path.join(tmp, f"{name}.so"), files), tmp)
 
-    return request.run(request.key(texts), builder)
+    try:
+        return request.run(request.key(texts), builder)
+    except BuildError as exc:
+        if not (written and not native) or isinstance(exc, CompilerNotFoundError):
+            raise
+        # tvm-ffi sources on the compatibility header: a name it lacks fails here; say so.
+        raise BuildError(
+            f"{exc}\nThese sources are written for apache-tvm-ffi, which is not installed: they "
+            "were built with packedfun's compatibility header, which lacks the tvm-ffi names the "
+            "compiler reports above (its C names, TVMFFI*, are not provided at all). Install "
+            "apache-tvm-ffi (pip install apache-tvm-ffi) to build them against its own headers; "
+            "see docs/migration-from-tvm-ffi.md",
+            exc.command,
+            exc.log_path,
+            exc.returncode,
+        ) from exc
 
 
 def load_inline(
