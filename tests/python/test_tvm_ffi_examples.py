@@ -99,6 +99,14 @@ def _config(env: dict, cwd: str, *options: str) -> str:
 
 
 def _gpu_present() -> bool:
+    """A CUDA GPU that the examples' run steps can use: they all make their tensors with torch,
+    so torch must see it too (a CPU build of torch on a GPU machine cannot run them)."""
+    if importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    if not torch.cuda.is_available():
+        return False
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         return False
@@ -144,7 +152,7 @@ def test_quickstart_cuda(examples, site_dir, tmp_path):
     _cmake(src, on, "-DEXAMPLE_NAME=compile_cuda", "-DCMAKE_BUILD_TYPE=RelWithDebInfo")
     assert os.path.isfile(os.path.join(src, "build", "add_one_cuda.so"))
     if not _gpu_present():
-        pytest.skip("no CUDA GPU: add_one_cuda.so compiled, not run")
+        pytest.skip("no CUDA GPU (for torch): add_one_cuda.so compiled, not run")
     suite.require("torch")
     ours = _run([sys.executable, "load/load_pytorch.py"], src, on).stdout
     theirs = _run([sys.executable, "load/load_pytorch.py"], src, _env(site_dir, False)).stdout
