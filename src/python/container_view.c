@@ -2,7 +2,7 @@
  * in place (std::vector, std::map, ...), instead of an Array or Map built for the call. */
 #include "container_view.h"
 
-#include "convert_plain.h"
+#include "core.h"
 #include "object_system.h"
 
 /* One view: the record the callee reads (first), and what materialize needs to convert it as
@@ -40,17 +40,20 @@ static PyObject* const* view_items(const PFContainerView* view, int64_t start, i
 
 /* An exact int that fits int64, read without calling Python code. */
 static inline int exact_int64(PyObject* o, int64_t* out) {
-  PFAny v;
-  if (PFPY_LIKELY(pfpy_small_int(o, &v))) {
-    *out = v.v_int64;
-    return 1;
-  }
   if (!PyLong_CheckExact(o)) return 0;
+  if (PFPY_LIKELY(pfpy_compact_int(o, out))) return 1;
   int overflow = 0;
   long long big = PyLong_AsLongLongAndOverflow(o, &overflow); /* cannot fail for an exact int */
   if (overflow != 0) return 0;
   *out = (int64_t)big;
   return 1;
+}
+
+/* One cell of an entry: the rule's exact step, limited to the kinds read_entries promises (int,
+ * float, SmallStr, StrView): None and bool stop the read, and the callee materializes. */
+static inline int plain_cell(PyObject* o, PFAny* out, PFByteArray* view) {
+  return pfpy_exact_from_py(o, out, view, PFPY_EXACT_SMALL_STR) && out->type_index != kPFTypeNone &&
+         out->type_index != kPFTypeBool;
 }
 
 static int64_t view_read_int64(const PFContainerView* view, int64_t start, int64_t* out,
@@ -93,8 +96,8 @@ static int64_t view_read_entries(const PFContainerView* view, int64_t* cursor, P
   while (got < max_items) {
     Py_ssize_t at = pos;
     if (!PyDict_Next(o, &pos, &key, &value)) break;
-    if (!pfpy_plain_from_py(key, &kv[2 * got], &views[2 * got]) ||
-        !pfpy_plain_from_py(value, &kv[2 * got + 1], &views[2 * got + 1])) {
+    if (!plain_cell(key, &kv[2 * got], &views[2 * got]) ||
+        !plain_cell(value, &kv[2 * got + 1], &views[2 * got + 1])) {
       pos = at; /* not plain: stop before it */
       break;
     }

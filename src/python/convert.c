@@ -88,6 +88,11 @@ static int push_temp(PFPyArgs* pack, PFObject* obj, PFAny* out) {
   return 0;
 }
 
+/* ---- the setters: one per kind of Python type -----------------------------------------------
+ * Each converts `o` into `pack->args[slot]`, `pos` and `fname` naming it in errors. */
+
+#define SLOT(pack, pos) (&(pack)->args[(pos) < 0 ? 0 : (pos)])
+
 /* An int beyond int64: [2**63, 2**64) travels as kPFTypeUInt64. Cold. */
 static PFPY_NOINLINE int long_beyond_int64(PyObject* o, int overflow, PFAny* out) {
   if (overflow < 0) return PFPY_INT_TOO_SMALL;
@@ -114,31 +119,54 @@ const char* pfpy_int_range_message(int rc) {
   return rc == PFPY_INT_TOO_LARGE ? "int too large for uint64" : "int too small for int64";
 }
 
-static int arg_from_int(PyObject* o, PFAny* out, Py_ssize_t pos, PyObject* fname) {
-  int rc = pfpy_long_to_any(o, out);
-  if (PFPY_LIKELY(rc == 0) || rc < 0) return rc;
+/* An int out of range: named by argument, or bare for an element (its path is put in front). */
+static PFPY_NOINLINE int int_range_error(int rc, Py_ssize_t pos, PyObject* fname) {
+  if (pos == PFPY_POS_ELEMENT) {
+    PyErr_SetString(PyExc_OverflowError, pfpy_int_range_message(rc));
+    return PFPY_BARE_ERROR;
+  }
   pfpy_arg_error(PyExc_OverflowError, fname, pos, pfpy_int_range_message(rc));
   return -1;
 }
 
-static int arg_from_void_p(PyObject* o, PFAny* out) {
-  PyObject* value = PyObject_GetAttrString(o, "value");
-  if (value == NULL) return -1;
-  void* ptr = NULL;
-  if (value != Py_None) {
-    ptr = PyLong_AsVoidPtr(value);
-    if (ptr == NULL && PyErr_Occurred()) {
-      Py_DECREF(value);
-      return -1;
-    }
-  }
-  Py_DECREF(value);
-  PFPY_SET_POD(out, kPFTypeOpaquePtr, v_ptr, ptr);
+static int set_none(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  (void)o, (void)fname;
+  PFPY_SET_POD(SLOT(pack, pos), kPFTypeNone, v_int64, 0);
   return 0;
 }
 
-static int arg_from_bytes_like(PyObject* o, PFPyArgs* pack, PFAny* out, Py_ssize_t slot) {
-  PFByteArray* view = &pack->views[slot];
+static int set_bool(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  (void)fname;
+  PFPY_SET_POD(SLOT(pack, pos), kPFTypeBool, v_int64, o == Py_True);
+  return 0;
+}
+
+static int set_int(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  int rc = pfpy_long_to_any(o, SLOT(pack, pos));
+  if (PFPY_LIKELY(rc == 0) || rc < 0) return rc;
+  return int_range_error(rc, pos, fname);
+}
+
+static int set_float(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  (void)fname;
+  PFPY_SET_POD(SLOT(pack, pos), kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
+  return 0;
+}
+
+static int set_str(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  PFByteArray* view = &pack->views[pos < 0 ? 0 : pos];
+  if (pfpy_str_view(o, view) != 0) {
+    if (pos != PFPY_POS_ELEMENT) add_arg_note(fname, pos); /* an element's path names it */
+    return -1;
+  }
+  PFPY_SET_NUL_VIEW(SLOT(pack, pos), kPFTypeStrView, view); /* the UTF-8 ends in a NUL */
+  return 0;
+}
+
+static int set_bytes(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  (void)fname;
+  PFByteArray* view = &pack->views[pos < 0 ? 0 : pos];
+  PFAny* out = SLOT(pack, pos);
   if (PyBytes_Check(o)) { /* a bytes object's buffer always ends in a NUL */
     view->data = PyBytes_AS_STRING(o);
     view->size = (size_t)PyBytes_GET_SIZE(o);
@@ -151,92 +179,184 @@ static int arg_from_bytes_like(PyObject* o, PFPyArgs* pack, PFAny* out, Py_ssize
   return 0;
 }
 
-/* The number rule (docs/calling.md), last before Opaque: an object whose type has nb_index
- * (NumPy integer scalars) travels as int, numpy.bool_ as bool, one with nb_float (NumPy float
- * scalars) as float. Recognised by type slots and name: NumPy is never imported. 1 when
- * converted, 0 when `o` is no number, -1 on error. */
-static int arg_from_number(PyObject* o, PFAny* out, Py_ssize_t pos, PyObject* fname) {
+static int set_object(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  (void)fname;
+  pfpy_object_arg(o, SLOT(pack, pos));
+  return 0;
+}
+
+static int set_container(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  return pfpy_container_arg(o, pack, pos, fname); /* -> Array / Map (convert_container.c) */
+}
+
+static int set_callable(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  (void)fname;
+  PFObject* obj = NULL;
+  if (pfpy_callable_to_temp_function(o, &obj) != 0) return -1;
+  return push_temp(pack, obj, SLOT(pack, pos));
+}
+
+static int set_opaque(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  (void)fname;
+  PFObject* obj = NULL;
+  if (pfpy_opaque_new(o, &obj) != 0) return -1;
+  return push_temp(pack, obj, SLOT(pack, pos));
+}
+
+static int set_tensor(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  int rc = pfpy_tensor_try_arg(o, pack, pos, fname); /* arrays, dtypes, devices */
+  if (rc != 0) return rc < 0 ? -1 : 0;
+  return set_opaque(o, pack, pos, fname); /* not reached: the kind was read from the type */
+}
+
+static int set_void_p(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  (void)fname;
+  PyObject* value = PyObject_GetAttrString(o, "value");
+  if (value == NULL) return -1;
+  void* ptr = NULL;
+  if (value != Py_None) {
+    ptr = PyLong_AsVoidPtr(value);
+    if (ptr == NULL && PyErr_Occurred()) {
+      Py_DECREF(value);
+      return -1;
+    }
+  }
+  Py_DECREF(value);
+  PFPY_SET_POD(SLOT(pack, pos), kPFTypeOpaquePtr, v_ptr, ptr);
+  return 0;
+}
+
+static int is_numpy_bool(PyTypeObject* t) {
+  return strcmp(t->tp_name, "numpy.bool_") == 0 || strcmp(t->tp_name, "numpy.bool") == 0;
+}
+
+/* The number rule (docs/calling.md): an object whose type has nb_index (NumPy integer scalars)
+ * travels as int, numpy.bool_ as bool, one with nb_float (NumPy float scalars) as float.
+ * Recognised by type slots and name: NumPy is never imported. */
+static int set_number(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
   PyTypeObject* t = Py_TYPE(o);
   PyNumberMethods* nb = t->tp_as_number;
   if (nb != NULL && nb->nb_index != NULL) {
     PyObject* index = PyNumber_Index(o);
     if (index == NULL) return -1;
-    int rc = arg_from_int(index, out, pos, fname);
+    int rc = set_int(index, pack, pos, fname);
     Py_DECREF(index);
-    return rc < 0 ? -1 : 1;
+    return rc;
   }
-  if (strcmp(t->tp_name, "numpy.bool_") == 0 || strcmp(t->tp_name, "numpy.bool") == 0) {
+  if (is_numpy_bool(t)) {
     int truth = PyObject_IsTrue(o);
     if (truth < 0) return -1;
-    PFPY_SET_POD(out, kPFTypeBool, v_int64, truth);
-    return 1;
+    PFPY_SET_POD(SLOT(pack, pos), kPFTypeBool, v_int64, truth);
+    return 0;
   }
-  if (nb != NULL && nb->nb_float != NULL) {
-    double value = PyFloat_AsDouble(o);
-    if (value == -1.0 && PyErr_Occurred()) return -1;
-    PFPY_SET_POD(out, kPFTypeFloat, v_float64, value);
-    return 1;
-  }
+  double value = PyFloat_AsDouble(o);
+  if (value == -1.0 && PyErr_Occurred()) return -1;
+  PFPY_SET_POD(SLOT(pack, pos), kPFTypeFloat, v_float64, value);
   return 0;
 }
 
-int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
-  Py_ssize_t slot = pos < 0 ? 0 : pos;
-  PFAny* out = &pack->args[slot];
-  PFObject* obj = NULL;
-  if (pfpy_tensor_known_type(Py_TYPE(o))) { /* NumPy/torch: they would fail every probe below */
-    return pfpy_tensor_try_arg(o, pack, pos, fname) < 0 ? -1 : 0;
+typedef int (*Setter)(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
+
+static const Setter setters[PFPY_KIND_COUNT] = {
+    [PFPY_KIND_NONE] = set_none,         [PFPY_KIND_BOOL] = set_bool,
+    [PFPY_KIND_INT] = set_int,           [PFPY_KIND_FLOAT] = set_float,
+    [PFPY_KIND_STR] = set_str,           [PFPY_KIND_BYTES] = set_bytes,
+    [PFPY_KIND_OBJECT] = set_object,     [PFPY_KIND_CONTAINER] = set_container,
+    [PFPY_KIND_CALLABLE] = set_callable, [PFPY_KIND_TENSOR] = set_tensor,
+    [PFPY_KIND_VOID_P] = set_void_p,     [PFPY_KIND_NUMBER] = set_number,
+    [PFPY_KIND_OPAQUE] = set_opaque,
+};
+
+/* ---- choosing the setter: once per type ------------------------------------------------------ */
+
+/* The kind of `t`, in the order the rule is documented (docs/calling.md): the cheap, common and
+ * unambiguous kinds first; a str subclass that is callable is a str, a list subclass a list;
+ * the probes for arrays and numbers last. Decided from the type alone. */
+static int classify(PyTypeObject* t) {
+  if (pfpy_tensor_known_type(t)) return PFPY_KIND_TENSOR; /* NumPy/torch: before every probe */
+  if (t == &PyFunction_Type || t == &PyCFunction_Type || t == &PyMethod_Type) {
+    return PFPY_KIND_CALLABLE;
   }
-  if (PyFunction_Check(o) || Py_IS_TYPE(o, &PyCFunction_Type) || PyMethod_Check(o)) {
-    if (pfpy_callable_to_temp_function(o, &obj) != 0) return -1; /* the usual callbacks, first */
-    return push_temp(pack, obj, out);
+  if ((PyObject*)t == pfpy_dtype_class) return PFPY_KIND_TENSOR; /* a str subclass, not text */
+  if (t == Py_TYPE(Py_None)) return PFPY_KIND_NONE;
+  if (PyType_IsSubtype(t, &PyUnicode_Type)) return PFPY_KIND_STR;
+  if (t == &PyBool_Type) return PFPY_KIND_BOOL;
+  if (PyType_IsSubtype(t, &PyLong_Type)) return PFPY_KIND_INT;
+  if (PyType_IsSubtype(t, &PyFloat_Type)) return PFPY_KIND_FLOAT;
+  if (PyType_IsSubtype(t, &PFPyObject_Type)) return PFPY_KIND_OBJECT;
+  if (PyType_IsSubtype(t, &PyBytes_Type) || PyType_IsSubtype(t, &PyByteArray_Type)) {
+    return PFPY_KIND_BYTES;
   }
-  if (PyList_CheckExact(o) || PyDict_CheckExact(o) || PyTuple_CheckExact(o)) {
-    return pfpy_container_arg(o, pack, pos, fname); /* before the subtype walks below */
+  if (PyType_IsSubtype(t, &PyList_Type) || PyType_IsSubtype(t, &PyTuple_Type) ||
+      PyType_IsSubtype(t, &PyDict_Type)) {
+    return PFPY_KIND_CONTAINER;
   }
-  if ((PyObject*)Py_TYPE(o) == pfpy_dtype_class) { /* a str subclass: a DLDataType, not text */
-    return pfpy_tensor_pod_arg(o, out) < 0 ? -1 : 0;
-  }
-  if (PyUnicode_Check(o)) {
-    PFByteArray* view = &pack->views[slot];
-    if (pfpy_str_view(o, view) != 0) {
-      add_arg_note(fname, pos);
-      return -1;
-    }
-    PFPY_SET_NUL_VIEW(out, kPFTypeStrView, view); /* PyUnicode_AsUTF8AndSize ends in a NUL */
-    return 0;
-  }
-  if (PyBool_Check(o)) {
-    PFPY_SET_POD(out, kPFTypeBool, v_int64, o == Py_True);
-    return 0;
-  }
-  if (PyLong_Check(o)) return arg_from_int(o, out, pos, fname);
-  if (PyFloat_Check(o)) {
-    PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
-    return 0;
-  }
-  if (PyObject_TypeCheck(o, &PFPyObject_Type)) {
-    pfpy_object_arg(o, out);
-    return 0;
-  }
-  if (PyBytes_Check(o) || PyByteArray_Check(o)) return arg_from_bytes_like(o, pack, out, slot);
-  if (PyList_Check(o) || PyTuple_Check(o) || PyDict_Check(o)) {
-    return pfpy_container_arg(o, pack, pos, fname); /* -> Array / Map (convert_container.c) */
-  }
-  if (PyCallable_Check(o)) { /* before the tensor probes: callbacks are hot, arrays not callable */
-    if (pfpy_callable_to_temp_function(o, &obj) != 0) return -1;
-    return push_temp(pack, obj, out);
-  }
-  int tensor_rc = pfpy_tensor_try_arg(o, pack, pos, fname); /* arrays, dtypes, devices */
-  if (tensor_rc != 0) return tensor_rc < 0 ? -1 : 0;
+  if (t->tp_call != NULL) return PFPY_KIND_CALLABLE; /* before the array probes: not callable */
+  if (pfpy_tensor_type_probe(t)) return PFPY_KIND_TENSOR;
   PyObject* void_p = pfpy_ctypes_void_p(); /* c_void_p instances are not callable */
-  if (void_p != NULL && PyObject_TypeCheck(o, (PyTypeObject*)void_p)) {
-    return arg_from_void_p(o, out);
+  if (void_p != NULL && PyType_IsSubtype(t, (PyTypeObject*)void_p)) return PFPY_KIND_VOID_P;
+  PyNumberMethods* nb = t->tp_as_number;
+  if ((nb != NULL && (nb->nb_index != NULL || nb->nb_float != NULL)) || is_numpy_bool(t)) {
+    return PFPY_KIND_NUMBER;
   }
-  int number_rc = arg_from_number(o, out, pos, fname);
-  if (number_rc != 0) return number_rc < 0 ? -1 : 0;
-  if (pfpy_opaque_new(o, &obj) != 0) return -1;
-  return push_temp(pack, obj, out);
+  return PFPY_KIND_OPAQUE;
+}
+
+/* The cache of decided kinds: direct-mapped on the type's address. An entry is valid while the
+ * type's version tag is the one it was decided under: CPython gives a type a new tag whenever it
+ * (or a base) changes, and never reuses one, so neither a class given __call__ later nor a new
+ * type at a freed one's address can meet a stale entry. Guarded by the GIL (per thread without). */
+#define KIND_CACHE_SIZE 64
+typedef struct {
+  PyTypeObject* type;
+  unsigned int version;
+  int kind;
+} KindEntry;
+#ifdef Py_GIL_DISABLED
+static _Thread_local KindEntry kind_cache[KIND_CACHE_SIZE];
+#else
+static KindEntry kind_cache[KIND_CACHE_SIZE];
+#endif
+
+static inline KindEntry* kind_entry(PyTypeObject* t) {
+  return &kind_cache[((uintptr_t)t >> 4) % KIND_CACHE_SIZE];
+}
+
+/* The type's version tag, assigned if it has none yet; 0 when it has no valid one. */
+static unsigned int version_of(PyTypeObject* t) {
+#if PY_VERSION_HEX >= 0x030C0000
+  if (t->tp_version_tag == 0) PyUnstable_Type_AssignVersionTag(t);
+#endif
+#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+  if (!PyType_HasFeature(t, Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
+#endif
+  return t->tp_version_tag;
+}
+
+static PFPY_NOINLINE int kind_miss(PyTypeObject* t) {
+  int kind = classify(t);
+  unsigned int version = version_of(t);
+  if (version != 0) {
+    KindEntry* e = kind_entry(t);
+    e->type = t;
+    e->version = version;
+    e->kind = kind;
+  }
+  return kind;
+}
+
+int pfpy_kind_of(PyTypeObject* t) {
+  KindEntry* e = kind_entry(t);
+  if (PFPY_LIKELY(e->type == t && e->version == t->tp_version_tag && e->version != 0)) {
+    return e->kind;
+  }
+  return kind_miss(t);
+}
+
+void pfpy_kind_cache_reset(void) { memset(kind_cache, 0, sizeof(kind_cache)); }
+
+int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  return setters[pfpy_kind_of(Py_TYPE(o))](o, pack, pos, fname);
 }
 
 void pfpy_args_release(PFPyArgs* pack) {
@@ -251,30 +371,31 @@ void pfpy_args_release(PFPyArgs* pack) {
   pack->num_temps = 0;
 }
 
-int pfpy_any_from_py(PyObject* o, PFAny* out) {
-  PFAny arg;
-  PFByteArray view;
+int pfpy_value_from_py(PyObject* o, PFAny* out, PFByteArray* view, Py_ssize_t pos, int keep_views) {
   PFObject* temp = NULL;
-  PFPyArgs pack = {&arg, &view, &temp, 0, 0, 0, NULL};
-  if (pfpy_arg_from_py(o, &pack, -1, NULL) != 0) return -1;
-  if (pack.num_temps != 0) { /* the temporary's reference moves into *out */
-    *out = arg;
-    return 0;
-  }
-  int rc = 0;
-  if (arg.type_index == kPFTypeStrView) {
-    rc = PFStringCreate(&view, out);
-  } else if (arg.type_index == kPFTypeBytesView) {
-    rc = PFBytesCreate(&view, out);
-  } else {
-    if (arg.type_index >= kPFTypeStaticObjectBegin) PFObjectIncRef(arg.v_obj);
-    *out = arg;
-  }
-  if (rc != 0) {
-    pfpy_raise_native(NULL);
-    return -1;
+  PFPyArgs pack = {out, view, &temp, 0, 0, 0, NULL};
+  int rc = pfpy_arg_from_py(o, &pack, pos, NULL);
+  if (rc != 0) return rc;
+  if (pack.num_temps != 0) return 0; /* the temporary's reference moves into *out */
+  int32_t kind = out->type_index;
+  if (kind == kPFTypeStrView || kind == kPFTypeBytesView) {
+    if (keep_views) return 0;
+    PFAny owned;
+    rc = kind == kPFTypeStrView ? PFStringCreate(view, &owned) : PFBytesCreate(view, &owned);
+    if (rc != 0) {
+      pfpy_raise_native(NULL);
+      return -1;
+    }
+    *out = owned;
+  } else if (kind >= kPFTypeStaticObjectBegin) {
+    PFObjectIncRef(out->v_obj); /* a packedfun object's handle: the value owns one of its own */
   }
   return 0;
+}
+
+int pfpy_any_from_py(PyObject* o, PFAny* out) {
+  PFByteArray view;
+  return pfpy_value_from_py(o, out, &view, -1, 0) == 0 ? 0 : -1;
 }
 
 /* ---- PFAny -> Python ----------------------------------------------------------------------------

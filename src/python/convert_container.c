@@ -1,7 +1,6 @@
 /* Python lists, tuples and dicts -> native Array/List/Map/Dict, nested, with the path of a bad
  * element. */
 #include "container_view.h"
-#include "convert_plain.h"
 #include "core.h"
 #include "object_system.h"
 #include "tensor.h"
@@ -170,28 +169,18 @@ static int create(int32_t kind, Items* it, int distinct, PFAny* out) {
 }
 
 /* Converts src[i..] into dst[i..] while the items are small ints; returns where it stopped.
- * Locals only in the loop (no stores the compiler must assume alias the list). */
+ * Locals only in the loop (no stores the compiler must assume alias the list). The type is
+ * checked before the value is read: an object without ob_size (object(), 16 bytes) ends where
+ * ob_size would be (a heap-buffer-overflow the sanitized suite reported). */
 static Py_ssize_t small_int_run(PyObject* const* src, Py_ssize_t i, Py_ssize_t n, PFAny* dst) {
-#if PY_VERSION_HEX < 0x030C0000
-  /* A compact int has size -1, 0 or 1 and its value is size * digit. The type is checked before
-   * the size is read: an object without ob_size (object(), 16 bytes) ends where ob_size would be
-   * (a heap-buffer-overflow the sanitized suite reported). */
   for (; i < n; ++i) {
     PyObject* o = src[i];
-    if (Py_TYPE(o) != &PyLong_Type) break;
-    Py_ssize_t size = Py_SIZE(o);
-    if ((size_t)(size + 1) > 2) break;
+    int64_t value;
+    if (Py_TYPE(o) != &PyLong_Type || !pfpy_compact_int(o, &value)) break;
     dst[i].type_index = kPFTypeInt;
     dst[i].zero_padding = 0;
-    dst[i].v_int64 = (int64_t)size * (int64_t)((PyLongObject*)o)->ob_digit[0];
+    dst[i].v_int64 = value;
   }
-#else
-  for (; i < n; ++i) {
-    PFAny v;
-    if (!pfpy_small_int(src[i], &v)) break;
-    dst[i] = v;
-  }
-#endif
   return i;
 }
 
@@ -262,7 +251,8 @@ static int array_from_py(Ctx* ctx, PyObject* o, PFAny* out) {
     if (i == n) break;
     PyObject* item = seq_items(o, snap)[i];
     PFByteArray view;
-    if (PFPY_LIKELY(pfpy_plain_from_py(item, &cells[i], &view))) { /* no call, no refs */
+    if (PFPY_LIKELY(pfpy_exact_from_py(item, &cells[i], &view,
+                                       PFPY_EXACT_SMALL_STR))) { /* no call, no refs */
       rc = own_view(&cells[i]);
     } else if ((rc = take_snapshot(o, n, &snap)) == 0) {
       item = seq_items(o, snap)[i]; /* the copy's reference keeps it alive */
@@ -308,7 +298,8 @@ static int seq_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
     it.filled = i;
     if (i == n) break;
     PyObject* item = seq_items(o, snap)[i];
-    if (PFPY_LIKELY(pfpy_plain_from_py(item, &it.items[i], &it.views[i]))) { /* no call, no refs */
+    if (PFPY_LIKELY(pfpy_exact_from_py(item, &it.items[i], &it.views[i],
+                                       PFPY_EXACT_SMALL_STR))) { /* no call, no refs */
       it.filled = i + 1;
       continue;
     }
@@ -340,6 +331,13 @@ static inline int plain_key(PyObject* key) {
   return PyUnicode_CheckExact(key) || PyLong_CheckExact(key);
 }
 
+/* The common entry (str or int key, number or str value): converted by the rule's exact step,
+ * which runs no Python code and takes no reference. */
+static inline int plain_entry(PyObject* key, PyObject* value, PFAny* kv, PFByteArray* views) {
+  return pfpy_exact_from_py(key, &kv[0], &views[0], PFPY_EXACT_SMALL_STR) &&
+         pfpy_exact_from_py(value, &kv[1], &views[1], PFPY_EXACT_SMALL_STR);
+}
+
 static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
   if (enter(ctx, o) != 0) return -1;
   Py_ssize_t n = PyDict_GET_SIZE(o), cursor = 0;
@@ -353,8 +351,7 @@ static int dict_from_py(Ctx* ctx, PyObject* o, int32_t kind, PFAny* out) {
       if (!PyDict_Next(o, &cursor, &key, &value)) break;
       distinct &= plain_key(key);
       /* The common entry (str or int key, number or str value) runs no Python code: no refs. */
-      if (PFPY_LIKELY(pfpy_plain_from_py(key, &it.items[2 * i], &it.views[2 * i]) &&
-                      pfpy_plain_from_py(value, &it.items[2 * i + 1], &it.views[2 * i + 1]))) {
+      if (PFPY_LIKELY(plain_entry(key, value, &it.items[2 * i], &it.views[2 * i]))) {
         it.filled = 2 * i + 2;
         continue;
       }
@@ -442,47 +439,18 @@ int pfpy_map_key_refused(PyObject* key, const PFAny* converted, PyObject* what) 
   return 1;
 }
 
-/* Converts one element into `*out`: an owned value, or a StrView/BytesView over `view` that
- * borrows `o`'s buffer (the caller keeps `o` alive until the container is created). */
+/* Converts one element into `*out` by the rule (core.h): an owned value, or a StrView/BytesView
+ * over `view` that borrows `o`'s buffer (the caller keeps `o` alive until the container is
+ * created). Nested containers are converted here, so that an error names its whole path. */
 static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view) {
-  if (pfpy_plain_from_py(o, out, view)) return 0;
-  if (o == Py_None) {
-    PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
-  } else if (PyBool_Check(o)) {
-    PFPY_SET_POD(out, kPFTypeBool, v_int64, o == Py_True);
-  } else if (PyLong_Check(o)) {
-    int rc = pfpy_long_to_any(o, out);
-    if (rc > 0) return own_error(ctx, PyExc_OverflowError, pfpy_int_range_message(rc));
-    if (rc < 0) return -1;
-  } else if (PyFloat_Check(o)) {
-    PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
-  } else if ((PyObject*)Py_TYPE(o) == pfpy_dtype_class) { /* a str subclass, but a DLDataType */
-    return pfpy_tensor_pod_arg(o, out) < 0 ? -1 : 0;
-  } else if (PyUnicode_Check(o)) {
-    if (pfpy_str_view(o, view) != 0) return -1;
-    PFPY_SET_POD(out, kPFTypeStrView, v_ptr, view);
-  } else if (PyObject_TypeCheck(o, &PFPyObject_Type)) {
-    PFObject* h = ((PFPyObject*)o)->handle;
-    if (h == NULL) {
-      PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
-    } else {
-      PFObjectIncRef(h);
-      out->type_index = h->type_index;
-      out->zero_padding = 0;
-      out->v_obj = h;
-    }
-  } else if (PyList_Check(o) || PyTuple_Check(o)) {
-    return seq_from_py(ctx, o, kPFTypeArray, out);
-  } else if (PyDict_Check(o)) {
-    return dict_from_py(ctx, o, kPFTypeMap, out);
-  } else if (PyBytes_Check(o)) {
-    view->data = PyBytes_AS_STRING(o);
-    view->size = (size_t)PyBytes_GET_SIZE(o);
-    PFPY_SET_POD(out, kPFTypeBytesView, v_ptr, view);
-  } else {
-    return pfpy_any_from_py(o, out); /* callables, bytearray, arrays, Opaque: owned */
+  if (pfpy_exact_from_py(o, out, view, PFPY_EXACT_SMALL_STR)) return 0;
+  if (pfpy_kind_of(Py_TYPE(o)) == PFPY_KIND_CONTAINER) {
+    return PyDict_Check(o) ? dict_from_py(ctx, o, kPFTypeMap, out)
+                           : seq_from_py(ctx, o, kPFTypeArray, out);
   }
-  return 0;
+  int rc = pfpy_value_from_py(o, out, view, PFPY_POS_ELEMENT, 1);
+  if (rc == PFPY_BARE_ERROR) ctx->own_error = 1; /* its message gets the path in front */
+  return rc == 0 ? 0 : -1;
 }
 
 /* Rewrites the pending exception to name the function, the argument and the element's path. */

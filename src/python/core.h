@@ -4,6 +4,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 #include <packedfun/c_api.h>
 #if defined(__linux__)
 #include <pthread.h>
@@ -106,11 +107,6 @@ typedef struct {
   PyObject* func;     /* the PFPyFunction called, when view_args is not 0 (borrowed) */
 } PFPyArgs;
 
-/*! Converts `o` (borrowed) into the argument `pack->args[pos]` (the cases the inline fast path
- *  below leaves out). `fname` (borrowed, may be NULL) names the function in error messages; a
- *  negative `pos` means the value is a return value. Returns 0, or -1 with a Python exception. */
-int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
-
 /*! Converts a Python int (borrowed) into kPFTypeInt, or kPFTypeUInt64 in [2**63, 2**64): 0 when
  *  converted, -1 with a Python exception, or PFPY_INT_TOO_LARGE / PFPY_INT_TOO_SMALL (no
  *  exception set; pfpy_int_range_message words it) when it fits neither. */
@@ -136,8 +132,6 @@ const char* pfpy_int_range_message(int rc);
     (any)->v_ptr = (view);                               \
   } while (0)
 
-/*! Reads an exact int of at most one internal digit (|value| < 2**30: nearly every int passed)
- *  straight from the object, sparing the call into PyLong_AsLongLongAndOverflow. 1 when it did. */
 /*! A packedfun object argument (a PFPyObject or subtype, borrowed): its handle travels borrowed,
  *  the caller's reference keeping it alive for the call; an empty wrapper travels as None. */
 static inline void pfpy_object_arg(PyObject* o, PFAny* out) {
@@ -151,7 +145,10 @@ static inline void pfpy_object_arg(PyObject* o, PFAny* out) {
   }
 }
 
-static inline int pfpy_compact_int(PyObject* o, int64_t* out) {
+/*! Reads an int of at most one internal digit (|value| < 2**30 before 3.12, a compact int after:
+ *  nearly every int passed) straight from the object, sparing the call into
+ *  PyLong_AsLongLongAndOverflow. 1 when it did. The one place the small-int read is written. */
+static inline __attribute__((always_inline)) int pfpy_compact_int(PyObject* o, int64_t* out) {
 #if PY_VERSION_HEX >= 0x030C0000
   if (!PyUnstable_Long_IsCompact((PyLongObject*)o)) return 0;
   *out = (int64_t)PyUnstable_Long_CompactValue((PyLongObject*)o);
@@ -164,43 +161,104 @@ static inline int pfpy_compact_int(PyObject* o, int64_t* out) {
 #endif
 }
 
-/*! The argument conversion of the hot path: None, bool, exact int, exact float and exact str are
- *  handled inline without allocation; everything else goes to pfpy_arg_from_py_slow. */
-static inline int pfpy_arg_from_py(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
-  PFAny* out = &pack->args[pos < 0 ? 0 : pos];
-  if (o == Py_None) {
-    PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
-    return 0;
-  }
-  if (PyLong_CheckExact(o)) {
+/* ---- the conversion rule (convert.c) ------------------------------------------------------------
+ * Every Python -> PFAny conversion of the binding (positional and keyword arguments, container
+ * elements and keys, container views, callback and convert() results) is this one rule, in two
+ * steps: the exact-type checks below, inline, then one setter per Python type, chosen by
+ * pfpy_kind_of once per type and cached. What differs between those contexts is a flag or the
+ * position passed to the setter, never the order of the types. */
+
+/*! pfpy_exact_from_py flag: a short ASCII str (up to 7 bytes) becomes its own inline copy
+ *  (kPFTypeSmallStr) rather than a view, for values that are stored (container elements) and must
+ *  own their text anyway; arguments of a call take the view. */
+#define PFPY_EXACT_SMALL_STR 1
+
+/*! The first step of the rule: the exact types whose conversion runs no Python code, takes no
+ *  reference and cannot fail (a compact int, float, ASCII str as a view over `view`, None, bool),
+ *  tested by exact type in the order of their frequency. 1 when `o` was converted into `*out`, 0 to
+ *  go on with pfpy_kind_of's setter (nothing was written then). `flags` is a constant at each
+ *  call, so each inlined copy keeps only its own branches. */
+static inline __attribute__((always_inline)) int pfpy_exact_from_py(PyObject* o, PFAny* out,
+                                                                    PFByteArray* view, int flags) {
+  PyTypeObject* t = Py_TYPE(o);
+  if (t == &PyLong_Type) {
     int64_t value;
-    if (PFPY_LIKELY(pfpy_compact_int(o, &value))) {
-      PFPY_SET_POD(out, kPFTypeInt, v_int64, value);
-      return 0;
-    }
-    int overflow;
-    long long big = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (PFPY_UNLIKELY(overflow != 0)) return pfpy_arg_from_py_slow(o, pack, pos, fname);
-    PFPY_SET_POD(out, kPFTypeInt, v_int64, (int64_t)big);
-    return 0;
-  }
-  if (PyFloat_CheckExact(o)) {
+    if (PFPY_UNLIKELY(!pfpy_compact_int(o, &value))) return 0;
+    PFPY_SET_POD(out, kPFTypeInt, v_int64, value);
+  } else if (t == &PyFloat_Type) {
     PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
-    return 0;
-  }
-  if (o == Py_True || o == Py_False) {
+  } else if (t == &PyUnicode_Type && PyUnicode_IS_COMPACT_ASCII(o)) { /* ASCII is UTF-8 as is */
+    const char* data = (const char*)PyUnicode_DATA(o);
+    Py_ssize_t size = PyUnicode_GET_LENGTH(o);
+    if ((flags & PFPY_EXACT_SMALL_STR) && size <= 7) {
+      out->type_index = kPFTypeSmallStr;
+      out->small_len = (uint32_t)size;
+      out->v_int64 = 0;
+      memcpy(out->v_bytes, data, (size_t)size);
+      return 1;
+    }
+    view->data = data;
+    view->size = (size_t)size;
+    PFPY_SET_NUL_VIEW(out, kPFTypeStrView, view); /* the ASCII buffer ends in a NUL */
+  } else if (o == Py_None) {
+    PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
+  } else if (t == &PyBool_Type) {
     PFPY_SET_POD(out, kPFTypeBool, v_int64, o == Py_True);
+  } else {
     return 0;
   }
-  if (PyUnicode_CheckExact(o) && PyUnicode_IS_COMPACT_ASCII(o)) { /* ASCII is UTF-8 as is */
-    PFByteArray* view = &pack->views[pos < 0 ? 0 : pos];
-    view->data = (const char*)PyUnicode_DATA(o);
-    view->size = (size_t)PyUnicode_GET_LENGTH(o);
-    PFPY_SET_NUL_VIEW(out, kPFTypeStrView, view);
-    return 0;
-  }
+  return 1;
+}
+
+/*! The kinds of Python type the rule knows; pfpy_kind_of picks one per type. */
+enum {
+  PFPY_KIND_NONE,
+  PFPY_KIND_BOOL,
+  PFPY_KIND_INT,       /* int and subclasses (IntEnum) */
+  PFPY_KIND_FLOAT,     /* float and subclasses */
+  PFPY_KIND_STR,       /* str and subclasses, but packedfun.dtype */
+  PFPY_KIND_BYTES,     /* bytes and bytearray, and subclasses */
+  PFPY_KIND_OBJECT,    /* packedfun.Object and subclasses: the handle */
+  PFPY_KIND_CONTAINER, /* list, tuple, dict and subclasses: Array / Map */
+  PFPY_KIND_CALLABLE,  /* anything callable (not the above): a Function */
+  PFPY_KIND_TENSOR,    /* arrays (NumPy, DLPack, torch), packedfun.dtype and device */
+  PFPY_KIND_VOID_P,    /* ctypes.c_void_p: an opaque pointer */
+  PFPY_KIND_NUMBER,    /* __index__ / numpy.bool_ / __float__ (NumPy scalars) */
+  PFPY_KIND_OPAQUE,    /* everything else: an Opaque object holding it */
+  PFPY_KIND_COUNT
+};
+
+/*! The kind of `t`: looked up in a small cache keyed on the type and its version tag (so a class
+ *  changed after its first use is looked at again), decided on a miss. Never fails. */
+int pfpy_kind_of(PyTypeObject* t);
+
+/*! Forgets the decided kinds: called when the classes the rule tests by identity are set. */
+void pfpy_kind_cache_reset(void);
+
+/*! pfpy_arg_from_py_slow's `pos` for a container element: a stored value (owned results) whose
+ *  errors carry a bare message that the container conversion prefixes with the element's path. */
+#define PFPY_POS_ELEMENT ((Py_ssize_t) - 2)
+/*! What a setter returns for PFPY_POS_ELEMENT when it raised a bare message (see above). */
+#define PFPY_BARE_ERROR (-2)
+
+/*! The second step: converts `o` (borrowed) into `pack->args[pos]` with the setter of its type's
+ *  kind (the exact types of step one are taken too). `fname` (borrowed, may be NULL) names the
+ *  function in error messages; `pos` -1 means a return value, PFPY_POS_ELEMENT an element. Returns
+ *  0, or -1 (or PFPY_BARE_ERROR) with a Python exception. */
+int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
+
+/*! The rule for one argument of a call: the exact types inline, the rest through its setter. */
+static inline __attribute__((always_inline)) int pfpy_arg_from_py(PyObject* o, PFPyArgs* pack,
+                                                                  Py_ssize_t pos, PyObject* fname) {
+  Py_ssize_t slot = pos < 0 ? 0 : pos;
+  if (PFPY_LIKELY(pfpy_exact_from_py(o, &pack->args[slot], &pack->views[slot], 0))) return 0;
   return pfpy_arg_from_py_slow(o, pack, pos, fname);
 }
+
+/*! Converts `o` (borrowed) by the rule into a value that outlives the call (`*out` owns what it
+ *  holds), except that a str or bytes may stay a view over `view`, borrowing `o`'s buffer, when
+ *  `keep_views` is set (the caller then owns it before `o` may go). `pos` as for the setters. */
+int pfpy_value_from_py(PyObject* o, PFAny* out, PFByteArray* view, Py_ssize_t pos, int keep_views);
 
 /*! Releases the temporaries of a call. */
 void pfpy_args_release(PFPyArgs* pack);

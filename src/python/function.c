@@ -226,32 +226,16 @@ static PFPY_NOINLINE PyObject* call_general(PFPyFunction* f, PyObject* const* ar
 #define PFPY_FAST_ARGS 4
 
 /* The fast path of one argument: 1 when `o` was converted into `out`, 0 to leave the call to
- * call_general (nothing was allocated, so starting over there is free of side effects). */
+ * call_general (nothing was allocated, so starting over there is free of side effects). The
+ * rule's exact types, then a packedfun.Tensor (borrowed, no temp), the common array argument. */
 static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* out,
                                                           PFByteArray* view) {
-  PyTypeObject* t = Py_TYPE(o);
-  if (t == &PyLong_Type) {
-    int64_t value;
-    if (PFPY_UNLIKELY(!pfpy_compact_int(o, &value))) return 0;
-    PFPY_SET_POD(out, kPFTypeInt, v_int64, value);
-  } else if (t == &PyFloat_Type) {
-    PFPY_SET_POD(out, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(o));
-  } else if (t == &PyUnicode_Type && PyUnicode_IS_COMPACT_ASCII(o)) { /* ASCII is UTF-8 as is */
-    view->data = (const char*)PyUnicode_DATA(o);
-    view->size = (size_t)PyUnicode_GET_LENGTH(o);
-    PFPY_SET_NUL_VIEW(out, kPFTypeStrView, view);
-  } else if (o == Py_None) {
-    PFPY_SET_POD(out, kPFTypeNone, v_int64, 0);
-  } else if (t == &PyBool_Type) {
-    PFPY_SET_POD(out, kPFTypeBool, v_int64, o == Py_True);
-  } else if (t == &PFPyTensor_Type && ((PFPyObject*)o)->handle != NULL) { /* borrowed, no temp */
-    out->type_index = kPFTypeTensor;
-    out->zero_padding = 0;
-    out->v_obj = ((PFPyObject*)o)->handle;
-  } else {
-    return 0;
+  if (PFPY_LIKELY(pfpy_exact_from_py(o, out, view, 0))) return 1;
+  if (Py_IS_TYPE(o, &PFPyTensor_Type) && ((PFPyObject*)o)->handle != NULL) {
+    pfpy_object_arg(o, out);
+    return 1;
   }
-  return 1;
+  return 0;
 }
 
 /* Whether `o` is a packedfun.Object (any subclass): PyObject_TypeCheck's walk of the MRO, inline,

@@ -456,6 +456,7 @@ static PyObject* set_tensor_classes(PyObject* mod, PyObject* args) {
   Py_INCREF(device);
   Py_XSETREF(pfpy_dtype_class, dtype);
   Py_XSETREF(pfpy_device_class, device);
+  pfpy_kind_cache_reset(); /* the conversion rule tests these two by identity */
   Py_RETURN_NONE;
 }
 

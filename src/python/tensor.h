@@ -69,6 +69,10 @@ static inline int pfpy_tensor_known_type(PyTypeObject* type) {
   return type == pfpy_tensor_numpy_type || type == pfpy_tensor_exchange_type;
 }
 
+/*! Whether instances of `type` are taken by pfpy_tensor_try_arg (arrays, DLPack producers,
+ *  packedfun.dtype and device): decided from the type alone, for the conversion rule. */
+int pfpy_tensor_type_probe(PyTypeObject* type);
+
 /*! _tensor_scratch_allocations(): the number of Scratch records (backing array arguments) ever
  *  allocated, as an int; the steady state reuses them from a free list. */
 PyObject* pfpy_tensor_scratch_allocations(PyObject* self, PyObject* unused);

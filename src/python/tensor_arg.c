@@ -120,8 +120,7 @@ PyTypeObject* pfpy_tensor_numpy_type = NULL;
 PyTypeObject* pfpy_tensor_exchange_type = NULL;
 const DLPackExchangeAPI* pfpy_tensor_exchange_api = NULL; /* that type's API */
 
-static int is_numpy_array(PyObject* o) {
-  PyTypeObject* type = Py_TYPE(o);
+static int is_numpy_type(PyTypeObject* type) {
   if (PFPY_LIKELY(type == pfpy_tensor_numpy_type)) return 1;
   if (pfpy_tensor_numpy_type == NULL && strcmp(type->tp_name, "numpy.ndarray") == 0) {
     Py_INCREF(type);
@@ -130,6 +129,8 @@ static int is_numpy_array(PyObject* o) {
   }
   return pfpy_tensor_numpy_type != NULL && PyType_IsSubtype(type, pfpy_tensor_numpy_type);
 }
+
+static int is_numpy_array(PyObject* o) { return is_numpy_type(Py_TYPE(o)); }
 
 /* The DLDataType of a buffer-protocol format; 0, or -1 when DLPack cannot describe it. */
 static int format_to_dtype(const char* f, Py_ssize_t itemsize, DLDataType* out) {
@@ -583,6 +584,15 @@ static int tensor_temp(PyObject* t, PFPyArgs* pack, Py_ssize_t pos) {
   return 1;
 }
 
+/* Whether `type` has __dlpack__: 1, 0, or -1 with an exception. */
+static int has_dlpack(PyTypeObject* type) {
+  static PyObject* dlpack_name = NULL;
+  if (dlpack_name == NULL && (dlpack_name = PyUnicode_InternFromString("__dlpack__")) == NULL) {
+    return -1;
+  }
+  return _PyType_Lookup(type, dlpack_name) != NULL;
+}
+
 int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
   PyTypeObject* type = Py_TYPE(o);
   if (type == pfpy_tensor_exchange_type && pos >= 0) { /* torch: no probing */
@@ -605,10 +615,20 @@ int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* f
       ((PyObject*)type == pfpy_dtype_class || (PyObject*)type == pfpy_device_class)) {
     return pfpy_tensor_pod_arg(o, &pack->args[pos < 0 ? 0 : pos]);
   }
-  static PyObject* dlpack_name = NULL;
-  if (dlpack_name == NULL && (dlpack_name = PyUnicode_InternFromString("__dlpack__")) == NULL) {
-    return -1;
+  int dlpack = has_dlpack(type);
+  if (dlpack != 0) return dlpack < 0 ? -1 : tensor_temp(pfpy_from_dlpack(o), pack, pos);
+  return 0;
+}
+
+int pfpy_tensor_type_probe(PyTypeObject* type) {
+  if (type == pfpy_tensor_exchange_type || is_numpy_type(type) || exchange_api_of(type) != NULL) {
+    return 1;
   }
-  if (_PyType_Lookup(type, dlpack_name) != NULL) return tensor_temp(pfpy_from_dlpack(o), pack, pos);
+  if (pfpy_dtype_class != NULL &&
+      ((PyObject*)type == pfpy_dtype_class || (PyObject*)type == pfpy_device_class)) {
+    return 1;
+  }
+  if (has_dlpack(type) > 0) return 1;
+  PyErr_Clear();
   return 0;
 }
