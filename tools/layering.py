@@ -47,6 +47,10 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     # The import hook is installed before packedfun may be imported (sitecustomize, .pth).
     ("packedfun.tvm_ffi_compat", "packedfun"): "the tvm_ffi alias imports packedfun when installed",
     ("packedfun.libinfo", "packedfun.module"): "libinfo is imported by extensions' packages first",
+    (
+        "packedfun.tvm_ffi_compat",
+        "packedfun.module",
+    ): "the hook imports no runtime at interpreter start; libtvm_ffi's path only when asked",
 }
 
 #: Modules that may import lazily whatever they need: the lazy-namespace hook.

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import tvm_ffi_compat
+
 if TYPE_CHECKING:
     from .module import Module
 
@@ -136,9 +138,7 @@ def load_package_library(package: str | os.PathLike, name: str) -> Module:
 
 
 def _tvm_ffi_path(key: str) -> str:
-    from .tvm_ffi_compat import tvm_ffi_paths
-
-    return tvm_ffi_paths()[key]
+    return tvm_ffi_compat.tvm_ffi_paths()[key]
 
 
 def find_libtvm_ffi() -> str:

@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Union
 
+from .. import tvm_ffi_compat as _tvm_compat
 from . import _cache, _codegen, _package, _probe
 from ._build import (
     BuildError,
@@ -68,11 +69,9 @@ def _tvm_ffi_native(sources: list[str]) -> bool:
     apache-tvm-ffi, inline sources fall back to packedfun's compatibility header."""
     if not _codegen.written_for_tvm_ffi(sources):
         return False
-    from .. import tvm_ffi_compat
-
     try:
-        tvm_ffi_compat.tvm_ffi_paths()
-    except tvm_ffi_compat.TvmFfiNotInstalledError:
+        _tvm_compat.tvm_ffi_paths()
+    except _tvm_compat.TvmFfiNotInstalledError:
         return False
     return True
 
@@ -111,9 +110,7 @@ class _Request:
         if tvm_ffi:
             # Sources written for apache-tvm-ffi: built against its own headers and library, as
             # its load_inline would, and loaded through packedfun's tvm-ffi bridge.
-            from ..tvm_ffi_compat import tvm_ffi_paths
-
-            paths = tvm_ffi_paths()
+            paths = _tvm_compat.tvm_ffi_paths()
             lib = paths["lib"]
             includes.append(paths["include"])
             self.ldflags = [f"-L{lib}", "-ltvm_ffi", f"-Wl,-rpath,{lib}"]
