@@ -29,13 +29,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "python"))
 
 import numpy as np  # noqa: E402
-import packedfun  # noqa: E402
-import packedfun.cpp  # noqa: E402
 from build_peers import build_target, installed  # noqa: E402
 from harness import Case, call_loop, empty_loop, measure, raise_loop  # noqa: E402
+from peers import _ensure_packedfun_importable  # noqa: E402
+
+_ensure_packedfun_importable()  # the installed package, else the in-tree dev build
 
 FORMS = HERE / "forms"
 PEERS = ["nanobind", "packedfun (global)", "packedfun (load_inline)", "tvm-ffi"]
@@ -99,6 +99,8 @@ PF_EXPORTS = sorted({name for _, name, _ in ROWS + ERROR_ROWS} | {"make_pair"})
 
 
 def load_packedfun(build_dir: Path) -> tuple[dict, dict]:
+    import packedfun.cpp  # after _ensure_packedfun_importable
+
     source = (FORMS / "packedfun_forms.cc").read_text()
     mod = packedfun.cpp.load_inline(
         "bench_forms", cpp_sources=source, functions=PF_EXPORTS, build_directory=build_dir
