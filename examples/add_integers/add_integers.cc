@@ -1,4 +1,4 @@
-// The seed's example library: AddIntegers and Greet, registered globally and exported by symbol.
+// The classic PackedFunc example library: AddIntegers and Greet, registered globally and exported by symbol.
 #include <packedfun/packedfun.h>
 
 #include <cstdint>
@@ -12,7 +12,7 @@ std::string Greet(const packedfun::String& name) { return "Hello, " + name.str()
 
 }  // namespace
 
-// Loading the library registers both names in the global registry (seed 000's flow) ...
+// Loading the library registers both names in the global registry (the classic PackedFunc flow) ...
 PACKEDFUN_REGISTER_GLOBAL("AddIntegers").set_body_typed(AddIntegers).describe("Adds two integers.");
 PACKEDFUN_REGISTER_GLOBAL("Greet").set_body_typed(Greet).describe("Returns 'Hello, <name>!'.");
 

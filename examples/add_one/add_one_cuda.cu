@@ -1,4 +1,4 @@
-// The add_one kernel of seed 003 for CUDA: y = x + 1 on 1-d float32 GPU tensors.
+// The add_one kernel of tvm-ffi's Python guide, for CUDA: y = x + 1 on 1-d float32 GPU tensors.
 #include <cuda_runtime.h>
 #include <packedfun/packedfun.h>
 

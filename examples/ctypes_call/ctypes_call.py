@@ -5,7 +5,7 @@ The script loads ``libpackedfun.so`` and ``libpackedfun_testing.so`` with :func:
 looks functions up in the global registry (``PFFunctionGetGlobal``), packs arguments into
 ``PFAny`` structs, calls them (``PFFunctionCall``), reads the results, hands a Python callback to
 C++ (``PFFunctionCreate``) and reads a C++ error back (``PFErrorMoveFromRaised``) - exactly what
-the seeds' original ``base.py`` did with ``ctypes.CDLL``. It never imports ``packedfun``.
+the original PackedFunc ``base.py`` did with ``ctypes.CDLL``. It never imports ``packedfun``.
 
 Usage::
 

@@ -1,4 +1,4 @@
-# examples/inline_module: seed 003's inline C++ module, compiled on the fly with packedfun.cpp.
+# examples/inline_module: the Python guide's inline C++ module, compiled on the fly with packedfun.cpp.
 """Write plain C++ in a Python string, compile it on the fly, call it.
 
 Usage::
@@ -7,7 +7,7 @@ Usage::
 
 The first run compiles (a second or two); later runs hit the build cache and start no compiler.
 When packedfun has tensors (``packedfun/tensor.h``), ``add_one_cpu`` writes ``x + 1`` into ``y``
-for NumPy arrays as in seed 003; ``add_int`` shows the same flow for plain integers.
+for NumPy arrays as in the guide; ``add_int`` shows the same flow for plain integers.
 """
 
 from __future__ import annotations

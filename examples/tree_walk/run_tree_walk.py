@@ -1,4 +1,4 @@
-# examples/tree_walk: seed 004's pattern; Python builds a tree, C++ walks it and calls back.
+# examples/tree_walk: the callback pattern; Python builds a tree, C++ walks it and calls back.
 """Build a tree of ``example.TreeNode`` objects in Python, let C++ walk it.
 
 Usage::
@@ -9,7 +9,7 @@ Usage::
 the object type ``example.TreeNode`` (fields ``name`` and ``children``, constructor
 ``__create__``) and the function ``count_nodes(root)``, which visits every node depth-first and,
 for each one, calls the global function ``example.visit_node`` that this script registers in
-Python (seed 004's ``DmPythonPrint``). The script prints every visited name and the count.
+Python (like TVM's ``DmPythonPrint`` example). The script prints every visited name and the count.
 """
 
 from __future__ import annotations

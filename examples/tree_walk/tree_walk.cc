@@ -44,7 +44,7 @@ class NodeCounter {
   explicit NodeCounter(packedfun::Function visit) : visit_(std::move(visit)) {}
 
   static int64_t Count(const TreeNode& root) {
-    // Looked up by name at call time, as seed 004 does with Registry::Get("DmPythonPrint").
+    // Looked up by name at call time, as TVM code does with Registry::Get("DmPythonPrint").
     NodeCounter counter(packedfun::Function::GetGlobalRequired("example.visit_node"));
     counter.visit_("Begin of visit");
     counter.Visit(root, 0);

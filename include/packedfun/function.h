@@ -123,7 +123,7 @@ class Function : public ObjectRef {
     if (!rec->params.names.empty()) rec->named = &rec->params;
     PFObject* obj = detail::CreateFunctionObject(rec, &detail::TypedTrampoline<F>,
                                                  &detail::DeleteRecord<Record>);
-    // Not shared yet: the parameters that read a caller's list or dict in place (ABI 1.4).
+    // Not shared yet: the parameters that read a caller's list or dict in place.
     obj->flags |= detail::FunctionSignature<std::decay_t<F>>::ViewArgs()
                   << PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT;
     return detail::ObjectUnsafe::FromOwned<Function>(obj);

@@ -30,7 +30,7 @@ std::string ExportedMetadata(const F&, const char* name, const ArgList& args) no
     return std::string();
   }
 }
-/*! The container-view argument bits (ABI 1.4) of an exported typed function. */
+/*! The container-view argument bits of an exported typed function. */
 template <typename F>
 constexpr uint32_t ExportedViewArgs(const F&) noexcept {
   return FunctionSignature<std::decay_t<F>>::ViewArgs();
@@ -200,7 +200,7 @@ class Module : public ObjectRef {
  * name it ExportName. A library exporting functions this way needs no global registry.
  *   int64_t AddOne(int64_t x) { return x + 1; }
  *   PACKEDFUN_DLL_EXPORT_TYPED_FUNC(add_one, AddOne);
- * Parameter names and defaults may follow; they go into the metadata record (ABI 1.3) that the
+ * Parameter names and defaults may follow; they go into the metadata record that the
  * loader attaches, so Python calls the function with keywords:
  *   PACKEDFUN_DLL_EXPORT_TYPED_FUNC(add, Add, "a", "b"_a = 2);
  */
@@ -238,7 +238,7 @@ class Module : public ObjectRef {
   PACKEDFUN_EXPORT const char* __packedfun_doc__##ExportName = Doc; \
   }
 
-/*! Declares the GIL policy of an exported function (ABI 1.4), read by the loader:
+/*! Declares the GIL policy of an exported function, read by the loader:
  *    PACKEDFUN_DLL_EXPORT_GIL(add_one, kPFGILHold);  // trivial: callers keep their lock
  *  `int32_t __packedfun_gil__<ExportName>`; without it the policy is kPFGILRelease. */
 #define PACKEDFUN_DLL_EXPORT_GIL(ExportName, Policy)                              \

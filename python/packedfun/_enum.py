@@ -109,7 +109,7 @@ class EnumResultFunction:
         return f"<enum-result {self.__wrapped__!r}>"
 
 
-#: PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT (ABI 1.4): the runtime sets it on a Function whose
+#: PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT: the runtime sets it on a Function whose
 #: metadata returns a bare type key, the only ones that may return an enum.
 NAMED_RESULT = 4
 

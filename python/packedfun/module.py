@@ -126,8 +126,8 @@ class Module(metaclass=_ModuleMeta):
     def get_function_metadata(self, name: str, query_imports: bool = False) -> dict | None:
         """The metadata record of function ``name`` as plain Python data, or None.
 
-        Libraries export it with ``PACKEDFUN_DLL_EXPORT_TYPED_FUNC(name, F, "a", "b"_a = 2)``
-        (ABI 1.3); functions of older libraries carry none.
+        Libraries export it with ``PACKEDFUN_DLL_EXPORT_TYPED_FUNC(name, F, "a", "b"_a = 2)``;
+        functions of older libraries carry none.
 
         Raises
         ------

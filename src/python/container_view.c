@@ -1,4 +1,4 @@
-/* Container views (ABI 1.4): a list, tuple or dict argument lent to a C++ parameter that reads it
+/* Container views: a list, tuple or dict argument lent to a C++ parameter that reads it
  * in place (std::vector, std::map, ...), instead of an Array or Map built for the call. */
 #include "container_view.h"
 

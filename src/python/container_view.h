@@ -1,4 +1,4 @@
-/* Private header of packedfun._core: container views (container_view.c, ABI 1.4). */
+/* Private header of packedfun._core: container views (container_view.c). */
 #ifndef PACKEDFUN_SRC_PYTHON_CONTAINER_VIEW_H_
 #define PACKEDFUN_SRC_PYTHON_CONTAINER_VIEW_H_
 

@@ -62,7 +62,7 @@ void pfpy_gil_exit(PFPyGil* gil) {
   }
 }
 
-/* ---- environment hooks (ABI 1.4): C++ releases and re-takes the GIL, checks signals -----------
+/* ---- environment hooks: C++ releases and re-takes the GIL, checks signals -----------
  */
 
 static int hook_gil_held(void) { return pfpy_gil_held(); }

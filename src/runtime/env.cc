@@ -1,5 +1,5 @@
-// The calling environment: per-thread GPU stream slots, the caller's tensor allocator (ABI 1.3),
-// the caller's lock and signal hooks (ABI 1.4).
+// The calling environment: per-thread GPU stream slots, the caller's tensor allocator,
+// the caller's lock and signal hooks.
 #include <packedfun/c_api.h>
 
 #include <atomic>

@@ -314,7 +314,7 @@ PACKEDFUN_API int PFModuleGetSystemLib(PFObject** out) {
 }
 
 namespace {
-/*! Gives `func` the metadata its library exports next to it (ABI 1.3):
+/*! Gives `func` the metadata its library exports next to it:
  *  `const char* __packedfun_meta__<name>(void)` returns its JSON record, or NULL. Libraries built
  *  before 1.3 export no such symbol and their functions simply carry no metadata. */
 void AttachExportedMetadata(ModuleImpl* module, const PFByteArray& name, PFObject* func) {
@@ -327,7 +327,7 @@ void AttachExportedMetadata(ModuleImpl* module, const PFByteArray& name, PFObjec
   if (PFFunctionSetMetadata(func, &text) != 0) Throw("ValueError", "bad function metadata");
 }
 
-/*! Gives `func` the GIL policy its library declares with PACKEDFUN_DLL_EXPORT_GIL (ABI 1.4):
+/*! Gives `func` the GIL policy its library declares with PACKEDFUN_DLL_EXPORT_GIL:
  *  `const int32_t __packedfun_gil__<name>`; without the symbol it keeps kPFGILRelease. */
 void AttachExportedGILPolicy(ModuleImpl* module, const PFByteArray& name, PFObject* func) {
   std::string symbol = "__packedfun_gil__" + std::string(name.data, name.size);

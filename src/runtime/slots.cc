@@ -1,4 +1,4 @@
-// Slot types: object types whose instances are a header and a run of PFAny fields (ABI 1.5).
+// Slot types: object types whose instances are a header and a run of PFAny fields.
 //
 // A language binding defines a class (Python's py_class) as a slot type; the runtime allocates
 // its instances, so their fields are reflected like a C++ type's and every caller (C++ reflection,

@@ -1,4 +1,4 @@
-// C++ tests of container views (ABI 1.4): std parameters reading a caller's container in place.
+// C++ tests of container views: std parameters reading a caller's container in place.
 #include <gtest/gtest.h>
 #include <packedfun/packedfun.h>
 #include <packedfun/stl.h>

@@ -1,4 +1,4 @@
-// Tests of StructuralEqual / StructuralHash / StructuralFirstDifference from C++ (ABI 1.3).
+// Tests of StructuralEqual / StructuralHash / StructuralFirstDifference from C++.
 #include <gtest/gtest.h>
 #include <packedfun/packedfun.h>
 #include <packedfun/structural.h>

@@ -1,4 +1,4 @@
-"""Container views (ABI 1.4, issue 11): std parameters read a list/tuple/dict in place.
+"""Container views: std parameters read a list/tuple/dict in place.
 
 A Function whose parameters read views (std::vector<int64_t/double>, std::map/unordered_map with
 str keys) and that keeps the GIL gets a kPFTypeContainerView from _core instead of an Array/Map;

@@ -1,4 +1,4 @@
-# Function metadata (ABI 1.3): keyword calls, defaults, signatures and docs, on both backends.
+# Function metadata: keyword calls, defaults, signatures and docs, on both backends.
 import inspect
 import json
 

@@ -94,7 +94,7 @@ void DeleteRecord(void* self) noexcept {
   delete static_cast<Record*>(self);
 }
 
-/*! Whether parameters of type T read container views (ABI 1.4): TypeTraits<T> says so with
+/*! Whether parameters of type T read container views: TypeTraits<T> says so with
  *  `kReadsContainerView` and reads one with `TryFromContainerView` (nullopt: not all plain). */
 template <typename T, typename = void>
 struct ReadsContainerView : std::false_type {};

@@ -64,7 +64,7 @@ kPFTypeDict = 75
 kPFTypeModule = 76
 kPFTypeDynamicBegin = 128
 
-# The zero_padding of a StrView/BytesView whose data[size] is NUL (ABI 1.5): the callee may use
+# The zero_padding of a StrView/BytesView whose data[size] is NUL: the callee may use
 # the bytes as a C string without copying them.
 PACKEDFUN_VIEW_NUL_TERMINATED = 0x50464E54
 

@@ -134,7 +134,7 @@ def _check(rc: int, fname=None) -> None:
 
 
 # ---- the global registry ------------------------------------------------------------------------
-#: PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT of PFObject.flags (ABI 1.4).
+#: PACKEDFUN_FUNCTION_FLAG_NAMED_RESULT of PFObject.flags.
 _NAMED_RESULT = 4
 
 

@@ -178,7 +178,7 @@ def raise_into_native(exc: BaseException) -> int:
     return -1
 
 
-# ---- the caller's lock and signals (ABI 1.4) ----------------------------------------------------
+# ---- the caller's lock and signals ----------------------------------------------------
 def _check_signals() -> None:
     """PFEnvCheckSignals' hook: runs pending signal handlers; what they raise goes to the slot."""
     try:

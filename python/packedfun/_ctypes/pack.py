@@ -255,7 +255,7 @@ class _Packer:
         value = int(value)
         if _INT64_MIN <= value <= _INT64_MAX:
             return _pack_int(abi.kPFTypeInt, 0, value)
-        if _INT64_MAX < value <= _UINT64_MAX:  # beyond int64 (ABI 1.4)
+        if _INT64_MAX < value <= _UINT64_MAX:  # beyond int64
             return _pack_ptr(abi.kPFTypeUInt64, 0, value)
         what = "int too large for uint64" if value > 0 else "int too small for int64"
         raise OverflowError(_arg_message(self.fname, self.pos, what))

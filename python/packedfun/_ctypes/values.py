@@ -240,9 +240,9 @@ def type_key_of(handle: int) -> str:
     return abi.read_bytes(info.contents.type_key).decode("utf-8", "replace")
 
 
-#: PACKEDFUN_FUNCTION_FLAG_HAS_METADATA of PFObject.flags (ABI 1.3).
+#: PACKEDFUN_FUNCTION_FLAG_HAS_METADATA of PFObject.flags.
 _HAS_METADATA = 1
-#: PACKEDFUN_FUNCTION_FLAG_GIL_HOLD (ABI 1.4): the call keeps the GIL (PyDLL), else CDLL drops it.
+#: PACKEDFUN_FUNCTION_FLAG_GIL_HOLD: the call keeps the GIL (PyDLL), else CDLL drops it.
 _GIL_HOLD = 2
 #: The GIL policies by their Python names (kPFGILRelease, kPFGILHold).
 GIL_POLICIES = {"release": 0, "hold": 1}

@@ -1,5 +1,5 @@
 # Function metadata on the Python side: parse the ABI's JSON record, bind keywords, signatures.
-"""Function metadata (ABI 1.3) for both backends.
+"""Function metadata for both backends.
 
 A native Function may carry a JSON record (``PFFunctionSetMetadata``) naming its parameters,
 their type schemas and defaults, its return type and docstring. This module turns that record
