@@ -80,6 +80,10 @@ PyObject* pfpy_function_new(PFObject* obj, PyObject* name);
  *  the Python object they hold, others through the object factory or as plain Object. */
 PyObject* pfpy_object_wrap(PFObject* obj);
 
+/*! Makes `self` the wrapper that its (Python-defined, slot-type) object comes back as from native
+ *  code, unless another live wrapper already is; nothing for other objects. */
+void pfpy_object_bind(PFPyObject* self);
+
 /*! Visits, for the GC, the Python objects that native object `obj` (borrowed, may be NULL) keeps
  *  alive when the calling wrapper is its only owner (object.c): none when it is shared. */
 int pfpy_visit_owned(PFObject* obj, visitproc visit, void* arg);

@@ -52,6 +52,15 @@ PyObject* pfpy_object_wrap(PFObject* obj) {
     PFObjectDecRef(obj);
     return o;
   }
+  /* A Python-defined instance (a slot object) that has a live wrapper comes back as that wrapper.
+   * A wrapper whose count is 0 is being deallocated (its dealloc may run Python code before it
+   * clears the reference): a new wrapper takes its place. */
+  void* known = PFObjectGetBindingRef(obj);
+  if (known != NULL && Py_REFCNT((PyObject*)known) > 0) {
+    Py_INCREF((PyObject*)known);
+    PFObjectDecRef(obj);
+    return (PyObject*)known;
+  }
   PyTypeObject* cls = class_for(obj->type_index);
   PFPyObject* self = cls ? (PFPyObject*)cls->tp_alloc(cls, 0) : NULL;
   if (self == NULL) {
@@ -59,7 +68,15 @@ PyObject* pfpy_object_wrap(PFObject* obj) {
     return NULL;
   }
   self->handle = obj;
+  PFObjectExchangeBindingRef(obj, known, self); /* 0 (nothing to do) for other objects */
   return (PyObject*)self;
+}
+
+void pfpy_object_bind(PFPyObject* self) {
+  PFObject* h = self->handle;
+  if (h == NULL) return;
+  void* known = PFObjectGetBindingRef(h);
+  if (known == NULL || Py_REFCNT((PyObject*)known) == 0) PFObjectExchangeBindingRef(h, known, self);
 }
 
 /* ---- garbage collection -------------------------------------------------------------------------
@@ -112,6 +129,7 @@ void pfpy_clear_owned(PFPyObject* self) {
   PFObject* h = self->handle;
   if (h == NULL || __atomic_load_n(&h->ref_count, __ATOMIC_ACQUIRE) != 1) return;
   self->handle = NULL; /* before the release, which may run Python code that sees this wrapper */
+  PFObjectExchangeBindingRef(h, self, NULL);
   PFObjectDecRef(h);
 }
 
@@ -140,6 +158,7 @@ static void object_dealloc(PyObject* self) {
   if (o->weakrefs != NULL) PyObject_ClearWeakRefs(self);
   PFObject* h = o->handle;
   o->handle = NULL;
+  if (h != NULL) PFObjectExchangeBindingRef(h, self, NULL);
   PFObjectDecRef(h);
   Py_TYPE(self)->tp_free(self);
 }
@@ -238,6 +257,7 @@ static PyObject* object_init_by_ctor(PyObject* self, PyObject* const* args, Py_s
   PFObject* old = ((PFPyObject*)self)->handle;
   ((PFPyObject*)self)->handle = h;
   PFObjectDecRef(old);
+  pfpy_object_bind((PFPyObject*)self);
   Py_RETURN_NONE;
 }
 

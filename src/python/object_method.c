@@ -43,6 +43,7 @@ static PyObject* ctor_fill(MethodDescr* d, PFPyObject* target, PyObject* const* 
   PFObject* old = target->handle;
   target->handle = h;
   PFObjectDecRef(old);
+  pfpy_object_bind(target);
   Py_RETURN_NONE;
 }
 

@@ -33,10 +33,12 @@ namespace packedfun {
 namespace detail {
 namespace {
 
-/*! An instance: the header, the slot count (for the deleter), then the slots. */
+/*! An instance: the header, the slot count (for the deleter), the binding's weak reference to
+ *  its wrapper (PFObjectExchangeBindingRef), then the slots. */
 struct SlotObject {
   PFObject header;
   int64_t num_slots;
+  std::atomic<void*> binding_ref;
   PFAny slots[1];  // num_slots entries (at least one is allocated)
 };
 constexpr int64_t kSlotsOffset = offsetof(SlotObject, slots);
@@ -262,6 +264,7 @@ SlotObject* AllocSlots(int32_t type_index, int64_t n) {
   if (o == nullptr) throw std::bad_alloc();
   InitHeader(&o->header, type_index, &DeleteSlots);
   o->num_slots = n;
+  new (&o->binding_ref) std::atomic<void*>(nullptr);
   for (int64_t i = 0; i < n; ++i) o->slots[i] = NoneAny();
   return o;
 }
@@ -577,6 +580,18 @@ PACKEDFUN_API int PFObjectCreateSlots(int32_t type_index, const PFAny* values, i
     *out = Create(type_index, values, num_values);
     return 0;
   });
+}
+
+PACKEDFUN_API void* PFObjectGetBindingRef(const PFObject* obj) {
+  if (obj == nullptr || obj->deleter != &DeleteSlots) return nullptr;
+  return reinterpret_cast<const SlotObject*>(obj)->binding_ref.load(std::memory_order_acquire);
+}
+
+PACKEDFUN_API int PFObjectExchangeBindingRef(PFObject* obj, void* expected, void* desired) {
+  if (obj == nullptr || obj->deleter != &DeleteSlots) return 0;
+  auto* o = reinterpret_cast<SlotObject*>(obj);
+  return o->binding_ref.compare_exchange_strong(expected, desired, std::memory_order_acq_rel) ? 1
+                                                                                              : 0;
 }
 
 }  // extern "C"

@@ -186,6 +186,69 @@ def test_instance_keeps_class_when_it_returns_from_native_code():
     assert type(arr[0]) is Point and type(arr[1]) is Var
 
 
+def test_instance_keeps_its_identity_when_it_returns_from_native_code():
+    echo = pf.get_global_func("testing.echo")
+    p, v = Point(3), Var("v")
+    assert echo(p) is p
+    arr = pf.convert([p, v, p])
+    assert arr[0] is p and arr[1] is v and arr[2] is p
+    tree = Add(v, Const(1.0))
+    assert tree.lhs is v and tree.rhs is tree.rhs  # a field read gives the same wrapper
+    assert pf.convert({"k": tree})["k"] is tree
+    ref = weakref.ref(v)
+    assert echo(v) is ref()
+
+
+@py_class("test_dc.Loose", slots=False)
+class Loose(pf.Object):
+    x: int = 0
+
+
+def test_instance_state_outside_the_fields_survives_a_round_trip():
+    obj = Loose(1)
+    obj.note = "kept"  # slots=False: a __dict__ on the wrapper, which is what comes back
+    back = pf.convert([obj])[0]
+    assert back is obj and back.note == "kept"
+
+
+def test_wrapper_dies_while_native_code_holds_the_object():
+    arr = pf.convert([Point(5)])  # the Array holds the only reference after the wrapper dies
+    gc.collect()
+    first = arr[0]
+    assert type(first) is Point and first.x == 5 and arr[0] is first
+    address = id(first)
+    del first
+    gc.collect()
+    again = arr[0]  # a new wrapper (the old one is gone): same class, same native object
+    assert type(again) is Point and again.x == 5 and arr[0] is again
+    del address
+
+
+def test_instance_read_back_while_its_wrapper_is_being_deallocated():
+    # A weakref callback runs during the wrapper's deallocation, while the native object still
+    # refers to it: reading the instance back then makes a new wrapper instead of reviving the
+    # dying one (which would crash). In a child process, as a crash would end pytest.
+    import subprocess
+    import sys
+
+    code = (
+        "import gc, weakref, packedfun as pf\n"
+        "from packedfun.dataclasses import py_class\n"
+        "@py_class('child_dc.P')\n"
+        "class P(pf.Object):\n"
+        "    x: int\n"
+        "p = P(7); holder = pf.convert([p]); seen = []\n"
+        "r = weakref.ref(p, lambda _: seen.append(holder[0]))\n"
+        "del p; gc.collect()\n"
+        "again = seen[0]; assert type(again) is P and again.x == 7, seen\n"
+        "assert holder[0] is again\n"
+        "del again, seen; gc.collect(); assert holder[0].x == 7\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == [b"ok"], out.stderr.decode()[-2000:]
+
+
 def test_pickle_copy_deepcopy_replace_json():
     tree = Add(Var("a"), Add(Const(1.0), Var("b")))
     for clone in (pickle.loads(pickle.dumps(tree)), copy.deepcopy(tree), from_json(to_json(tree))):

@@ -24,6 +24,7 @@ from .values import (
     Function,
     Object,
     already_initialized,
+    bind,
     make_function,
     raise_last_error,
     take_any,
@@ -249,6 +250,7 @@ class ConstructorDescriptor(MethodDescriptor):
         target._pf_raw = handle.to_bytes(8, RAW_ORDER)
         if old:
             _DecRef(old)
+        bind(target)
 
 
 def fast_construct(cls) -> None:

@@ -27,6 +27,34 @@ from .abi import LIB, PFAny
 
 _IncRef = LIB.PFObjectIncRef
 _DecRef = LIB.PFObjectDecRef
+_GetBindingRef = LIB.PFObjectGetBindingRef
+_ExchangeBindingRef = LIB.PFObjectExchangeBindingRef
+#: type index -> whether it is a slot type (a Python-defined class), whose instances come back from
+#: native code as their live wrapper: the runtime keeps a weak reference to it in the object.
+_slot_types: dict[int, bool] = {}
+
+
+def is_slot_type(tindex: int) -> bool:
+    """Whether ``tindex`` is a slot type (asked once per type: an instance exists, so the type is
+    fully registered)."""
+    known = _slot_types.get(tindex)
+    if known is None:
+        n = c_int32()
+        known = LIB.PFTypeGetNumSlots(tindex, byref(n)) == 0
+        if not known:
+            err = c_void_p()
+            LIB.PFErrorMoveFromRaised(byref(err))
+            _DecRef(err.value)
+        _slot_types[tindex] = known
+    return known
+
+
+def bind(obj) -> None:
+    """Makes ``obj`` the wrapper its slot object comes back as, unless another live one is."""
+    if is_slot_type(obj._pf_tindex):
+        _ExchangeBindingRef(obj._pf_handle, None, id(obj))
+
+
 _CallRaw = abi.CALL_RAW
 _CallReleased = abi.CALL_RELEASED
 _ViewToOwned = LIB.PFAnyViewToOwned
@@ -118,13 +146,23 @@ class Object:
     # may run after the interpreter wiped this module's globals (and its builtins are no longer
     # found either), and a failed lookup here used to leave the native object unreleased. The
     # slots are read past any __getattr__ (_get), which a subclass may define to answer any name.
-    def __del__(self, _DecRef=_DecRef, _Unset=AttributeError, _get=object.__getattribute__):
+    def __del__(
+        self,
+        _DecRef=_DecRef,
+        _Unset=AttributeError,
+        _get=object.__getattribute__,
+        _slots=_slot_types,
+        _unbind=_ExchangeBindingRef,
+        _id=id,
+    ):
         try:
             handle = _get(self, "_pf_handle")
         except _Unset:  # made without __new__
             return
         if handle:
             self._pf_handle = 0
+            if _slots.get(_get(self, "_pf_tindex")):
+                _unbind(handle, _id(self), None)  # before the release: no stale reference
             _DecRef(handle)
         try:
             lent = _get(self, "_pf_gc_lent")
@@ -200,6 +238,7 @@ class Object:
         self._pf_tindex = c_int32.from_address(handle + 8).value
         if old:
             _DecRef(old)
+        bind(self)
 
 
 def already_initialized(obj) -> TypeError:
@@ -591,10 +630,18 @@ def wrap(handle: int, tindex: int, cls=None):
         except BaseException:
             _DecRef(handle)
             raise
+    slot = is_slot_type(tindex)
+    if slot:
+        known = _GetBindingRef(handle)
+        if known:  # a live wrapper: its __del__ clears the reference before it dies
+            _DecRef(handle)
+            return ctypes.cast(known, ctypes.py_object).value
     obj = object.__new__(cls)
     obj._pf_handle = handle
     obj._pf_raw = handle.to_bytes(8, RAW_ORDER)
     obj._pf_tindex = tindex
+    if slot:
+        _ExchangeBindingRef(handle, None, id(obj))
     return obj
 
 
