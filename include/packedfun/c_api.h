@@ -420,9 +420,11 @@ typedef struct PFSlotFieldInfo {
 } PFSlotFieldInfo;
 
 /*! Registers (or finds) the slot type `type_key` (borrowed) deriving from `parent_index`, which
- *  must be kPFTypeObject or a slot type, with `num_fields` own fields (borrowed). Idempotent for
- *  the same parent and fields; `*out` receives the type index. Nothing is registered on failure:
- *  TypeError for a parent with a native layout, an unknown declared type or a nullable Any;
+ *  must be kPFTypeObject, a slot type or a type with a registered layout (PFTypeRegisterLayout,
+ *  whose object then comes first in each instance), with `num_fields` own fields (borrowed).
+ *  Idempotent for the same parent and fields; `*out` receives the type index. Nothing is
+ *  registered on failure: TypeError for a native parent without a layout, an unknown declared
+ *  type or a nullable Any;
  *  ValueError for a key taken by a different layout, an empty or repeated field name. */
 PACKEDFUN_API int PFTypeRegisterSlotType(const PFByteArray* type_key, int32_t parent_index,
                                          const PFSlotFieldInfo* fields, int32_t num_fields,
@@ -450,6 +452,26 @@ PACKEDFUN_API void* PFObjectGetBindingRef(const PFObject* obj);
  *  instance). The runtime never dereferences nor owns the pointer: a binding keeps it a weak
  *  reference, clearing it before what it points to dies. Never fails, never raises. */
 PACKEDFUN_API int PFObjectExchangeBindingRef(PFObject* obj, void* expected, void* desired);
+
+/*! How to make and destroy the native part of an object type in memory the runtime allocates, so
+ *  that a slot type (a Python-defined class) can derive from it: its instances are this type's
+ *  object, default-constructed, followed by the slots. Registered by the C++ headers
+ *  (reflection::ObjectDef<T>) for a default-constructible T aligned to at most 16 bytes. */
+typedef struct PFTypeLayoutInfo {
+  int64_t size;          /*!< bytes of the native object (sizeof) */
+  int64_t alignment;     /*!< its alignment, at most 16 */
+  int64_t header_offset; /*!< bytes from the start of the native object to its PFObject header */
+  /*! Default-constructs the native object at `memory` (size bytes, suitably aligned) and returns
+   *  its header, whose count, type index and deleter the runtime then sets; NULL with an error
+   *  raised when the constructor fails. */
+  PFObject* (*construct)(void* memory);
+  /*! Runs the destructor of the native object whose header is `obj`; frees nothing. */
+  void (*destroy)(PFObject* obj);
+} PFTypeLayoutInfo;
+
+/*! Records the layout (copied) of object type `type_index`; the first registration stays. Fails
+ *  with ValueError for an alignment above 16 or a missing function. */
+PACKEDFUN_API int PFTypeRegisterLayout(int32_t type_index, const PFTypeLayoutInfo* info);
 
 /* ------------------------------------------------------------------------------------------------
  * Functions and the global registry

@@ -28,6 +28,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -93,6 +94,41 @@ int FieldSetter(void* field, const PFAny* value) noexcept {
     return 0;
   } catch (...) {
     return SetRaisedFromCurrentException();
+  }
+}
+
+/*! PFTypeLayoutInfo hooks of T: default construction in place and destruction, so that a
+ *  Python-defined class can derive from T (its instances are a T followed by value slots). */
+template <typename T>
+PFObject* LayoutConstruct(void* memory) noexcept {
+  try {
+    return static_cast<PFObject*>(new (memory) T());
+  } catch (...) {
+    SetRaisedFromCurrentException();
+    return nullptr;
+  }
+}
+template <typename T>
+void LayoutDestroy(PFObject* obj) noexcept {
+  static_cast<T*>(obj)->~T();
+}
+template <typename T>
+void RegisterLayout(int32_t type_index) {
+  if constexpr (std::is_default_constructible<T>::value && alignof(T) <= 16) {
+    alignas(alignof(T)) static char probe[sizeof(T)];
+    T* p = reinterpret_cast<T*>(probe);  // pointer arithmetic only: nothing is constructed
+    PFTypeLayoutInfo info;
+    info.size = static_cast<int64_t>(sizeof(T));
+    info.alignment = static_cast<int64_t>(alignof(T));
+    info.header_offset =
+        reinterpret_cast<const char*>(static_cast<PFObject*>(p)) - reinterpret_cast<char*>(p);
+    info.construct = &LayoutConstruct<T>;
+    info.destroy = &LayoutDestroy<T>;
+    if (PFTypeRegisterLayout(type_index, &info) != 0) {  // not extendable then; never fatal
+      PFObject* err = nullptr;
+      PFErrorMoveFromRaised(&err);
+      if (err != nullptr) PFObjectDecRef(err);
+    }
   }
 }
 
@@ -172,6 +208,7 @@ class ObjectDef {
       PFByteArray d{doc, std::strlen(doc)};
       detail::CheckCallResult(PFTypeSetDoc(type_index_, &d));
     }
+    detail::RegisterLayout<T>(type_index_);
   }
 
   /*! A read-only field: readable from every language, never writable through reflection.

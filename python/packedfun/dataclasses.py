@@ -436,7 +436,15 @@ def _register_group(group: list) -> None:
             ):
                 order.append(s)
     reserved: dict = {}
+    # Only the classes some declared type names are reserved: a reservation stays in the type
+    # table if the registration then fails, so a class nobody names is registered in one step.
+    named = {id(d) for s in order for d in s.deps}
+    for s in reversed(order):  # children first: a reserved class needs its parent's index
+        if id(s.cls) in named and s.parent is not None:
+            named.add(id(s.parent))
     for s in order:
+        if id(s.cls) not in named:
+            continue
         parent = reserved.get(id(s.parent)) if s.parent is not None else None
         if parent is None:
             parent = _parent_index(s)
@@ -583,8 +591,13 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
             else:
                 lines.append(f"    {var} = None")
             args.append(var)
+    native = _native_fields(cls)
+    for name in native:  # the C++ part is default-constructed; these fields may be set after
+        kw_params.append(f"{name}=MISSING")
     signature = ", ".join(["self", *params] + (["*", *kw_params] if kw_params else []))
     lines.append(f"    _init_handle(self, _ctor, {', '.join(args)})")
+    for name in native:
+        lines.append(f"    if {name} is not MISSING: self.{name} = {name}")
     if hasattr(cls, "__post_init__"):
         lines.append("    self.__post_init__()")
     source = f"def __init__({signature}):\n" + "\n".join(lines) + "\n"
@@ -594,6 +607,22 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
     init.__annotations__ = {f.name: f.type for f in all_fields if f.init}
     init.__annotations__["return"] = None
     return init
+
+
+def _native_fields(cls: typing.Any) -> list:
+    """The writable reflected fields of the C++-defined ancestors of ``cls`` (root first)."""
+    type_info = core.type_info  # not object.type_info, which caches what it reads
+
+    index = cls.__dict__.get("__pf_type_index__")
+    if index is None:
+        return []
+    keys = {s.key for s in _defined.values()}
+    out: list = []
+    for ancestor in type_info(index)["ancestors"][1:]:
+        info = type_info(ancestor)
+        if info["type_key"] not in keys and ancestor != index:
+            out.extend(f["name"] for f in info["fields"] if not f["readonly"])
+    return out
 
 
 def _pending_init(self: typing.Any, *args: typing.Any, **kwargs: typing.Any) -> None:
@@ -711,13 +740,17 @@ def _decorate(cls: typing.Any, key: str | None, params: dict) -> typing.Any:
     if len(bases) != 1:
         raise TypeError(f"py_class {cls.__qualname__}: exactly one packedfun.Object base allowed")
     parent = bases[0]
-    if parent is not core.Object and not _is_py_class(parent):
+    if (
+        parent is not core.Object
+        and not _is_py_class(parent)
+        and "__pf_type_index__" not in parent.__dict__
+    ):
         raise TypeError(
             f"py_class {cls.__qualname__}: cannot derive from {parent.__qualname__}: a "
-            "Python-defined type's parent must be packedfun.Object or another py_class (the "
-            "layout of a native type is not known)"
+            "Python-defined type's parent must be packedfun.Object, another py_class or a class "
+            "registered for a C++ type (register_object)"
         )
-    if parent is not core.Object:
+    if _is_py_class(parent):
         pspec = parent.__dict__["__pf_py_spec__"]
         if pspec.params["frozen"] != params["frozen"]:
             word = "frozen" if params["frozen"] else "non-frozen"
@@ -869,6 +902,9 @@ def replace(obj: typing.Any, /, **changes: typing.Any) -> typing.Any:
             continue
         if f.name not in changes:
             changes[f.name] = getattr(obj, f.name)
+    for name in _native_fields(type(obj)):  # a C++ parent's writable fields
+        if name not in changes:
+            changes[name] = getattr(obj, name)
     return type(obj)(**changes)
 
 

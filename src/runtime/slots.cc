@@ -33,15 +33,22 @@ namespace packedfun {
 namespace detail {
 namespace {
 
-/*! An instance: the header, the slot count (for the deleter), the binding's weak reference to
- *  its wrapper (PFObjectExchangeBindingRef), then the slots. */
-struct SlotObject {
-  PFObject header;
+/*! The slot part of an instance: the slot count (for the deleter), the binding's weak reference
+ *  to its wrapper (PFObjectExchangeBindingRef), then the slots. It follows the header, or, for a
+ *  type deriving from a native type with a layout (PFTypeRegisterLayout), that type's object. */
+struct SlotTail {
   int64_t num_slots;
   std::atomic<void*> binding_ref;
   PFAny slots[1];  // num_slots entries (at least one is allocated)
 };
-constexpr int64_t kSlotsOffset = offsetof(SlotObject, slots);
+constexpr int64_t kTailSlots = offsetof(SlotTail, slots);
+constexpr int64_t kPlainTail = sizeof(PFObject);  // the tail's offset without a native parent
+
+/*! The native object an instance starts with, when its root is a C++ type. */
+struct NativeLayout {
+  PFTypeLayoutInfo info;
+  int64_t prefix;  // bytes allocated for it: its size rounded up to 16
+};
 
 /*! What a field accepts. */
 struct SlotCheck {
@@ -60,6 +67,8 @@ struct SlotType {
   int32_t type_index;
   std::string key;
   int32_t parent;
+  const NativeLayout* native;     // the native object first in each instance, or NULL
+  int64_t tail_offset;            // from the header to the SlotTail
   int32_t num_own;                // own fields, the last of `fields`
   std::vector<SlotField> fields;  // every slot in layout order (ancestors' first)
   std::string ctor_doc;
@@ -70,7 +79,8 @@ SlotCheck g_checks[kPoolSize];
 
 struct SlotTable {
   std::mutex mu;
-  std::unordered_map<int32_t, std::unique_ptr<SlotType>> types;  // never erased
+  std::unordered_map<int32_t, std::unique_ptr<SlotType>> types;        // never erased
+  std::unordered_map<int32_t, std::unique_ptr<NativeLayout>> layouts;  // never erased
   int num_checks = 0;
 };
 
@@ -235,38 +245,63 @@ PFFieldSetter SetterFor(SlotTable& t, const SlotCheck& c) {
   return kPool[t.num_checks++];
 }
 
+SlotTail* TailOf(const SlotType* st, PFObject* obj) {
+  return reinterpret_cast<SlotTail*>(reinterpret_cast<char*>(obj) + st->tail_offset);
+}
+
 // Instances whose release is under way on this thread, or NULL: a long chain of slot objects
 // (a linked list, a deep IR tree) is freed in a loop, not by one nested deleter per link.
-thread_local std::vector<SlotObject*>* t_dying = nullptr;
+thread_local std::vector<PFObject*>* t_dying = nullptr;
 
-void DeleteSlots(PFObject* obj) {
-  auto* o = reinterpret_cast<SlotObject*>(obj);
-  if (t_dying != nullptr) {
-    t_dying->push_back(o);  // the loop below, further up this thread's stack, frees it
+void FreeSlots(PFObject* p) {
+  const SlotType* st = Find(p->type_index);
+  SlotTail* tail = TailOf(st, p);
+  for (int64_t i = 0; i < tail->num_slots; ++i) ReleaseAny(&tail->slots[i]);
+  if (st->native == nullptr) {
+    std::free(p);
     return;
   }
-  std::vector<SlotObject*> dying{o};
+  st->native->info.destroy(p);
+  std::free(reinterpret_cast<char*>(p) - st->native->info.header_offset);
+}
+
+void DeleteSlots(PFObject* obj) {
+  if (t_dying != nullptr) {
+    t_dying->push_back(obj);  // the loop below, further up this thread's stack, frees it
+    return;
+  }
+  std::vector<PFObject*> dying{obj};
   struct Reset {
     ~Reset() { t_dying = nullptr; }
   } reset;
   t_dying = &dying;
   while (!dying.empty()) {
-    SlotObject* p = dying.back();
+    PFObject* p = dying.back();
     dying.pop_back();
-    for (int64_t i = 0; i < p->num_slots; ++i) ReleaseAny(&p->slots[i]);
-    std::free(p);
+    FreeSlots(p);
   }
 }
 
-SlotObject* AllocSlots(int32_t type_index, int64_t n) {
-  size_t size = kSlotsOffset + sizeof(PFAny) * static_cast<size_t>(n > 0 ? n : 1);
-  auto* o = static_cast<SlotObject*>(std::malloc(size));
-  if (o == nullptr) throw std::bad_alloc();
-  InitHeader(&o->header, type_index, &DeleteSlots);
-  o->num_slots = n;
-  new (&o->binding_ref) std::atomic<void*>(nullptr);
-  for (int64_t i = 0; i < n; ++i) o->slots[i] = NoneAny();
-  return o;
+/*! A new instance of `st` with `n` slots set to None (and its native part default-constructed). */
+PFObject* AllocSlots(const SlotType* st, int64_t n) {
+  size_t prefix = st->native != nullptr ? static_cast<size_t>(st->native->prefix) : kPlainTail;
+  size_t size = prefix + kTailSlots + sizeof(PFAny) * static_cast<size_t>(n > 0 ? n : 1);
+  void* memory = std::malloc(size);
+  if (memory == nullptr) throw std::bad_alloc();
+  PFObject* header = static_cast<PFObject*>(memory);
+  if (st->native != nullptr) {
+    header = st->native->info.construct(memory);
+    if (header == nullptr) {
+      std::free(memory);
+      CheckCall(-1);  // the constructor's error
+    }
+  }
+  InitHeader(header, st->type_index, &DeleteSlots);
+  SlotTail* tail = TailOf(st, header);
+  tail->num_slots = n;
+  new (&tail->binding_ref) std::atomic<void*>(nullptr);
+  for (int64_t i = 0; i < n; ++i) tail->slots[i] = NoneAny();
+  return header;
 }
 
 bool SameLayout(const SlotType& st, int32_t parent, const PFSlotFieldInfo* fields, int32_t n) {
@@ -286,18 +321,52 @@ bool SameLayout(const SlotType& st, int32_t parent, const PFSlotFieldInfo* field
 std::string ViewOf(const PFByteArray& a) { return a.size ? std::string(a.data, a.size) : ""; }
 
 /*! Checks the request (under the lock); the fields of the new type, ancestors' first. */
-std::vector<SlotField> Validate(SlotTable& t, const std::string& key, int32_t parent,
-                                const PFSlotFieldInfo* fields, int32_t n) {
-  std::vector<SlotField> all;
-  if (parent != kPFTypeObject) {
-    auto it = t.types.find(parent);
-    if (it == t.types.end()) {
-      Throw("TypeError", "cannot define '" + key + "' deriving from '" + TypeName(parent) +
-                             "': the parent of a Python-defined type must be Object or another "
-                             "Python-defined type (a native type's layout is unknown)");
+/*! Throws ValueError when a native ancestor of `parent` (a type not defined as slots) reflects a
+ *  field named `name`: the slot field would hide it from reflection by name. */
+void CheckNativeNames(SlotTable& t, const std::string& key, int32_t parent,
+                      const std::string& name) {
+  const PFTypeInfo* info = nullptr;
+  CheckCall(PFTypeGetInfo(parent, &info));
+  for (int32_t d = 1; d <= info->depth; ++d) {
+    int32_t ancestor = info->ancestors[d];
+    const PFTypeInfo* a = nullptr;
+    if (t.types.count(ancestor) != 0 || PFTypeGetInfo(ancestor, &a) != 0) continue;
+    for (int32_t i = 0; i < a->num_fields; ++i) {
+      if (std::string_view(a->fields[i].name.data, a->fields[i].name.size) == name) {
+        Throw("ValueError", "type '" + key + "': field '" + name + "' is already a field of '" +
+                                TypeName(ancestor) + "'");
+      }
     }
-    all = it->second->fields;
   }
+}
+
+/*! Where the slots of a new type deriving from `parent` go: after the header, after the parent's
+ *  slots, or after a native parent's object (its registered layout). */
+void PlaceAfter(SlotTable& t, const std::string& key, int32_t parent, SlotType* st) {
+  st->native = nullptr;
+  st->tail_offset = kPlainTail;
+  if (parent == kPFTypeObject) return;
+  auto it = t.types.find(parent);
+  if (it != t.types.end()) {
+    st->native = it->second->native;
+    st->tail_offset = it->second->tail_offset;
+    st->fields = it->second->fields;
+    return;
+  }
+  auto lt = t.layouts.find(parent);
+  if (lt == t.layouts.end()) {
+    Throw("TypeError", "cannot define '" + key + "' deriving from '" + TypeName(parent) +
+                           "': a native parent must register its layout (a default-constructible "
+                           "C++ type defined with reflection::ObjectDef), and this one did not");
+  }
+  st->native = lt->second.get();
+  st->tail_offset = lt->second->prefix - lt->second->info.header_offset;
+}
+
+std::vector<SlotField> Validate(SlotTable& t, const std::string& key, int32_t parent,
+                                const PFSlotFieldInfo* fields, int32_t n, SlotType* st) {
+  PlaceAfter(t, key, parent, st);
+  std::vector<SlotField> all = std::move(st->fields);
   for (int32_t i = 0; i < n; ++i) {
     const PFSlotFieldInfo& f = fields[i];
     std::string name = ViewOf(f.name);
@@ -306,6 +375,7 @@ std::vector<SlotField> Validate(SlotTable& t, const std::string& key, int32_t pa
       if (g.name == name)
         Throw("ValueError", "type '" + key + "': field '" + name + "' is defined twice");
     }
+    if (st->native != nullptr) CheckNativeNames(t, key, parent, name);
     int32_t ti = f.static_type_index;
     bool known = ti == kPFTypeAny || ti == kPFTypeInt || ti == kPFTypeBool || ti == kPFTypeFloat;
     const PFTypeInfo* info = nullptr;
@@ -377,13 +447,13 @@ int32_t Register(const std::string& key, int32_t parent, const PFSlotFieldInfo* 
   PFObject* err = nullptr;
   PFErrorMoveFromRaised(&err);  // the KeyError of the lookup, if it failed
   DecRef(err);
-  std::vector<SlotField> all = Validate(t, key, parent, fields, n);
+  auto st = std::make_unique<SlotType>();
+  std::vector<SlotField> all = Validate(t, key, parent, fields, n, st.get());
   // The pool entries are taken before the type exists, so a full pool registers nothing.
   std::vector<PFFieldSetter> setters;
   for (int32_t i = 0; i < n; ++i) setters.push_back(SetterFor(t, all[all.size() - n + i].check));
   int32_t index = -1;
   CheckCall(PFTypeRegister(&k, parent, &index));
-  auto st = std::make_unique<SlotType>();
   st->type_index = index;
   st->key = key;
   st->parent = parent;
@@ -395,7 +465,7 @@ int32_t Register(const std::string& key, int32_t parent, const PFSlotFieldInfo* 
     PFFieldInfo info;
     info.name = PFByteArray{f.name.c_str(), f.name.size()};
     info.doc = PFByteArray{f.doc.c_str(), f.doc.size()};
-    info.offset = kSlotsOffset + static_cast<int64_t>(sizeof(PFAny) * (base + i));
+    info.offset = st->tail_offset + kTailSlots + static_cast<int64_t>(sizeof(PFAny) * (base + i));
     info.flags = f.flags;
     info.static_type_index = f.check.type_index;
     info.getter = &SlotGetter;
@@ -415,17 +485,18 @@ PFObject* Create(int32_t type_index, const PFAny* values, int32_t n) {
     Throw("TypeError", st->key + ": expected " + std::to_string(st->fields.size()) +
                            " field values, got " + std::to_string(n));
   }
-  SlotObject* o = AllocSlots(type_index, n);
+  PFObject* o = AllocSlots(st, n);
+  SlotTail* tail = TailOf(st, o);
   try {
     for (int32_t i = 0; i < n; ++i) {
       const SlotField& f = st->fields[i];
-      o->slots[i] = CheckedValue(f.check, values[i], st, &f);
+      tail->slots[i] = CheckedValue(f.check, values[i], st, &f);
     }
   } catch (...) {
-    DeleteSlots(&o->header);
+    DeleteSlots(o);
     throw;
   }
-  return &o->header;
+  return o;
 }
 
 int CreateCall(void*, const PFAny* args, int32_t n, PFAny* result) {
@@ -584,14 +655,36 @@ PACKEDFUN_API int PFObjectCreateSlots(int32_t type_index, const PFAny* values, i
 
 PACKEDFUN_API void* PFObjectGetBindingRef(const PFObject* obj) {
   if (obj == nullptr || obj->deleter != &DeleteSlots) return nullptr;
-  return reinterpret_cast<const SlotObject*>(obj)->binding_ref.load(std::memory_order_acquire);
+  SlotTail* tail = TailOf(Find(obj->type_index), const_cast<PFObject*>(obj));
+  return tail->binding_ref.load(std::memory_order_acquire);
 }
 
 PACKEDFUN_API int PFObjectExchangeBindingRef(PFObject* obj, void* expected, void* desired) {
   if (obj == nullptr || obj->deleter != &DeleteSlots) return 0;
-  auto* o = reinterpret_cast<SlotObject*>(obj);
-  return o->binding_ref.compare_exchange_strong(expected, desired, std::memory_order_acq_rel) ? 1
-                                                                                              : 0;
+  SlotTail* tail = TailOf(Find(obj->type_index), obj);
+  return tail->binding_ref.compare_exchange_strong(expected, desired, std::memory_order_acq_rel);
+}
+
+PACKEDFUN_API int PFTypeRegisterLayout(int32_t type_index, const PFTypeLayoutInfo* info) {
+  return Guard([&] {
+    if (info == nullptr || info->construct == nullptr || info->destroy == nullptr ||
+        info->size < static_cast<int64_t>(sizeof(PFObject)) || info->alignment > 16 ||
+        info->header_offset < 0 ||
+        info->header_offset + static_cast<int64_t>(sizeof(PFObject)) > info->size) {
+      return RaiseError("ValueError",
+                        "PFTypeRegisterLayout: bad layout for " + TypeName(type_index));
+    }
+    const PFTypeInfo* type = nullptr;
+    CheckCall(PFTypeGetInfo(type_index, &type));
+    SlotTable& t = Table();
+    std::lock_guard<std::mutex> lock(t.mu);
+    if (t.layouts.count(type_index) != 0 || t.types.count(type_index) != 0) return 0;
+    auto layout = std::make_unique<NativeLayout>();
+    layout->info = *info;
+    layout->prefix = (info->size + 15) / 16 * 16;
+    t.layouts.emplace(type_index, std::move(layout));
+    return 0;
+  });
 }
 
 }  // extern "C"

@@ -99,6 +99,12 @@ PACKEDFUN_OFFSET(PFSlotFieldInfo, flags, 32);
 PACKEDFUN_OFFSET(PFSlotFieldInfo, static_type_index, 36);
 PACKEDFUN_OFFSET(PFSlotFieldInfo, nullable, 40);
 PACKEDFUN_OFFSET(PFSlotFieldInfo, reserved, 44);
+PACKEDFUN_SIZE(PFTypeLayoutInfo, 40);
+PACKEDFUN_OFFSET(PFTypeLayoutInfo, size, 0);
+PACKEDFUN_OFFSET(PFTypeLayoutInfo, alignment, 8);
+PACKEDFUN_OFFSET(PFTypeLayoutInfo, header_offset, 16);
+PACKEDFUN_OFFSET(PFTypeLayoutInfo, construct, 24);
+PACKEDFUN_OFFSET(PFTypeLayoutInfo, destroy, 32);
 
 PACKEDFUN_SIZE(PFMethodInfo, 48);
 PACKEDFUN_OFFSET(PFMethodInfo, name, 0);

@@ -345,11 +345,15 @@ def test_native_parent_layout_cannot_be_extended():
     from packedfun import testing  # noqa: F401 (registers testing.TestIntPair's class)
 
     cls = pf.object._class_for(core.type_key_to_index("testing.TestIntPair"))
-    with pytest.raises(TypeError, match="cannot derive"):
+    # No default constructor, so no registered layout: refused, nothing left registered.
+    with pytest.raises(TypeError, match="'test_dc.Sub' deriving from 'testing.TestIntPair'"):
 
         @py_class("test_dc.Sub")
         class Sub(cls):
             c: int
+
+    with pytest.raises(KeyError):
+        core.type_key_to_index("test_dc.Sub")
 
 
 def test_order_without_eq_and_non_default_after_default():

@@ -1,5 +1,7 @@
 # C++ sees Python-defined types (py_class) as its own: fields by name, IsInstance, methods, ctor.
 
+from typing import Optional
+
 import packedfun as pf
 import pytest
 import suite
@@ -40,6 +42,47 @@ int64_t count_nodes(ObjectRef root) {
   return n;
 }
 
+// A C++ type a Python class derives from: default-constructible, so ObjectDef registers its
+// layout; `live` counts constructed minus destroyed instances.
+int64_t live = 0;
+class BaseObj : public Object {
+ public:
+  int64_t w = 7;
+  int64_t r = 3;
+  String label = "base";
+  BaseObj() { ++live; }
+  ~BaseObj() { --live; }
+  int64_t Twice() const { return 2 * w; }
+  PACKEDFUN_DECLARE_OBJECT_INFO("test_dcc.Base", BaseObj, Object);
+};
+class FixedObj : public Object {  // no default constructor: no layout, cannot be extended
+ public:
+  explicit FixedObj(int64_t v) : v(v) {}
+  int64_t v;
+  PACKEDFUN_DECLARE_OBJECT_INFO("test_dcc.Fixed", FixedObj, Object);
+};
+PACKEDFUN_STATIC_INIT_BLOCK() {
+  refl::ObjectDef<BaseObj>()
+      .def(refl::init<>())
+      .def_rw("w", &BaseObj::w)
+      .def_ro("r", &BaseObj::r)
+      .def_rw("label", &BaseObj::label)
+      .def("twice", &BaseObj::Twice);
+  refl::ObjectDef<FixedObj>().def(refl::init<int64_t>()).def_ro("v", &FixedObj::v);
+}
+// Reads the C++ part by a plain C++ downcast: the instance really is a BaseObj.
+int64_t base_w(ObjectRef obj) {
+  const BaseObj* b = obj.as<BaseObj>();
+  return b == nullptr ? -1 : b->w + 100 * static_cast<int64_t>(b->label.size());
+}
+int64_t live_bases() { return live; }
+ObjectRef keep(ObjectRef obj) {
+  static ObjectRef kept;
+  ObjectRef old = kept;
+  kept = obj;
+  return old;
+}
+
 int64_t sum_x(Array<ObjectRef> items) {
   int64_t s = 0;
   for (const ObjectRef& o : items) s += refl::GetField(o, "x").cast<int64_t>();
@@ -54,6 +97,9 @@ FUNCS = [
     "construct",
     "count_nodes",
     "sum_x",
+    "base_w",
+    "live_bases",
+    "keep",
 ]
 
 
@@ -117,3 +163,87 @@ def test_cpp_pass_over_a_tree_and_arrays_cross(mod):
     assert mod.sum_x([Leaf(1), Leaf(2), Leaf(39)]) == 42
     arr = pf.convert([Leaf(5)])
     assert mod.sum_x(arr) == 5 and type(arr[0]) is Leaf
+
+
+def test_py_class_derives_from_a_cpp_type(mod):
+    import gc
+
+    @pf.register_object("test_dcc.Base")
+    class Base(pf.Object):
+        pass
+
+    @py_class("test_dcc.Derived")
+    class Derived(Base):
+        extra: int = 1
+        name: str = "d"
+
+        @method
+        def total(self) -> int:
+            return self.w + self.extra
+
+    before = mod.live_bases()
+    d = Derived(5, w=9)  # own fields positionally; the C++ fields by keyword, else C++ defaults
+    assert (d.extra, d.name, d.w, d.r, d.label) == (5, "d", 9, 3, "base")
+    assert isinstance(d, Base) and d.twice() == 18 and d.total() == 14  # C++ and Python methods
+    assert mod.live_bases() == before + 1  # the C++ part was constructed
+    d.label = "xy"
+    assert mod.base_w(d) == 209  # C++ reads it as a BaseObj through a plain downcast
+    assert mod.is_instance(d, "test_dcc.Base") and mod.is_instance(d, "test_dcc.Derived")
+    assert mod.get_field(d, "w") == 9 and mod.get_field(d, "extra") == 5
+    mod.set_field(d, "extra", 6)
+    assert d.extra == 6
+    with pytest.raises(AttributeError):
+        d.r = 1  # read-only in C++
+    with pytest.raises(TypeError, match="extra"):
+        d.extra = "no"
+    b = mod.construct("test_dcc.Derived", 2, "c")  # C++ constructs through __create__
+    assert type(b) is Derived and (b.extra, b.name, b.w) == (2, "c", 7)
+    mod.keep(d)
+    assert mod.keep(None) is d  # identity through C++ as for any py_class
+    del d, b
+    gc.collect()
+    assert mod.live_bases() == before  # the C++ destructor ran for both instances
+
+    @py_class("test_dcc.Derived2")
+    class Derived2(Derived):  # a py_class under the py_class under C++
+        more: Optional[str] = None
+
+    d2 = Derived2(1, "n", "m", label="z")
+    assert (d2.extra, d2.more, d2.label, mod.base_w(d2)) == (1, "m", "z", 107)
+
+
+def test_cpp_parent_bad_cases(mod):
+    @pf.register_object("test_dcc.Fixed")
+    class Fixed(pf.Object):
+        pass
+
+    @pf.register_object("test_dcc.Base")
+    class Base(pf.Object):
+        pass
+
+    with pytest.raises(TypeError, match="must register its layout"):
+
+        @py_class("test_dcc.FromFixed")
+        class FromFixed(Fixed):
+            a: int = 0
+
+    with pytest.raises(ValueError, match="'w' is already a field of 'test_dcc.Base'"):
+
+        @py_class("test_dcc.Clash")
+        class Clash(Base):
+            w: int = 0
+
+    with pytest.raises(TypeError, match="register_object"):
+
+        class Plain(pf.Object):
+            pass
+
+        class NotRegistered(Plain):
+            pass
+
+        py_class("test_dcc.NotRegistered")(NotRegistered)
+    from packedfun._backend import core
+
+    for key in ("test_dcc.FromFixed", "test_dcc.Clash", "test_dcc.NotRegistered"):
+        with pytest.raises(KeyError):
+            core.type_key_to_index(key)  # nothing half-registered is left behind
