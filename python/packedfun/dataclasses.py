@@ -29,6 +29,7 @@ __all__ = [
     "Object",
     "asdict",
     "astuple",
+    "c_class",
     "field",
     "fields",
     "is_dataclass",
@@ -189,6 +190,7 @@ class _Spec:
     ) -> None:
         self.cls, self.key, self.params, self.own, self.parent = cls, key, params, own, parent
         self.deps: list = []
+        self.native = False  # True for a c_class: the fields are a C++ type's
 
 
 _pending: list[_Spec] = []
@@ -380,18 +382,20 @@ def _check_defaults(spec: _Spec) -> None:
                 )
 
 
-def _all_fields(cls: typing.Any) -> list:
+def _all_fields(cls: typing.Any, slots_only: bool = False) -> list:
+    """The fields of ``cls`` and its ancestors, root first; ``slots_only``: without the fields of
+    ``c_class`` ancestors (which the Python-defined slots and their constructor do not hold)."""
     out: list = []
     for klass in reversed(cls.__mro__):
         spec = klass.__dict__.get("__pf_py_spec__")
-        if spec is not None:
+        if spec is not None and not (slots_only and spec.native):
             out.extend(spec.own)
     return out
 
 
 def _check_order(spec: _Spec) -> None:
     seen_default = None
-    for f in _all_fields(spec.cls):
+    for f in _all_fields(spec.cls, slots_only=True):
         if not f.init or f.kw_only:
             continue
         if f.default is not MISSING or f.default_factory is not MISSING:
@@ -557,7 +561,7 @@ def _try_pending() -> None:
 
 
 def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
-    all_fields = _all_fields(cls)
+    all_fields = _all_fields(cls, slots_only=True)
     params: list = []
     kw_params: list = []
     lines: list = []
@@ -692,7 +696,9 @@ def _install_dunders(cls: typing.Any, params: dict) -> None:
     elif params["eq"] and not explicit_hash:
         cls.__hash__ = (lambda self: hash(hashed(self))) if params["frozen"] else None
     if params["match_args"] and "__match_args__" not in own:
-        positional = tuple(f.name for f in all_fields if f.init and not f.kw_only)
+        spec = own.get("__pf_py_spec__")
+        slots = _all_fields(cls, slots_only=spec is None or not spec.native)
+        positional = tuple(f.name for f in slots if f.init and not f.kw_only)
         setattr(cls, "__match_args__", positional)  # noqa: B010 (mypy refuses the assignment)
     cls.__replace__ = replace
 
@@ -855,6 +861,136 @@ def py_class(
     if isinstance(cls_or_type_key, type):
         return wrap(cls_or_type_key)
     return wrap
+
+
+# ---- c_class: the dataclass surface over a C++ type ---------------------------------------------
+
+_STATIC_TYPES = {_INT: int, _BOOL: bool, _FLOAT: float, _STR: str, _BYTES: bytes}
+
+
+def _ctor_parameters(index: int) -> dict:
+    """The named parameters of the C++ constructor ``__create__`` of ``index`` (empty: none)."""
+    import inspect
+
+    for m in core.type_info(index)["methods"]:
+        if m["name"] == "__create__":
+            try:
+                return dict(inspect.signature(m["func"]).parameters)
+            except (TypeError, ValueError):
+                return {}
+    return {}
+
+
+def _c_fields(cls: typing.Any, index: int, body: dict) -> list:
+    """Field objects for the reflected fields of ``index`` and its ancestors (root first);
+    ``body``: the ``field(...)`` objects of the class body by name."""
+    import inspect
+
+    annotations = inspect.get_annotations(cls)
+    params = _ctor_parameters(index)
+    infos = [core.type_info(a) for a in core.type_info(index)["ancestors"][1:]]
+    reflected = {f["name"]: f for info in infos for f in info["fields"]}
+    for name, ann in annotations.items():
+        is_classvar = typing.get_origin(ann) is typing.ClassVar or (
+            isinstance(ann, str) and ann.startswith(("ClassVar", "typing.ClassVar"))
+        )
+        if name not in reflected and not is_classvar:
+            raise TypeError(
+                f"c_class {cls.__qualname__}: field {name!r} is annotated but the C++ type "
+                f"{core.type_info(index)['type_key']!r} reflects no such field"
+            )
+    out = []
+    for name, info in reflected.items():
+        f = body.get(name) or Field()
+        f.name = name
+        f.type = annotations.get(name, _STATIC_TYPES.get(info["static_type_index"], typing.Any))
+        f.doc = f.doc or info["doc"] or None
+        param = params.get(name)
+        f.init = param is not None
+        if param is not None and param.default is not param.empty:
+            f.default = param.default
+        f.kw_only = param is not None and param.kind == param.KEYWORD_ONLY
+        f.frozen = f.frozen or info["readonly"]
+        out.append(f)
+    return out
+
+
+def _frozen_setattr(self: typing.Any, name: str, value: typing.Any) -> None:
+    cls = type(self)
+    if any(f.name == name for f in _all_fields(cls)):
+        raise AttributeError(f"cannot assign to field {name!r} of frozen {cls.__qualname__}")
+    object.__setattr__(self, name, value)
+
+
+def c_class(
+    type_key: str,
+    *,
+    init: bool = True,
+    repr: bool = True,  # noqa: A002
+    eq: bool = False,
+    order: bool = False,
+    unsafe_hash: bool = False,
+    frozen: bool = False,
+    match_args: bool = True,
+) -> typing.Any:
+    """The dataclass surface over a C++ type defined with ``ObjectDef<T>``:
+    ``@c_class("mylib.Point") class Point(pf.Object): ...``.
+
+    The class is registered for the C++ type (as :func:`packedfun.register_object` does); its
+    reflected fields, ancestors' first, become the dataclass fields (:func:`fields`), with the
+    annotation of the class body when there is one. ``__init__`` is the C++ constructor
+    (``__create__``) with its parameter names and defaults; a field is an ``init`` field when the
+    constructor has a parameter of its name. ``repr``, ``eq``, ``order``, ``unsafe_hash`` and
+    ``match_args`` are generated as for :func:`py_class` over those fields; ``frozen`` refuses
+    assignment to every field from Python (C++ read-only fields are refused anyway).
+
+    Raises
+    ------
+    KeyError
+        When no C++ type has ``type_key``.
+    TypeError
+        When the class does not derive from :class:`packedfun.Object` (or from the class of the
+        C++ parent type), or annotates a name the C++ type does not reflect.
+    ValueError
+        For ``order`` without ``eq``.
+    """
+    from .object import register_object
+
+    params = {
+        "frozen": frozen, "init": init, "repr": repr, "eq": eq, "order": order,
+        "unsafe_hash": unsafe_hash, "match_args": match_args, "kw_only": False,
+        "structural_eq": "tree", "slots": False,
+    }  # fmt: skip
+
+    def wrap(cls: typing.Any) -> typing.Any:
+        if not isinstance(cls, type) or not issubclass(cls, core.Object):
+            raise TypeError(f"c_class({type_key!r}) expects a subclass of packedfun.Object")
+        if order and not eq:
+            raise ValueError(f"c_class {cls.__qualname__}: eq must be true if order is true")
+        index = core.type_key_to_index(type_key)  # KeyError before anything is changed
+        body = {n: v for n, v in cls.__dict__.items() if isinstance(v, Field)}
+        own = _c_fields(cls, index, body)  # refuses an unknown annotation before any change
+        for name in body:
+            delattr(cls, name)  # the C++ field's descriptor takes the name
+        user = frozenset(cls.__dict__)
+        cls = register_object(type_key)(cls)
+        if not init and "__init__" not in user:
+            cls.__init__ = _object_no_init
+        spec = _Spec(cls, type_key, params, own, None)
+        spec.native = True
+        cls.__pf_py_spec__ = spec
+        cls.__pf_user__ = user
+        cls.__pf_dataclass_params__ = dict(params)
+        _install_dunders(cls, params)
+        if frozen and "__setattr__" not in user:
+            cls.__setattr__ = _frozen_setattr
+        return cls
+
+    return wrap
+
+
+def _object_no_init(self: typing.Any, *args: typing.Any, **kwargs: typing.Any) -> None:
+    raise TypeError(f"{type(self).__qualname__}: c_class(init=False) makes no constructor")
 
 
 # ---- helpers ------------------------------------------------------------------------------------

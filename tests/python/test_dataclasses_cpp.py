@@ -70,6 +70,22 @@ PACKEDFUN_STATIC_INIT_BLOCK() {
       .def("twice", &BaseObj::Twice);
   refl::ObjectDef<FixedObj>().def(refl::init<int64_t>()).def_ro("v", &FixedObj::v);
 }
+// A C++ type given the dataclass surface in Python by c_class.
+class PtObj : public Object {
+ public:
+  int64_t x, y;
+  String tag;
+  PtObj(int64_t x, int64_t y, String tag) : x(x), y(y), tag(std::move(tag)) {}
+  PACKEDFUN_DECLARE_OBJECT_INFO("test_dcc.Pt", PtObj, Object);
+};
+PACKEDFUN_STATIC_INIT_BLOCK() {
+  using namespace packedfun::literals;
+  refl::ObjectDef<PtObj>()
+      .def(refl::init<int64_t, int64_t, String>(), {"x", "y"_a = 0, "tag"_a = "p"})
+      .def_rw("x", &PtObj::x)
+      .def_ro("y", &PtObj::y)
+      .def_rw("tag", &PtObj::tag);
+}
 // Reads the C++ part by a plain C++ downcast: the instance really is a BaseObj.
 int64_t base_w(ObjectRef obj) {
   const BaseObj* b = obj.as<BaseObj>();
@@ -247,3 +263,87 @@ def test_cpp_parent_bad_cases(mod):
     for key in ("test_dcc.FromFixed", "test_dcc.Clash", "test_dcc.NotRegistered"):
         with pytest.raises(KeyError):
             core.type_key_to_index(key)  # nothing half-registered is left behind
+
+
+def test_c_class_gives_a_cpp_type_the_dataclass_surface(mod):
+    import copy
+    import inspect
+    import pickle
+
+    from packedfun import dataclasses as dc
+
+    @dc.c_class("test_dcc.Pt", eq=True, order=True, unsafe_hash=True)
+    class Pt(pf.Object):
+        x: int
+        y: int = dc.field(compare=False)  # the C++ default (0) stays the constructor's
+
+    p = Pt(1, 2)
+    assert (p.x, p.y, p.tag) == (1, 2, "p") and type(p) is Pt
+    assert str(inspect.signature(Pt)).startswith("(x: 'int', y: 'int' = 0, tag:")
+    assert [f.name for f in dc.fields(Pt)] == ["x", "y", "tag"] and dc.is_dataclass(p)
+    assert [(f.init, f.frozen, f.compare) for f in dc.fields(p)][:2] == [
+        (True, False, True),
+        (True, True, False),
+    ]
+    assert p == Pt(1, 5) and p != Pt(2, 2) and Pt(1) < Pt(2) and hash(p) == hash(Pt(1, 7))
+    assert repr(p).endswith("(x=1, y=2, tag='p')")
+    assert dc.asdict(p) == {"x": 1, "y": 2, "tag": "p"} and dc.astuple(p) == (1, 2, "p")
+    q = dc.replace(p, tag="q")
+    assert (q.x, q.y, q.tag) == (1, 2, "q") and Pt.__match_args__ == ("x", "y", "tag")
+    assert pickle.loads(pickle.dumps(p)) == p and copy.deepcopy(p) == p
+    assert mod.get_field(p, "x") == 1 and mod.is_instance(p, "test_dcc.Pt")
+    with pytest.raises(AttributeError):
+        p.y = 3  # read-only in C++
+
+    @dc.c_class("test_dcc.Pt", frozen=True)
+    class FrozenPt(pf.Object):
+        pass
+
+    f = FrozenPt(4)
+    with pytest.raises(AttributeError, match="frozen"):
+        f.x = 5
+    assert f.x == 4
+
+
+def test_c_class_bad_input(mod):
+    from packedfun import dataclasses as dc
+
+    with pytest.raises(TypeError, match=r"field 'zz' is annotated but the C\+\+ type"):
+
+        @dc.c_class("test_dcc.Pt")
+        class Wrong(pf.Object):
+            zz: int
+
+    with pytest.raises(KeyError):
+
+        @dc.c_class("test_dcc.NoSuchType")
+        class Missing(pf.Object):
+            pass
+
+    with pytest.raises(TypeError, match="subclass of packedfun.Object"):
+        dc.c_class("test_dcc.Pt")(int)
+    with pytest.raises(ValueError, match="eq must be true"):
+
+        @dc.c_class("test_dcc.Pt", order=True)
+        class Ordered(pf.Object):
+            pass
+
+
+def test_py_class_derives_from_a_c_class(mod):
+    from packedfun import dataclasses as dc
+
+    @dc.c_class("test_dcc.Base")
+    class Base(pf.Object):
+        pass
+
+    @py_class("test_dcc.OnCClass", eq=True)
+    class OnCClass(Base):
+        k: int = 0
+
+    a = OnCClass(1, w=2)
+    assert (a.k, a.w, a.label) == (1, 2, "base") and mod.base_w(a) == 402
+    assert [f.name for f in dc.fields(a)] == ["w", "r", "label", "k"]  # the C++ fields first
+    assert repr(a).endswith("(w=2, r=3, label='base', k=1)")
+    assert a == OnCClass(1, w=2) and a != OnCClass(1, w=3)
+    b = dc.replace(a, k=5)
+    assert (b.k, b.w) == (5, 2) and OnCClass.__match_args__ == ("k",)
