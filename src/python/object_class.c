@@ -135,6 +135,11 @@ typedef struct {
   PyObject* name;     /* field name */
   PyObject* qualname; /* "type_key.name", names the field in errors */
   PyObject* doc;
+  /* A field of a slot type (a Python-defined class): the field is the PFAny at `offset` (the C
+   * ABI's slot-type layout), so an int or float is read, and written when the declared type is
+   * `slot_type`, without the getter/setter calls; other values take them. */
+  char slot;
+  int32_t slot_type; /* the declared type index (kPFTypeAny: none) */
   /* The last Python type seen to be a packedfun.Object subclass, with its version tag: a type that
    * is freed (or modified) and whose address comes back carries a new tag, so a match is proof. */
   PyTypeObject* seen_type;
@@ -190,6 +195,11 @@ static PyObject* field_get(PyObject* self, PyObject* obj, PyObject* type) {
   if (obj == NULL || obj == Py_None) return Py_INCREF(self), self;
   PFObject* h = field_target(d, obj);
   if (h == NULL) return NULL;
+  if (d->slot) {
+    const PFAny* slot = (const PFAny*)((char*)h + d->offset);
+    if (slot->type_index == kPFTypeInt) return pfpy_int_element(slot->v_int64);
+    if (slot->type_index == kPFTypeFloat) return PyFloat_FromDouble(slot->v_float64);
+  }
   PFAny v;
   PFPY_SET_POD(&v, kPFTypeNone, v_int64, 0);
   if (PFPY_UNLIKELY(d->getter((char*)h + d->offset, &v) != 0))
@@ -219,6 +229,32 @@ static PFPY_NOINLINE void prefix_field_error(PyObject* qualname) {
   PyErr_Restore(type, value, tb);
 }
 
+/* Stores an exact int (in int64) or float `value` into a slot declared int or float, as the
+ * runtime's checked setter would (an int into a float field becomes a float); 1 when stored, 0
+ * when the value needs the setter. The old value of such a slot is an int, float or None. */
+static inline int slot_store_pod(FieldDescr* d, PFAny* slot, PyObject* value) {
+  PyTypeObject* t = Py_TYPE(value);
+  if (t == &PyLong_Type && (d->slot_type == kPFTypeInt || d->slot_type == kPFTypeFloat)) {
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow != 0 || (x == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return 0;
+    }
+    if (d->slot_type == kPFTypeInt) {
+      PFPY_SET_POD(slot, kPFTypeInt, v_int64, (int64_t)x);
+    } else {
+      PFPY_SET_POD(slot, kPFTypeFloat, v_float64, (double)x);
+    }
+    return 1;
+  }
+  if (t == &PyFloat_Type && d->slot_type == kPFTypeFloat) {
+    PFPY_SET_POD(slot, kPFTypeFloat, v_float64, PyFloat_AS_DOUBLE(value));
+    return 1;
+  }
+  return 0;
+}
+
 static int field_set(PyObject* self, PyObject* obj, PyObject* value) {
   FieldDescr* d = (FieldDescr*)self;
   if (value == NULL || d->readonly) {
@@ -229,6 +265,7 @@ static int field_set(PyObject* self, PyObject* obj, PyObject* value) {
   }
   PFObject* h = field_target(d, obj);
   if (h == NULL) return -1;
+  if (d->slot && slot_store_pod(d, (PFAny*)((char*)h + d->offset), value)) return 0;
   PFPyOneArg a;
   if (pfpy_one_arg(&a, value, d->qualname) != 0) return -1;
   int rc = d->setter((char*)h + d->offset, &a.arg);
@@ -264,6 +301,14 @@ static PyObject* field_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
     d->offset = f->offset;
     d->getter = f->getter;
     d->setter = f->setter;
+    int32_t num_slots = 0;
+    d->slot = (char)(PFTypeGetNumSlots(index, &num_slots) == 0);
+    if (!d->slot) { /* not a slot type: drop the TypeError the query raised */
+      PFObject* err = NULL;
+      PFErrorMoveFromRaised(&err);
+      PFObjectDecRef(err);
+    }
+    d->slot_type = f->static_type_index;
     Py_INCREF(name);
     d->name = name;
     d->qualname = qualified(info, f->name);

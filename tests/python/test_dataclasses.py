@@ -84,6 +84,46 @@ def test_field_type_checked_on_write_names_class_and_field():
     assert Const(3).value == 3.0 and isinstance(Const(3).value, float)
 
 
+@py_class("test_dc.Numbers")
+class Numbers(pf.Object):
+    i: int = 0
+    f: float = 0.0
+    b: bool = False
+    oi: Optional[int] = None
+    a: Any = None
+
+
+def test_int_and_float_writes_keep_the_declared_types():
+    echo = pf.get_global_func("testing.echo")
+    n = Numbers()
+    n.i, n.f, n.oi = 7, 2, -(2**63)
+    assert (n.i, n.f, n.oi) == (7, 2.0, -(2**63)) and type(n.f) is float
+    n.f = 1.5
+    n.i = True  # a bool is an int, as the runtime's setter says
+    assert n.f == 1.5 and n.i == 1
+    n.i = 2**64 - 1  # a value a uint64 holds travels as one
+    assert n.i == 2**64 - 1
+    for bad in (2**64, -(2**63) - 1):
+        with pytest.raises((TypeError, OverflowError), match="i"):
+            n.i = bad
+    assert n.i == 2**64 - 1
+    n.i = True  # a bool is an int, as the runtime's setter says
+    assert n.i == 1
+    with pytest.raises(TypeError, match=r"test_dc\.Numbers\.i: expected int, got float"):
+        n.i = 1.0
+    with pytest.raises(TypeError, match=r"test_dc\.Numbers\.b: expected bool, got int"):
+        n.b = 1
+    with pytest.raises(TypeError, match="oi"):
+        n.oi = 1.5
+    n.oi, n.a = None, 3.25
+    assert n.oi is None and n.a == 3.25
+    n.a = 4
+    assert n.a == 4 and type(n.a) is int
+    back = echo(n)
+    assert (back.i, back.f, back.oi) == (1, 1.5, None)
+    assert pf.get_global_func("testing.echo")(n.f) == 1.5
+
+
 def test_eq_order_hash():
     assert Point(1, 2) == Point(1, 2) and Point(1, 2) != Point(2, 2)
     assert Point(1, 2) < Point(2, 0) and sorted([Point(3), Point(1)])[0].x == 1
