@@ -54,12 +54,14 @@ class _Loader(importlib.abc.Loader):
 
     def __init__(self, module) -> None:
         self._module = module
+        self._own_spec = getattr(module, "__spec__", None)
 
     def create_module(self, spec):  # the existing module: the import system keeps its attributes
         return self._module
 
     def exec_module(self, module) -> None:  # already executed, under its own name
-        pass
+        if self._own_spec is not None:  # the import system gave it the tvm_ffi spec: its own back
+            module.__spec__ = self._own_spec
 
     def get_code(self, fullname):
         """What ``python -m tvm_ffi.<name>`` runs: apache-tvm-ffi's ``config`` command answered
@@ -126,6 +128,9 @@ def install() -> None:
 
 def uninstall() -> None:
     """Undo :func:`install`: later ``import tvm_ffi`` finds apache-tvm-ffi again."""
+    deferred = sys.modules.get("_packedfun_tvm_ffi")  # the .pth file's finder, not yet used
+    if deferred is not None:
+        deferred.deactivate()
     if _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
     for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + ".")]:
@@ -134,8 +139,13 @@ def uninstall() -> None:
 
 
 def installed() -> bool:
-    """Whether the switch is on in this process."""
-    return _finder in sys.meta_path
+    """Whether the switch is on in this process (installed, or armed by the environment variable
+    and waiting for the first ``import tvm_ffi``)."""
+    deferred = sys.modules.get("_packedfun_tvm_ffi")
+    armed = deferred is not None and any(
+        isinstance(f, deferred._DeferredSwitch) for f in sys.meta_path
+    )
+    return armed or _finder in sys.meta_path
 
 
 #: apache-tvm-ffi's own build tools (``python -m`` modules and console scripts): CMake and

@@ -118,3 +118,24 @@ def require(module: str) -> ModuleType:
         if STRICT:
             pytest.fail(message, pytrace=False)
         pytest.skip(message, allow_module_level=True)
+
+
+#: Why a test of the installed package's files cannot run here (see `packedfun_in_site_dir`).
+NOT_IN_SITE_DIR = (
+    "packedfun is not installed in a site directory (a dev tree on PYTHONPATH, the sanitized "
+    "run's staged copy): no .pth file or console script of it exists"
+)
+
+
+def packedfun_in_site_dir() -> bool:
+    """True when the packedfun under test is pip-installed (its parent folder is one of this
+    Python's site directories), so its .pth file and console scripts exist."""
+    import importlib.util
+    import site
+
+    spec = importlib.util.find_spec("packedfun")
+    if spec is None or not spec.origin:
+        return False
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(spec.origin)))
+    dirs = [*site.getsitepackages(), site.getusersitepackages()]
+    return any(os.path.isdir(d) and os.path.samefile(parent, d) for d in dirs)

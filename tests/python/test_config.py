@@ -3,9 +3,11 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
+import suite
 from packedfun import config
 
 
@@ -73,10 +75,12 @@ def test_unknown_option_is_rejected():
     assert "unrecognized arguments: --nonsense" in proc.stderr
 
 
+@pytest.mark.deselect_if(not suite.packedfun_in_site_dir(), reason=suite.NOT_IN_SITE_DIR)
 def test_console_script_matches_module():
-    script = shutil.which("packedfun-config")
-    if script is None:
-        pytest.skip("packedfun-config is only on PATH once the package is pip-installed")
+    # pip puts console scripts beside the interpreter (a venv's bin/, also when not activated)
+    scripts = os.pathsep.join([sysconfig.get_path("scripts"), os.environ.get("PATH", "")])
+    script = shutil.which("packedfun-config", path=scripts)
+    assert script is not None, f"packedfun is installed, but no packedfun-config in {scripts}"
     proc = subprocess.run(
         [script, "--cmakedir"], capture_output=True, text=True, check=True, timeout=60
     )

@@ -34,8 +34,19 @@ import tvm_ffi_sdist
 
 pytestmark = suite.full_only("builds and runs apache-tvm-ffi's examples (CMake, g++, nvcc)")
 
-_SITE = """import packedfun.tvm_ffi_compat
-packedfun.tvm_ffi_compat._install_from_environment()
+# It shadows any sitecustomize later on the path (the sanitized run's, which must run first: it
+# gives a Python started by CMake the ASan preload back), so it runs that one before its own work.
+_SITE = """import os, sys
+_here = os.path.dirname(os.path.abspath(__file__))
+for _dir in sys.path:
+    _file = os.path.join(_dir, "sitecustomize.py")
+    if _dir and os.path.abspath(_dir) != _here and os.path.isfile(_file):
+        with open(_file) as _f:
+            _code = compile(_f.read(), _file, "exec")
+        exec(_code, {"__name__": "sitecustomize", "__file__": _file})
+        break
+import _packedfun_tvm_ffi
+_packedfun_tvm_ffi.activate()
 """
 
 

@@ -116,7 +116,8 @@ def test_third_party_package_gets_packedfun(tmp_path):
 
 def test_environment_variable_through_the_pth_file():
     # The wheel installs python/packedfun_tvm_ffi.pth into site-packages; site.addsitedir runs it
-    # the same way interpreter start does. Unset, it imports nothing.
+    # the same way interpreter start does. Set, it loads nothing of packedfun until the first
+    # `import tvm_ffi`; unset, it imports nothing at all.
     code = """
         import site, sys
         site.addsitedir(sys.argv[1])
@@ -124,9 +125,13 @@ def test_environment_variable_through_the_pth_file():
         import tvm_ffi
         print(tvm_ffi.__name__)
         """
+    then = """
+        import packedfun.cpp, packedfun.tvm_ffi_compat as compat, tvm_ffi.cpp
+        print(compat.installed(), sys.modules["tvm_ffi.cpp"] is packedfun.cpp)
+        """
     folder = os.path.dirname(PTH)
-    assert run_child(code, folder, PACKEDFUN_AS_TVM_FFI="1").split() == [
-        "True", "True", "packedfun"]  # fmt: skip
+    assert run_child(code + then, folder, PACKEDFUN_AS_TVM_FFI="1").split() == [
+        "False", "False", "packedfun", "True", "True"]  # fmt: skip
     off = run_child(code, folder, PACKEDFUN_AS_TVM_FFI="0").split()
     assert off[:2] == ["False", "False"]
     if importlib.util.find_spec("tvm_ffi") is not None:  # apache-tvm-ffi installed: its own
@@ -139,21 +144,11 @@ def _site_dir_of_packedfun() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(spec.origin)))
 
 
-def _is_a_site_dir(path: str) -> bool:
-    import site
-
-    dirs = [*site.getsitepackages(), site.getusersitepackages()]
-    return any(os.path.isdir(d) and os.path.samefile(path, d) for d in dirs)
-
-
-@pytest.mark.deselect_if(
-    not _is_a_site_dir(_site_dir_of_packedfun()),
-    reason="packedfun is not installed in a site directory (a dev tree on PYTHONPATH, the "
-    "sanitized run's staged copy): Python reads no .pth file there",
-)
+@pytest.mark.deselect_if(not suite.packedfun_in_site_dir(), reason=suite.NOT_IN_SITE_DIR)
 def test_installed_wheel_carries_the_pth_file():
     site_dir = _site_dir_of_packedfun()
     assert os.path.isfile(os.path.join(site_dir, "packedfun_tvm_ffi.pth"))
+    assert os.path.isfile(os.path.join(site_dir, "_packedfun_tvm_ffi.py"))
     out = run_child("import sys, tvm_ffi; print(tvm_ffi.__name__, 'packedfun' in sys.modules)",
                     PACKEDFUN_AS_TVM_FFI="1")  # fmt: skip
     assert out.split() == ["packedfun", "True"]

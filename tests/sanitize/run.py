@@ -144,6 +144,8 @@ def stage() -> Path:
         shutil.rmtree(package)
     ignore = shutil.ignore_patterns("lib", "include", "share", "_core*.so", "__pycache__")
     shutil.copytree(source, package, ignore=ignore)
+    # beside the package, as in site-packages: the tvm_ffi switch's interpreter-start finder
+    shutil.copy2(REPO / "python" / "_packedfun_tvm_ffi.py", STAGE / "_packedfun_tvm_ffi.py")
     _run(["cmake", "--install", BUILD, "--prefix", package], stdout=subprocess.DEVNULL)
     return package
 

@@ -40,14 +40,15 @@ _TOOLS = re.compile(
 )
 
 
-# Except a Python that a shell script of the tests starts (a docs page's shell block running
-# `packedfun-config` and `python -c "import packedfun ..."`): the shell lost the preload as a build
-# tool, but its Python commands load the sanitized packedfun and die without it ("ASan runtime does
-# not come first in initial library list"). A shell started from a sanitized Python carries
-# _SHELL_MARK; a Python started under it (the shell's last command is exec'd: its parent can be
-# the sanitized Python) runs again with the preload, and without the mark, unless it is itself
-# a build tool (a Python script named as one, such as pip's `cmake` wrapper, which execs the real
-# CMake: that keeps running without the preload).
+# Except a Python that a shell script or a build tool of the tests starts (a docs page's shell
+# block running `packedfun-config` and `python -c "import packedfun ..."`; CMake running
+# `python -m tvm_ffi.config` for find_package under the tvm-ffi switch, which imports packedfun):
+# the tool lost the preload, but its Python commands load the sanitized packedfun and die without it
+# ("ASan runtime does not come first in initial library list"). A tool started from a sanitized
+# Python carries _SHELL_MARK; a Python started under it (a shell's last command is exec'd: its
+# parent can be the sanitized Python) runs again with the preload, and without the mark, unless it
+# is itself a build tool (a Python script named as one, such as pip's `cmake` wrapper, which execs
+# the real CMake: that keeps running without the preload).
 _SHELL_MARK = "PACKEDFUN_SANITIZE_SHELL"
 _SHELLS = ("sh", "bash", "dash")
 
@@ -109,8 +110,7 @@ def _init(self, args, *rest, **kwargs):
                     env["PYTHONPATH"] = os.pathsep.join([*paths, _HERE])
         else:
             env.pop("LD_PRELOAD", None)
-            if os.path.basename(program) in _SHELLS:
-                env[_SHELL_MARK] = "1"  # its Python commands get the preload back (above)
+            env[_SHELL_MARK] = "1"  # its Python commands get the preload back (above)
         kwargs["env"] = env
     _original_init(self, args, *rest, **kwargs)
 
