@@ -944,6 +944,18 @@ PACKEDFUN_API int PFStructuralHash(const PFAny* value, uint64_t* out);
  *  path of the first difference in depth-first order, e.g. `root.body[3].name` or `root["k"]`. */
 PACKEDFUN_API int PFStructuralFirstDifference(const PFAny* a, const PFAny* b, PFAny* out);
 
+/* Added in ABI 1.5 (appended; nothing above changed). */
+
+/*! The first difference between `a` and `b` (borrowed) as one access path per side: `*out`
+ *  receives None when they are structurally equal, else a new Array [lhs steps, rhs steps], each
+ *  an Array of steps [kind, value]: kind 0 a field (value: its name), 1 a sequence item (the
+ *  index), 2 a map entry (the key); 3, 4 and 5 the same item missing on that side (the last step
+ *  only). Unlike PFStructuralFirstDifference, sequences and maps of different sizes are compared
+ *  item by item, so the difference is the first item one side lacks. Also the global function
+ *  "packedfun.structural_first_mismatch"; "packedfun.access_path_str" writes a list of steps as
+ *  `root.body[3]["k"]` (a missing item as `[<missing:3>]`). */
+PACKEDFUN_API int PFStructuralFirstMismatch(const PFAny* a, const PFAny* b, PFAny* out);
+
 /* ------------------------------------------------------------------------------------------------
  * Environment: GPU streams and the caller's tensor allocator
  * ------------------------------------------------------------------------------------------------

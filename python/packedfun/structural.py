@@ -107,7 +107,11 @@ class AccessPath:
     """Where a value sits below a root: ``root.body[3].value``, ``root["key"]``.
 
     Immutable, printable (``str``), comparable and hashable by its steps; each step is
-    ``("attr", name)``, ``("index", i)`` or ``("key", k)``.
+    ``("attr", name)``, ``("index", i)`` or ``("key", k)``, or, as the last step of one side of
+    :func:`get_first_structural_mismatch`, the same item missing on that side:
+    ``("attr_missing", name)``, ``("index_missing", i)``, ``("key_missing", k)``, printed as
+    ``root[<missing:3>]``. C++ code gets the same paths from ``StructuralFirstMismatch``
+    (``<packedfun/structural.h>``).
     """
 
     __slots__ = ("_parent", "_step", "_len", "_steps")
@@ -159,6 +163,22 @@ class AccessPath:
         """This path followed by the entry ``key`` of a map."""
         return self._extend(("key", key))
 
+    def attr_missing(self, name: str) -> AccessPath:
+        """This path followed by field ``name``, which this side lacks."""
+        return self._extend(("attr_missing", name))
+
+    def array_item_missing(self, index: int) -> AccessPath:
+        """This path followed by item ``index``, which this side's sequence lacks."""
+        return self._extend(("index_missing", index))
+
+    def map_item_missing(self, key: Any) -> AccessPath:
+        """This path followed by the entry ``key``, which this side's map lacks."""
+        return self._extend(("key_missing", key))
+
+    def is_prefix_of(self, other: AccessPath) -> bool:
+        """Whether ``other`` starts with every step of this path."""
+        return self.steps == other.steps[: len(self)]
+
     @classmethod
     def parse(cls, text: str) -> AccessPath:
         """The path written as :func:`structural_first_difference` writes it."""
@@ -168,35 +188,30 @@ class AccessPath:
         if not text.startswith("root"):
             raise ValueError(f"an access path starts with 'root': {text!r}")
         steps: list = []
-        pattern = re.compile(r'\.(\w+)|\[(-?\d+)\]|\[("(?:[^"\\]|\\.)*")\]|\[([^\]]*)\]')
+        pattern = re.compile(
+            r"\.(?:<missing:)?(\w+)>?|\[(?:<missing:)?(-?\d+)>?\]"
+            r'|\[(?:<missing:)?("(?:[^"\\]|\\.)*")>?\]|\[([^\]]*)\]'
+        )
         pos = 4
         while pos < len(text):
             m = pattern.match(text, pos)
             if m is None:
                 raise ValueError(f"cannot read the access path {text!r} at offset {pos}")
+            missing = "_missing" if "<missing:" in m.group(0) else ""
             if m.group(1) is not None:
-                steps.append(("attr", m.group(1)))
+                steps.append(("attr" + missing, m.group(1)))
             elif m.group(2) is not None:
-                steps.append(("index", int(m.group(2))))
+                steps.append(("index" + missing, int(m.group(2))))
             elif m.group(3) is not None:
-                steps.append(("key", json.loads(m.group(3))))
+                steps.append(("key" + missing, json.loads(m.group(3))))
             else:
                 steps.append(("key", m.group(4)))
             pos = m.end()
         return cls(tuple(steps))
 
     def __str__(self) -> str:
-        import json
-
-        parts = ["root"]
-        for kind, value in self.steps:
-            if kind == "attr":
-                parts.append(f".{value}")
-            elif kind == "index":
-                parts.append(f"[{value}]")
-            else:
-                parts.append(f"[{json.dumps(value) if isinstance(value, str) else value}]")
-        return "".join(parts)
+        # Written by the runtime, which writes C++'s AccessPath::ToString the same way.
+        return _func("access_path_str")([[_KIND_CODES[k], v] for k, v in self.steps])
 
     def __repr__(self) -> str:
         return f"AccessPath({str(self)!r})"
@@ -213,18 +228,34 @@ class AccessPath:
 
 def get_first_structural_mismatch(a: Any, b: Any) -> tuple[AccessPath, AccessPath] | None:
     """The access paths of the first difference between ``a`` and ``b`` (depth first), one per
-    side, or None when they are structurally equal. Both sides name the same position (a
-    sequence that is longer on one side differs at the first missing item).
+    side, or None when they are structurally equal. Both sides name the same position; when one
+    side lacks the item there (a shorter sequence, a map without the key), that side's last step
+    is a missing one: ``get_first_structural_mismatch([1, 2], [1, 2, 3])`` is
+    ``(AccessPath('root[<missing:2>]'), AccessPath('root[2]'))``.
 
     Returns
     -------
     tuple of AccessPath, or None
     """
-    text = structural_first_difference(a, b)
-    if text is None:
+    sides = _func("structural_first_mismatch")(a, b)
+    if sides is None:
         return None
-    path = AccessPath.parse(text)
-    return path, path
+    lhs, rhs = (
+        AccessPath(tuple((_KIND_NAMES[int(kind)], value) for kind, value in side)) for side in sides
+    )
+    return lhs, rhs
+
+
+#: Step kinds by name and by the runtime's number (PFStructuralFirstMismatch).
+_KIND_CODES = {
+    "attr": 0,
+    "index": 1,
+    "key": 2,
+    "attr_missing": 3,
+    "index_missing": 4,
+    "key_missing": 5,
+}
+_KIND_NAMES = {code: name for name, code in _KIND_CODES.items()}
 
 
 class StructuralKey:

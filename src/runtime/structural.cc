@@ -26,6 +26,7 @@
 #include "runtime/object.h"
 #include "runtime/object_table.h"
 #include "runtime/registry.h"
+#include "runtime/seq.h"
 #include "runtime/string.h"
 
 namespace packedfun {
@@ -386,9 +387,21 @@ struct PairHash {
   }
 };
 
+/*! Kinds of an access step, as PFStructuralFirstMismatch reports them (tvm-ffi's numbering). */
+enum StepKind : int64_t {
+  kAttr = 0,
+  kArrayItem = 1,
+  kMapItem = 2,
+  kAttrMissing = 3,
+  kArrayItemMissing = 4,
+  kMapItemMissing = 5,
+};
+
 struct Step {
   int64_t parent;
   std::string text;
+  int64_t kind = kAttr;
+  PFAny key = PFAny{};  // kArrayItem: the index; kMapItem: the key (borrowed); kAttr: unused
 };
 
 std::string KeyStep(const PFAny& key) {
@@ -408,7 +421,10 @@ std::string KeyStep(const PFAny& key) {
 
 class Comparer {
  public:
-  explicit Comparer(bool want_path) : want_path_(want_path) {}
+  /*! `per_side`: a sequence or map whose size differs is compared item by item, and the first
+   *  item missing on one side is the difference (PFStructuralFirstMismatch). */
+  explicit Comparer(bool want_path, bool per_side = false)
+      : want_path_(want_path || per_side), per_side_(per_side) {}
 
   /*! Whether equal; when not and a path is wanted, `*path` is where the first difference is. */
   bool Run(const PFAny& a, const PFAny& b, std::string* path) {
@@ -419,10 +435,40 @@ class Comparer {
       work_.pop_back();
       if (!Visit(item)) {
         if (want_path_) *path = PathOf(item.step);
+        failed_ = item;
         return false;
       }
     }
     return true;
+  }
+
+  /*! After Run returned false with per_side: [lhs steps, rhs steps], each step [kind, value]
+   *  (value: the field name, the index or the key, owned), as a new Array. */
+  PFAny SidesOfFailure() {
+    std::vector<int64_t> chain;
+    for (int64_t s = failed_.step; s > 0; s = steps_[s].parent) chain.push_back(s);
+    PFSeqObject* sides = NewSeq(kPFTypeArray, 2);
+    PFAny out = ObjectAny(&sides->header);
+    for (int side = 0; side < 2; ++side) {
+      bool missing = (side == 0 ? failed_.a : failed_.b) == nullptr;
+      PFSeqObject* path = NewSeq(kPFTypeArray, static_cast<int64_t>(chain.size()));
+      SeqPush(sides, ObjectAny(&path->header));
+      for (size_t i = chain.size(); i-- > 0;) {
+        const Step& st = steps_[chain[i]];
+        int64_t kind = st.kind + (missing && i == 0 ? 3 : 0);
+        PFSeqObject* pair = NewSeq(kPFTypeArray, 2);
+        SeqPush(path, ObjectAny(&pair->header));
+        SeqPush(pair, PFAny{kPFTypeInt, 0, {kind}});
+        PFAny value = NoneAny();
+        if (st.kind == kAttr) {
+          value = MakeStringAny(st.text.substr(1));
+        } else {
+          CheckCall(PFAnyViewToOwned(&st.key, &value));
+        }
+        SeqPush(pair, value);
+      }
+    }
+    return out;
   }
 
  private:
@@ -435,7 +481,7 @@ class Comparer {
   };
 
   bool Visit(const Item& item) {
-    if (item.b == nullptr) return false;  // a map key missing on the right
+    if (item.a == nullptr || item.b == nullptr) return false;  // an item missing on one side
     const PFAny& a = *item.a;
     const PFAny& b = *item.b;
     if (!IsObject(a) || !IsObject(b)) return !IsObject(a) && !IsObject(b) && LeafEqual(a, b);
@@ -462,19 +508,53 @@ class Comparer {
     return static_cast<int64_t>(steps_.size()) - 1;
   }
 
+  int64_t AddKeyStep(int64_t parent, std::string text, int64_t kind, const PFAny& key) {
+    int64_t child = AddStep(parent, std::move(text));
+    if (want_path_) {
+      steps_[child].kind = kind;
+      steps_[child].key = key;
+    }
+    return child;
+  }
+
   bool PushSeq(PFObject* oa, PFObject* ob, int64_t step) {
     auto* sa = reinterpret_cast<PFSeqObject*>(oa);
     auto* sb = reinterpret_cast<PFSeqObject*>(ob);
-    if (sa->size != sb->size) return false;
-    for (int64_t i = sa->size - 1; i >= 0; --i) {  // reversed: index 0 is compared first
-      int64_t child = want_path_ ? AddStep(step, "[" + std::to_string(i) + "]") : 0;
+    int64_t n = sa->size < sb->size ? sa->size : sb->size;
+    if (sa->size != sb->size) {
+      if (!per_side_) return false;
+      // After the common items: the first item one side lacks.
+      PFAny index{kPFTypeInt, 0, {n}};
+      int64_t child = AddKeyStep(step, "[" + std::to_string(n) + "]", kArrayItem, index);
+      work_.push_back({n < sa->size ? &sa->data[n] : nullptr, n < sb->size ? &sb->data[n] : nullptr,
+                       child, 0, 0});
+    }
+    for (int64_t i = n - 1; i >= 0; --i) {  // reversed: index 0 is compared first
+      int64_t child = want_path_ ? AddKeyStep(step, "[" + std::to_string(i) + "]", kArrayItem,
+                                              PFAny{kPFTypeInt, 0, {i}})
+                                 : 0;
       work_.push_back({&sa->data[i], &sb->data[i], child, 0, 0});
     }
     return true;
   }
 
+  /*! With per_side, maps of different counts: the first key of b that a lacks, compared last. */
+  void PushKeyMissingOnLeft(PFObject* oa, PFObject* ob, int64_t step) {
+    const PFAny* items = keep_.Hold(ObjectAny(MapItemsArray(ob)));
+    auto* seq = reinterpret_cast<PFSeqObject*>(items->v_obj);
+    for (int64_t i = 0; i + 1 < seq->size; i += 2) {
+      if (IsNaNKey(seq->data[i]) || MapFind(oa, seq->data[i]) != nullptr) continue;
+      int64_t child = AddKeyStep(step, KeyStep(seq->data[i]), kMapItem, seq->data[i]);
+      work_.push_back({nullptr, &seq->data[i + 1], child, 0, 1});
+      return;
+    }
+  }
+
   bool PushMap(PFObject* oa, PFObject* ob, int64_t step) {
-    if (MapCount(oa) != MapCount(ob)) return false;
+    if (MapCount(oa) != MapCount(ob)) {
+      if (!per_side_) return false;
+      PushKeyMissingOnLeft(oa, ob, step);
+    }
     const PFAny* items = keep_.Hold(ObjectAny(MapItemsArray(oa)));
     auto* seq = reinterpret_cast<PFSeqObject*>(items->v_obj);
     std::vector<const PFAny*> nan_values;  // b's values under NaN keys, in b's order
@@ -491,7 +571,8 @@ class Comparer {
       } else {
         other = MapFind(ob, seq->data[i]);
       }
-      int64_t child = want_path_ ? AddStep(step, KeyStep(seq->data[i])) : 0;
+      int64_t child =
+          want_path_ ? AddKeyStep(step, KeyStep(seq->data[i]), kMapItem, seq->data[i]) : 0;
       work_.push_back({&seq->data[i + 1], other, child, 1, 0});  // a: held by the items array
     }
     return true;
@@ -532,6 +613,8 @@ class Comparer {
   }
 
   bool want_path_;
+  bool per_side_;
+  Item failed_{nullptr, nullptr, 0, 0, 0};
   Keeper keep_;
   TypeCache types_;
   std::vector<Item> work_;
@@ -576,6 +659,15 @@ PACKEDFUN_API int PFStructuralFirstDifference(const PFAny* a, const PFAny* b, PF
   });
 }
 
+PACKEDFUN_API int PFStructuralFirstMismatch(const PFAny* a, const PFAny* b, PFAny* out) {
+  return Guard([&] {
+    std::string path;
+    Comparer comparer(true, true);
+    *out = comparer.Run(*a, *b, &path) ? packedfun::detail::NoneAny() : comparer.SidesOfFailure();
+    return 0;
+  });
+}
+
 }  // extern "C"
 
 // ---- the same, as global functions for bindings ("packedfun.structural_*")
@@ -614,7 +706,58 @@ int DifferenceCall(void*, const PFAny* args, int32_t n, PFAny* result) {
   return PFStructuralFirstDifference(&args[0], &args[1], result);
 }
 
+/*! (steps) -> str: an access path as text, `root.body[3]["k"]`, a missing item as
+ *  `[<missing:3>]` (each step [kind, value], kinds as PFStructuralFirstMismatch's). */
+int PathStrCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  if (CheckArity("packedfun.access_path_str", n, 1)) return -1;
+  return Guard([&] {
+    if (args[0].type_index != kPFTypeArray && args[0].type_index != kPFTypeList) {
+      Throw("TypeError", "packedfun.access_path_str: expected a list of steps");
+    }
+    auto* steps = reinterpret_cast<const PFSeqObject*>(args[0].v_obj);
+    std::string out = "root";
+    for (int64_t i = 0; i < steps->size; ++i) {
+      const PFAny& s = steps->data[i];
+      const PFSeqObject* pair = nullptr;
+      if (s.type_index == kPFTypeArray || s.type_index == kPFTypeList) {
+        pair = reinterpret_cast<const PFSeqObject*>(s.v_obj);
+      }
+      if (pair == nullptr || pair->size != 2 || pair->data[0].type_index != kPFTypeInt ||
+          pair->data[0].v_int64 < kAttr || pair->data[0].v_int64 > kMapItemMissing) {
+        Throw("ValueError",
+              "packedfun.access_path_str: step " + std::to_string(i) + " is not [kind 0-5, value]");
+      }
+      int64_t kind = pair->data[0].v_int64;
+      const PFAny& v = pair->data[1];
+      std::string text;
+      if (kind % 3 == kAttr) {
+        std::string_view name;
+        if (!AnyToStringView(v, false, &name)) Throw("TypeError", "an attr step needs a str");
+        text = std::string(name);
+      } else if (kind % 3 == kArrayItem) {
+        if (v.type_index != kPFTypeInt) Throw("TypeError", "an array item step needs an int");
+        text = std::to_string(v.v_int64);
+      } else {
+        text = KeyStep(v);
+        text = text.substr(1, text.size() - 2);
+      }
+      bool missing = kind >= kAttrMissing;
+      if (missing) text = "<missing:" + text + ">";
+      out += kind % 3 == kAttr ? "." + text : "[" + text + "]";
+    }
+    *result = MakeStringAny(out);
+    return 0;
+  });
+}
+
+int MismatchCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  if (CheckArity("packedfun.structural_first_mismatch", n, 2)) return -1;
+  return PFStructuralFirstMismatch(&args[0], &args[1], result);
+}
+
 const int kRegistered = [] {
+  RegisterBuiltin("packedfun.structural_first_mismatch", &MismatchCall);
+  RegisterBuiltin("packedfun.access_path_str", &PathStrCall);
   RegisterBuiltin("packedfun.structural_equal", &EqualCall);
   RegisterBuiltin("packedfun.structural_hash", &HashCall);
   RegisterBuiltin("packedfun.structural_first_difference", &DifferenceCall);

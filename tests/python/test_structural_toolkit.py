@@ -120,6 +120,25 @@ def test_structural_key_and_first_mismatch_paths():
     assert len({lhs, rhs}) == 1
 
 
+def test_first_mismatch_paths_differ_per_side_where_an_item_is_missing():
+    a, b = _tree(), Call("f", [Lit(1), Call("g", [Lit(2), Lit(3), Lit(4)])])
+    lhs, rhs = get_first_structural_mismatch(a, b)
+    assert str(lhs) == "root.args[1].args[<missing:2>]" and str(rhs) == "root.args[1].args[2]"
+    assert lhs == AccessPath.root().attr("args").array_item(1).attr("args").array_item_missing(2)
+    assert rhs.steps[-1] == ("index", 2) and lhs.steps[-1] == ("index_missing", 2)
+    assert get_first_structural_mismatch(b, a) == (rhs, lhs)  # the sides swap with the arguments
+    lhs, rhs = get_first_structural_mismatch({"a": 1, "b": 2}, {"a": 1})
+    assert (str(lhs), str(rhs)) == ('root["b"]', 'root[<missing:"b">]')
+    lhs, rhs = get_first_structural_mismatch({"a": 1}, {"a": 1, "c": 2})
+    assert (str(lhs), str(rhs)) == ('root[<missing:"c">]', 'root["c"]')
+    for path in (lhs, rhs, AccessPath.root().attr("x").attr_missing("y")):
+        assert AccessPath.parse(str(path)) == path  # printed and read back
+    assert AccessPath.parse("root.args").is_prefix_of(AccessPath.parse("root.args[1]"))
+    assert not AccessPath.parse("root.args[1]").is_prefix_of(AccessPath.parse("root.args"))
+    # The string form of the first difference is unchanged: the sequence itself differs.
+    assert pf.structural_first_difference(a, b) == "root.args[1].args"
+
+
 def test_toolkit_on_cpp_defined_objects():
     from packedfun.object import type_info
 
