@@ -141,6 +141,8 @@ int32_t Register(std::string_view key, int32_t parent_index) {
   return e->info.type_index;
 }
 
+std::atomic<const ForeignTypes*> g_foreign_types{nullptr};
+
 thread_local TypeRedefinitionCheck* t_redefinition_check = nullptr;
 
 bool SameField(const PFFieldInfo& a, const PFFieldInfo& b) {
@@ -206,6 +208,10 @@ bool SkipRedefinition(TypeEntry* e, const PFFieldInfo* field, const PFMethodInfo
 
 }  // namespace
 
+void SetForeignTypes(const ForeignTypes* types) noexcept {
+  g_foreign_types.store(types, std::memory_order_release);
+}
+
 TypeRedefinitionCheck::TypeRedefinitionCheck() noexcept : outer_(t_redefinition_check) {
   t_redefinition_check = this;
 }
@@ -233,10 +239,16 @@ PACKEDFUN_API int PFTypeKeyToIndex(const PFByteArray* type_key, int32_t* out) {
   return Guard([&] {
     std::string key(ViewOf(type_key));
     TypeTable& t = Table();
-    std::lock_guard<std::mutex> lock(t.mu);
-    auto it = t.by_key.find(key);
-    if (it == t.by_key.end()) return RaiseError("KeyError", "unknown type key '" + key + "'");
-    *out = it->second;
+    {
+      std::lock_guard<std::mutex> lock(t.mu);
+      auto it = t.by_key.find(key);
+      if (it != t.by_key.end()) return *out = it->second, 0;
+    }
+    // A type of another FFI in the process (a tvm-ffi library's) is mirrored on first use.
+    const ForeignTypes* foreign = g_foreign_types.load(std::memory_order_acquire);
+    int32_t found = foreign != nullptr ? foreign->find(key) : -1;
+    if (found < 0) return RaiseError("KeyError", "unknown type key '" + key + "'");
+    *out = found;
     return 0;
   });
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace packedfun {
@@ -44,6 +45,19 @@ class TypeRedefinitionCheck {
  private:
   TypeRedefinitionCheck* outer_;
 };
+
+/*! Another FFI's type table (the tvm-ffi bridge, when built, registers it at static
+ *  initialisation): asked for a type key packedfun's own table lacks, it may mirror its type into
+ *  packedfun's table (PFTypeRegister and friends) and give the new index. */
+struct ForeignTypes {
+  /*! The packedfun index of the foreign type `key`, registered on first use; -1 when the foreign
+   *  runtime is not in the process or has no such type. Called without the table's lock; may
+   *  throw. */
+  int32_t (*find)(std::string_view key);
+};
+
+/*! Registers the one foreign type table (static storage); called at static initialisation. */
+void SetForeignTypes(const ForeignTypes* types) noexcept;
 
 }  // namespace detail
 }  // namespace packedfun

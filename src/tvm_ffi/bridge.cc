@@ -419,6 +419,39 @@ int Call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
   return CallBody(t, args, num_args, result);
 }
 
+/*! The path of the file that `library` (a dlopen handle) resolves `symbol` from, for messages. */
+std::string FileOf(void* library, const char* symbol) {
+  Dl_info info{};
+  void* address = dlsym(library, symbol);
+  if (address == nullptr || dladdr(address, &info) == 0 || info.dli_fname == nullptr) {
+    return "libtvm_ffi.so";
+  }
+  return info.dli_fname;
+}
+
+/*! Refuses a libtvm_ffi whose ABI is not the one the bridge reads (its object, type-info and
+ *  error layouts): a different major or minor version would be read with the wrong offsets. */
+void CheckVersion(void* library) {
+  void (*get_version)(Version*) = nullptr;
+  std::string missing;
+  ResolveSymbol(library, "TVMFFIGetVersion", &get_version, &missing);
+  std::string supported =
+      std::to_string(kSupportedMajor) + "." + std::to_string(kSupportedMinor) + ".x";
+  if (get_version == nullptr) {
+    Throw("OSError", "the libtvm_ffi loaded in this process has no TVMFFIGetVersion: packedfun's "
+                     "tvm-ffi bridge supports tvm-ffi ABI " + supported);
+  }
+  Version v{};
+  get_version(&v);
+  if (v.major == kSupportedMajor && v.minor == kSupportedMinor) return;
+  Throw("OSError", FileOf(library, "TVMFFIGetVersion") + " is tvm-ffi ABI " +
+                       std::to_string(v.major) + "." + std::to_string(v.minor) + "." +
+                       std::to_string(v.patch) + ", but packedfun's tvm-ffi bridge supports ABI " +
+                       supported + " only: install apache-tvm-ffi " +
+                       std::to_string(kSupportedMajor) + "." + std::to_string(kSupportedMinor) +
+                       ".x beside packedfun");
+}
+
 }  // namespace
 
 const Api& GetApi() noexcept { return g_api; }
@@ -439,6 +472,7 @@ void EnsureApi(void* library) {
   if (g_api_ready.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(LoadMutex());
   if (g_api_ready.load(std::memory_order_relaxed)) return;
+  CheckVersion(library);
   Api api{};
   std::string missing;
   ResolveSymbol(library, "TVMFFIObjectIncRef", &api.ObjectIncRef, &missing);
@@ -454,6 +488,7 @@ void EnsureApi(void* library) {
   ResolveSymbol(library, "TVMFFIStringFromByteArray", &api.StringFromByteArray, &missing);
   ResolveSymbol(library, "TVMFFIBytesFromByteArray", &api.BytesFromByteArray, &missing);
   ResolveSymbol(library, "TVMFFIGetTypeInfo", &api.GetTypeInfo, &missing);
+  ResolveSymbol(library, "TVMFFITypeKeyToIndex", &api.TypeKeyToIndex, &missing);
   std::string optional;  // older libtvm_ffi may lack the environment API: then it is not mirrored
   ResolveSymbol(library, "TVMFFIEnvSetStream", &api.EnvSetStream, &optional);
   ResolveSymbol(library, "TVMFFIEnvSetDLPackManagedTensorAllocator", &api.EnvSetTensorAllocator,
@@ -567,7 +602,7 @@ void ReleaseTVM(PFAny* value) noexcept {
 }
 
 std::string TypeKey(int32_t type_index) {
-  const TypeInfoHead* info = g_api.GetTypeInfo(type_index);
+  const TypeInfo* info = g_api.GetTypeInfo(type_index);
   if (info == nullptr) return "type index " + std::to_string(type_index);
   return std::string(info->type_key.data, info->type_key.size);
 }

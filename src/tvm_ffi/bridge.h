@@ -72,12 +72,58 @@ struct SeqCell {
   void (*data_deleter)(void*);
 };
 
-/*! The leading fields of tvm-ffi's TVMFFITypeInfo (only the key is read). */
-struct TypeInfoHead {
+/*! tvm-ffi's TVMFFIFieldInfo (ABI 0.1). */
+struct FieldInfo {
+  PFByteArray name;
+  PFByteArray doc;
+  PFByteArray metadata;
+  int64_t flags;  // kFieldWritable, kFieldSetterIsFunction, ...
+  int64_t size;
+  int64_t alignment;
+  int64_t offset;                          // of the field from the start of the object
+  int (*getter)(void* field, PFAny* out);  // `*out` receives a new ref
+  void* setter;  // int (*)(void* field, const PFAny* value), or a Function handle (flag below)
+  PFAny default_value_or_factory;
+  int32_t field_static_type_index;
+};
+
+constexpr int64_t kFieldWritable = 1 << 0;
+constexpr int64_t kMethodStatic = 1 << 2;
+constexpr int64_t kFieldSetterIsFunction = 1 << 11;
+
+/*! tvm-ffi's TVMFFIMethodInfo (ABI 0.1). */
+struct MethodInfo {
+  PFByteArray name;
+  PFByteArray doc;
+  PFByteArray metadata;
+  int64_t flags;  // kMethodStatic
+  PFAny method;   // borrowed Function (owned by tvm-ffi's type table)
+};
+
+/*! tvm-ffi's TVMFFITypeInfo (ABI 0.1). */
+struct TypeInfo {
   int32_t type_index;
   int32_t type_depth;
   PFByteArray type_key;
+  const TypeInfo** type_ancestors;  // type_depth entries: [d] is the ancestor at depth d
+  uint64_t type_key_hash;
+  int32_t num_fields;
+  int32_t num_methods;
+  const FieldInfo* fields;    // the type's own fields
+  const MethodInfo* methods;  // the type's own methods
+  const void* metadata;
 };
+
+/*! tvm-ffi's TVMFFIVersion. */
+struct Version {
+  uint32_t major;
+  uint32_t minor;
+  uint32_t patch;
+};
+
+/*! The tvm-ffi ABI the bridge reads (major, minor): a libtvm_ffi of another is refused. */
+constexpr uint32_t kSupportedMajor = 0;
+constexpr uint32_t kSupportedMinor = 1;
 
 /*! The cell of a tvm-ffi object (the memory right after its header). */
 template <class T>
@@ -100,7 +146,8 @@ struct Api {
   int (*TensorToDLPackVersioned)(void* from, DLManagedTensorVersioned** out);
   int (*StringFromByteArray)(const PFByteArray* input, PFAny* out);
   int (*BytesFromByteArray)(const PFByteArray* input, PFAny* out);
-  const TypeInfoHead* (*GetTypeInfo)(int32_t type_index);
+  const TypeInfo* (*GetTypeInfo)(int32_t type_index);
+  int (*TypeKeyToIndex)(const PFByteArray* type_key, int32_t* out);
   // tvm-ffi's calling environment (c_env_api.h); NULL in a libtvm_ffi without them, and then the
   // caller's stream and allocator are simply not mirrored.
   int (*EnvSetStream)(int32_t device_type, int32_t device_id, void* stream, void** out_prev);
@@ -233,6 +280,16 @@ bool UnwrapFunction(PFObject* func, void** tvm_function) noexcept;
 
 /*! A tvm-ffi Function (new ref) that calls the packedfun Function `func` (borrowed). */
 void* WrapFunction(PFObject* func);
+
+/*! A tvm-ffi object of a type with no packedfun counterpart (`in`, borrowed) as a packedfun object
+ *  (new ref) of the type mirroring it, which holds a tvm-ffi reference: same type key, fields and
+ *  methods read through tvm-ffi's reflection (the type is mirrored on first use). Throws TypeError
+ *  naming the type when it cannot be mirrored. */
+void ObjectToProxy(const PFAny& in, PFAny* out);
+
+/*! Whether `obj` is such a packedfun object; then `*out` is the tvm-ffi object it holds
+ *  (borrowed, same type index as in tvm-ffi), so it crosses back as the same object. */
+bool ProxyToTVM(PFObject* obj, PFAny* out) noexcept;
 
 }  // namespace tvmffi
 }  // namespace detail

@@ -296,9 +296,8 @@ void ObjectToPF(const PFAny& in, PFAny* out, const char* what) {
     case kMap:
     case kDict:
       return MapToPF(in, out, what);
-    default:
-      Throw("TypeError", std::string("tvm-ffi ") + what + " of type '" + TypeKey(in.type_index) +
-                             "' has no packedfun equivalent");
+    default:  // a type of tvm-ffi's own reflection (a library's object type, a Module)
+      return ObjectToProxy(in, out);
   }
 }
 
@@ -380,6 +379,8 @@ void ToTVM(const PFAny& in, PFAny* out, Temps* temps, ToTVMOptions options, cons
     case kPFTypeDict:
       return MapToTVM(in, out, temps, options);
     default:
+      // A tvm-ffi object that crossed into packedfun goes back as itself.
+      if (IsObjectIndex(in.type_index) && ProxyToTVM(in.v_obj, out)) return;
       NoEquivalent(in.type_index, what);
   }
 }

@@ -223,11 +223,6 @@ def test_inline_module(examples, site_dir, tmp_path):
     pytest.skip("no CUDA GPU: the inline module's CPU function ran, its CUDA one compiled")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="register_object of a type that a tvm-ffi library registers raises KeyError (unknown "
-    "type key): tvm-ffi objects do not cross yet (docs/migration-from-tvm-ffi.md)",
-)
 def test_python_packaging(examples, site_dir, tmp_path):
     """The package's CMake build (``find_package(tvm_ffi)``, ``tvm_ffi_configure_target`` with its
     stub generation, ``tvm_ffi_install``), installed into its Python folder, then run_example.py:
