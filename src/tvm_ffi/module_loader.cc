@@ -45,6 +45,9 @@ bool NeedsTVMFFILoader(void* handle) {
 /*! Such a library is loaded (again) by tvm-ffi's loader; the packedfun Module keeps its Module. */
 void OnLoad(PFObject* module, const std::string& path) {
   void* handle = ModuleHandle(module);
+  // A library linked against libtvm_ffi (dlsym searches its dependencies too): the bridge reads
+  // that libtvm_ffi from now on, so one of an ABI it cannot read is refused here, at load.
+  if (dlsym(handle, "TVMFFIGetVersion") != nullptr) EnsureApi(handle);
   if (!NeedsTVMFFILoader(handle)) return;
   EnsureApi(handle);
   PFAny arg = NoneAny();
