@@ -438,8 +438,10 @@ void CheckVersion(void* library) {
   std::string supported =
       std::to_string(kSupportedMajor) + "." + std::to_string(kSupportedMinor) + ".x";
   if (get_version == nullptr) {
-    Throw("OSError", "the libtvm_ffi loaded in this process has no TVMFFIGetVersion: packedfun's "
-                     "tvm-ffi bridge supports tvm-ffi ABI " + supported);
+    Throw("OSError",
+          "the libtvm_ffi loaded in this process has no TVMFFIGetVersion: packedfun's "
+          "tvm-ffi bridge supports tvm-ffi ABI " +
+              supported);
   }
   Version v{};
   get_version(&v);

@@ -150,8 +150,13 @@ int32_t NativeIndex(const std::string& key) {
 void AddFields(Mirror* m, int32_t pf_index, const TypeInfo* info) {
   for (int32_t i = 0; i < info->num_fields; ++i) {
     const FieldInfo& f = info->fields[i];
-    auto* rec = new FieldRec{static_cast<int32_t>(m->slots.size()), f.offset, f.flags, f.getter,
-                             f.setter, std::string(ViewOf(f.name)), std::string(ViewOf(f.doc))};
+    auto* rec = new FieldRec{static_cast<int32_t>(m->slots.size()),
+                             f.offset,
+                             f.flags,
+                             f.getter,
+                             f.setter,
+                             std::string(ViewOf(f.name)),
+                             std::string(ViewOf(f.doc))};
     m->slots.push_back(rec);
     bool writable = (f.flags & kFieldWritable) != 0 && f.setter != nullptr;
     PFFieldInfo field{};

@@ -38,7 +38,9 @@ g = {n: pf.get_global_func("pf_tvm_obj." + n) for n in
 
 
 def test_generic_wrapper(lib):
-    code = _PRELUDE + """
+    code = (
+        _PRELUDE
+        + """
 r = g["make_rect"](3, 4)
 assert isinstance(r, pf.Object) and type(r).__name__ == "Rect", type(r)
 assert r.type_key == "pf_tvm_obj.Rect"
@@ -62,12 +64,15 @@ else:
     raise AssertionError("a str went into an int field")
 print(repr(r))
 """
+    )
     out = run_child(lib, code=code)
     assert "pf_tvm_obj.Rect" in out, out
 
 
 def test_identity_and_references(lib):
-    code = _PRELUDE + """
+    code = (
+        _PRELUDE
+        + """
 r = g["make_rect"](2, 5)
 assert g["same"](r, r)
 assert g["same"](g["echo"](r), r)  # the same tvm-ffi object, not a copy
@@ -82,11 +87,14 @@ gc.collect()
 assert g["live"]() == 0, g["live"]()  # freed once the last holder on either side let go
 print("ok")
 """
+    )
     assert run_child(lib, code=code).strip() == "ok"
 
 
 def test_register_object_and_constructor(lib):
-    code = _PRELUDE + """
+    code = (
+        _PRELUDE
+        + """
 @pf.register_object("pf_tvm_obj.Shape")
 class Shape(pf.Object):
     pass
@@ -117,12 +125,15 @@ gc.collect()
 assert g["live"]() == 0
 print("ok")
 """
+    )
     assert run_child(lib, code=code).strip() == "ok"
 
 
 def test_packedfun_object_refused(lib):
     # An object of packedfun's own reflection has no tvm-ffi counterpart: TypeError naming it.
-    code = _PRELUDE + """
+    code = (
+        _PRELUDE
+        + """
 import packedfun.testing
 obj = pf.get_global_func("testing.make_more_derived")(1, "a", 2.0)
 try:
@@ -130,6 +141,7 @@ try:
 except TypeError as e:
     print("TypeError:", e)
 """
+    )
     out = run_child(lib, code=code)
     assert out.startswith("TypeError:") and "has no tvm-ffi equivalent" in out, out
 
