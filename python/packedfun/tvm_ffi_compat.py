@@ -124,6 +124,31 @@ def install() -> None:
     if _finder not in sys.meta_path:
         sys.meta_path.insert(0, _finder)
     sys.modules[ALIAS] = packedfun
+    _load_tvm_ffi_testing()
+
+
+#: apache-tvm-ffi's C++ testing library, loaded under the switch as ``import tvm_ffi`` loads it.
+_tvm_ffi_testing = None
+
+
+def _load_tvm_ffi_testing() -> None:
+    """Loads apache-tvm-ffi's ``libtvm_ffi_testing.so`` (beside its ``libtvm_ffi.so``), as
+    apache-tvm-ffi's own ``import tvm_ffi`` does: its ``testing.*`` globals (tvm-ffi's) become
+    visible through packedfun's registry, after packedfun's own ``testing.*`` names. Nothing
+    happens when apache-tvm-ffi is not installed."""
+    global _tvm_ffi_testing
+    if _tvm_ffi_testing is not None:
+        return
+    from .module import _find_tvm_ffi_library, load_module
+
+    library = _find_tvm_ffi_library()
+    testing = library and os.path.join(os.path.dirname(library), "libtvm_ffi_testing.so")
+    if not testing or not os.path.exists(testing):
+        return
+    try:
+        _tvm_ffi_testing = load_module(testing)
+    except OSError:  # a libtvm_ffi packedfun cannot read: `import tvm_ffi` itself still works
+        pass
 
 
 def uninstall() -> None:
