@@ -1,5 +1,5 @@
 /* Python callables as native Functions, and Python objects as native Opaque objects. */
-#include "core.h"
+#include "callback.h"
 
 /* The last native reference may die on any thread, holding the GIL or not, and even after the
  * interpreter finalized (e.g. in the registry's static destructor): the object is then leaked. */
@@ -41,14 +41,7 @@ int pfpy_callable_to_function(PyObject* callable, PFObject** out) {
   return 0;
 }
 
-/* ---- Functions wrapping callables passed as arguments, recycled ---------------------------------
- * A Python callable passed to a native function is wrapped for the duration of the call. Creating
- * and destroying that wrapper costs an allocation each time, so one wrapper is kept between calls:
- * it is taken out of the slot for a call (nested calls find the slot empty and create their own)
- * and put back afterwards only if the native side kept no reference to it (its reference count is
- * back to 1: nobody else can hold or gain one). A wrapper that was kept lives on as an ordinary
- * Function owning its callable. While in the slot a wrapper holds no callable (self == NULL). The
- * slot is guarded by the GIL (per thread where there is none). */
+/* ---- the recycled wrapper's cold steps (its lifecycle: callback.h) -------------------------- */
 #ifdef Py_GIL_DISABLED
 _Thread_local PFObject* pfpy_spare_callback = NULL;
 #else
@@ -61,16 +54,16 @@ static void callback_free(void* handle) {
 }
 
 int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out) {
-  if (pfpy_spare_callback != NULL) {
-    *out = pfpy_take_spare_callback(callable);
-    return 0;
+  PFObject* fn = pfpy_spare_callback;
+  if (fn != NULL) {
+    pfpy_spare_callback = NULL;
+  } else {
+    if (PFFunctionCreate(NULL, &pfpy_callback_call, &callback_free, &fn) != 0) {
+      pfpy_raise_native(NULL);
+      return -1;
+    }
+    hold_gil_when_called(fn);
   }
-  PFObject* fn = NULL;
-  if (PFFunctionCreate(NULL, &pfpy_callback_call, &callback_free, &fn) != 0) {
-    pfpy_raise_native(NULL);
-    return -1;
-  }
-  hold_gil_when_called(fn);
   Py_INCREF(callable); /* owned by the wrapper, whether it is recycled or kept */
   ((PFFunctionObject*)fn)->self = callable;
   *out = fn;

@@ -43,17 +43,11 @@ static inline PyObject* pfpy_int_element(int64_t v) {
 }
 
 /*! Stores `key` in `*i` when it is an exact int of one machine digit (no call, no error); 0 else.
- */
+ *  The read itself is the binding's one small-int read, pfpy_compact_int. */
 static inline int pfpy_compact_index(PyObject* key, Py_ssize_t* i) {
-  if (!PyLong_CheckExact(key)) return 0;
-#if PY_VERSION_HEX >= 0x030C0000
-  if (!PyUnstable_Long_IsCompact((PyLongObject*)key)) return 0;
-  *i = (Py_ssize_t)PyUnstable_Long_CompactValue((PyLongObject*)key);
-#else
-  Py_ssize_t size = Py_SIZE(key);
-  if (size < -1 || size > 1) return 0;
-  *i = size * (Py_ssize_t)((PyLongObject*)key)->ob_digit[0];
-#endif
+  int64_t value;
+  if (!PyLong_CheckExact(key) || !pfpy_compact_int(key, &value)) return 0;
+  *i = (Py_ssize_t)value;
   return 1;
 }
 

@@ -1,5 +1,5 @@
 /* Conversion between Python objects and PFAny values, in both directions. */
-#include "core.h"
+#include "callback.h"
 
 #include <string.h>
 #include "object_system.h"
@@ -27,15 +27,20 @@ PyObject* pfpy_ctypes_void_p(void) {
   return ctypes_void_p;
 }
 
+/* Where argument `pos` of `fname` is, worded by packedfun._rules.messages: "f: argument 0",
+ * "f: return value" (pos < 0). A new str, or NULL with an exception. */
+static PyObject* arg_where(PyObject* fname, Py_ssize_t pos) {
+  if (pos < 0) return pfpy_message("RETURN_WHERE", "(O)", fname ? fname : Py_None);
+  if (fname != NULL) return pfpy_message("ARG_WHERE", "(On)", fname, pos);
+  return pfpy_message("ARG_WHERE_UNNAMED", "(n)", pos);
+}
+
 PFPY_NOINLINE void pfpy_arg_error(PyObject* exc_type, PyObject* fname, Py_ssize_t pos,
                                   const char* what) {
-  if (pos < 0) {
-    PyErr_Format(exc_type, "%S: return value: %s", fname ? fname : (PyObject*)Py_None, what);
-  } else if (fname != NULL) {
-    PyErr_Format(exc_type, "%U: argument %zd: %s", fname, pos, what);
-  } else {
-    PyErr_Format(exc_type, "packedfun.Function argument %zd: %s", pos, what);
-  }
+  PyObject* where = arg_where(fname, pos);
+  if (where == NULL) return;
+  pfpy_raise_message(exc_type, "AT_WHERE", "(Os)", where, what);
+  Py_DECREF(where);
 }
 
 int pfpy_prefix_unicode_reason(PyObject* exc, PyObject* where) {
@@ -56,8 +61,7 @@ static PFPY_NOINLINE void add_arg_note(PyObject* fname, Py_ssize_t pos) {
   PyObject* exc = pfpy_fetch_exception();
   if (exc == NULL) return;
   if (pos >= 0) {
-    PyObject* where = fname != NULL ? PyUnicode_FromFormat("%U: argument %zd", fname, pos)
-                                    : PyUnicode_FromFormat("packedfun.Function argument %zd", pos);
+    PyObject* where = arg_where(fname, pos);
     int done = pfpy_prefix_unicode_reason(exc, where);
     Py_XDECREF(where);
     PyErr_Clear();
@@ -67,15 +71,15 @@ static PFPY_NOINLINE void add_arg_note(PyObject* fname, Py_ssize_t pos) {
     }
   }
 #if PY_VERSION_HEX >= 0x030B0000
-  PyObject* note = pos < 0 ? PyUnicode_FromString("while converting a return value")
-                           : PyUnicode_FromFormat("while converting argument %zd of %S", pos,
-                                                  fname ? fname : (PyObject*)Py_None);
+  PyObject* note =
+      pos < 0 ? pfpy_message("NOTE_RETURN", "()")
+              : pfpy_message("NOTE_ARGUMENT", "(nO)", pos, fname ? fname : (PyObject*)Py_None);
   if (note != NULL) {
     PyObject* r = PyObject_CallMethod(exc, "add_note", "O", note);
     Py_XDECREF(r);
     Py_DECREF(note);
-    PyErr_Clear();
   }
+  PyErr_Clear();
 #endif
   pfpy_restore_exception(exc);
 }
@@ -115,17 +119,18 @@ int pfpy_long_to_any(PyObject* o, PFAny* out) {
   return 0;
 }
 
-const char* pfpy_int_range_message(int rc) {
-  return rc == PFPY_INT_TOO_LARGE ? "int too large for uint64" : "int too small for int64";
-}
-
 /* An int out of range: named by argument, or bare for an element (its path is put in front). */
 static PFPY_NOINLINE int int_range_error(int rc, Py_ssize_t pos, PyObject* fname) {
+  const char* name = rc == PFPY_INT_TOO_LARGE ? "INT_TOO_LARGE" : "INT_TOO_SMALL";
   if (pos == PFPY_POS_ELEMENT) {
-    PyErr_SetString(PyExc_OverflowError, pfpy_int_range_message(rc));
+    pfpy_raise_message(PyExc_OverflowError, name, "()");
     return PFPY_BARE_ERROR;
   }
-  pfpy_arg_error(PyExc_OverflowError, fname, pos, pfpy_int_range_message(rc));
+  PyObject* what = pfpy_message(name, "()");
+  if (what != NULL) {
+    pfpy_arg_error(PyExc_OverflowError, fname, pos, PyUnicode_AsUTF8(what));
+    Py_DECREF(what);
+  }
   return -1;
 }
 
@@ -409,7 +414,7 @@ static PyObject* void_p_from(void* ptr) {
     if (ctypes == NULL) return NULL;
     Py_DECREF(ctypes);
     void_p = pfpy_ctypes_void_p();
-    if (void_p == NULL) return PyErr_Format(PyExc_ImportError, "ctypes.c_void_p not found");
+    if (void_p == NULL) return pfpy_raise_message(PyExc_ImportError, "CTYPES_VOID_P_MISSING", "()");
   }
   PyObject* addr = PyLong_FromVoidPtr(ptr);
   if (addr == NULL) return NULL;
@@ -461,8 +466,7 @@ static PFPY_NOINLINE PyObject* unknown_kind(const PFAny* v) {
     if (PFAnyViewToOwned(v, &owned) != 0) return pfpy_raise_native(NULL);
     return pfpy_any_steal_to_py(&owned);
   }
-  return PyErr_Format(PyExc_TypeError, "packedfun: cannot convert a value of type index %d",
-                      (int)v->type_index);
+  return pfpy_raise_message(PyExc_TypeError, "VALUE_UNKNOWN_TYPE_INDEX", "(i)", (int)v->type_index);
 }
 
 /* Strings and bytes objects become plain str/bytes; `obj` is borrowed. */

@@ -71,8 +71,14 @@ static void items_free(Items* it) {
   if (it->items != it->small_items && !it->lent) PyMem_Free(it->items);
 }
 
-static PFPY_NOINLINE int own_error(Ctx* ctx, PyObject* type, const char* what) {
-  PyErr_SetString(type, what);
+/* Raises `type` with the message `name` of packedfun._rules.messages (filled with `arg` when not
+ * NULL): a bare reason, which decorate_error prefixes with the element's place. */
+static PFPY_NOINLINE int own_error(Ctx* ctx, PyObject* type, const char* name, const char* arg) {
+  if (arg != NULL) {
+    pfpy_raise_message(type, name, "(s)", arg);
+  } else {
+    pfpy_raise_message(type, name, "()");
+  }
   ctx->own_error = 1;
   return -1;
 }
@@ -117,9 +123,25 @@ static int is_open(const Ctx* ctx, PyObject* o) {
   return ctx->open[anchor - 1] == o;
 }
 
+/* What CPython appends to "maximum recursion depth exceeded" when containers nest too deep: the
+ * message CONTAINER_TOO_DEEP, read once (its str is kept, so its UTF-8 stays valid). */
+static PFPY_NOINLINE const char* too_deep_where_load(void) {
+  static PyObject* text = NULL;
+  if (text == NULL) text = pfpy_message("CONTAINER_TOO_DEEP", "()");
+  const char* where = text != NULL ? PyUnicode_AsUTF8(text) : NULL;
+  if (where == NULL) PyErr_Clear();
+  return where;
+}
+
+static inline const char* too_deep_where(void) {
+  static const char* where = NULL;
+  if (PFPY_UNLIKELY(where == NULL) && (where = too_deep_where_load()) == NULL) return "";
+  return where;
+}
+
 static int enter(Ctx* ctx, PyObject* o) {
-  if (is_open(ctx, o)) return own_error(ctx, PyExc_ValueError, "container contains itself");
-  if (Py_EnterRecursiveCall(" while converting a nested container")) return -1;
+  if (is_open(ctx, o)) return own_error(ctx, PyExc_ValueError, "CONTAINER_CONTAINS_ITSELF", NULL);
+  if (Py_EnterRecursiveCall(too_deep_where())) return -1;
   if (ctx->depth == ctx->cap) {
     int cap = ctx->cap * 2;
     PyObject** grown = ctx->open == ctx->shallow ? NULL : ctx->open;
@@ -218,9 +240,8 @@ static PyObject* const* seq_items(PyObject* o, PyObject* snap) {
 }
 
 static PFPY_NOINLINE int changed_size(Ctx* ctx, PyObject* o) {
-  return own_error(ctx, PyExc_RuntimeError,
-                   PyDict_Check(o) ? "dict changed size during conversion"
-                                   : "list changed size during conversion");
+  return own_error(ctx, PyExc_RuntimeError, "CONTAINER_CHANGED_SIZE",
+                   PyDict_Check(o) ? "dict" : "list");
 }
 
 static inline int size_changed(PyObject* o, Py_ssize_t n) {
@@ -453,6 +474,20 @@ static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view) {
   return rc == 0 ? 0 : -1;
 }
 
+/* Where the element at `path` is, worded by packedfun._rules.messages: "f: argument 0[1]",
+ * "packedfun.Function argument 0[1]", "value[1]", "return value[1]". New str, or NULL. */
+static PyObject* element_where(const Ctx* ctx, PyObject* path) {
+  if (ctx->pos < 0) {
+    return pfpy_message(ctx->fname != NULL ? "RETURN_VALUE_WHERE" : "VALUE_WHERE", "(O)", path);
+  }
+  PyObject* at = PyUnicode_FromFormat("%zd%U", ctx->pos, path);
+  if (at == NULL) return NULL;
+  PyObject* where = ctx->fname != NULL ? pfpy_message("ARG_WHERE", "(OO)", ctx->fname, at)
+                                       : pfpy_message("ARG_WHERE_UNNAMED", "(O)", at);
+  Py_DECREF(at);
+  return where;
+}
+
 /* Rewrites the pending exception to name the function, the argument and the element's path. */
 static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
   PyObject* exc = pfpy_fetch_exception(); /* first: the path's join must not clear it */
@@ -473,43 +508,39 @@ static PFPY_NOINLINE void decorate_error(Ctx* ctx) {
     return;
   }
   PyObject* name = ctx->fname ? ctx->fname : NULL;
-  if (ctx->own_error) {
+  PyObject* where = element_where(ctx, path); /* "f: argument 0[1]", "value[1]" */
+  if (where != NULL && ctx->own_error) {
     PyObject* what = PyObject_Str(exc);
     if (what != NULL) {
-      if (ctx->pos < 0) {
-        PyErr_Format((PyObject*)Py_TYPE(exc), "%s%U: %U", name ? "return value" : "value", path,
-                     what);
-      } else if (name != NULL) {
-        PyErr_Format((PyObject*)Py_TYPE(exc), "%U: argument %zd%U: %U", name, ctx->pos, path, what);
-      } else {
-        PyErr_Format((PyObject*)Py_TYPE(exc), "packedfun.Function argument %zd%U: %U", ctx->pos,
-                     path, what);
-      }
+      pfpy_raise_message((PyObject*)Py_TYPE(exc), "AT_WHERE", "(OO)", where, what);
       Py_DECREF(what);
+      Py_DECREF(where);
       Py_DECREF(exc);
       Py_DECREF(path);
       return;
     }
-    PyErr_Clear();
   }
+  PyErr_Clear();
   if (ctx->pos >= 0) { /* a str element's encode error: its reason names the element */
-    PyObject* where =
-        name != NULL ? PyUnicode_FromFormat("%U: argument %zd%U", name, ctx->pos, path)
-                     : PyUnicode_FromFormat("packedfun.Function argument %zd%U", ctx->pos, path);
     int done = pfpy_prefix_unicode_reason(exc, where);
-    Py_XDECREF(where);
     if (done) {
+      Py_XDECREF(where);
       Py_DECREF(path);
       pfpy_restore_exception(exc);
       return;
     }
   }
+  Py_XDECREF(where);
 #if PY_VERSION_HEX >= 0x030B0000
   if (!PyErr_GivenExceptionMatches(exc, PyExc_RecursionError)) {
-    PyObject* note = ctx->pos < 0
-                         ? PyUnicode_FromFormat("while converting value%U", path)
-                         : PyUnicode_FromFormat("while converting argument %zd%U of %S", ctx->pos,
-                                                path, name ? name : (PyObject*)Py_None);
+    PyObject* note = NULL;
+    if (ctx->pos < 0) {
+      note = pfpy_message("NOTE_VALUE", "(O)", path);
+    } else {
+      PyObject* at = PyUnicode_FromFormat("%zd%U", ctx->pos, path);
+      note = at != NULL ? pfpy_message("NOTE_ARGUMENT", "(OO)", at, name ? name : Py_None) : NULL;
+      Py_XDECREF(at);
+    }
     PyObject* r = note ? PyObject_CallMethod(exc, "add_note", "O", note) : NULL;
     Py_XDECREF(r);
     Py_XDECREF(note);

@@ -113,11 +113,10 @@ typedef struct {
 
 /*! Converts a Python int (borrowed) into kPFTypeInt, or kPFTypeUInt64 in [2**63, 2**64): 0 when
  *  converted, -1 with a Python exception, or PFPY_INT_TOO_LARGE / PFPY_INT_TOO_SMALL (no
- *  exception set; pfpy_int_range_message words it) when it fits neither. */
+ *  exception set; the messages INT_TOO_LARGE / INT_TOO_SMALL word it) when it fits neither. */
 int pfpy_long_to_any(PyObject* o, PFAny* out);
 #define PFPY_INT_TOO_LARGE 1
 #define PFPY_INT_TOO_SMALL 2
-const char* pfpy_int_range_message(int rc);
 
 /*! Stores a POD value in a PFAny (zero padding included). */
 #define PFPY_SET_POD(any, tindex, field, value) \
@@ -287,78 +286,8 @@ PyObject* pfpy_ctypes_void_p(void);
  */
 int pfpy_callable_to_function(PyObject* callable, PFObject** out);
 
-/*! Like pfpy_callable_to_function, for an argument: the Function may be a recycled one, and must be
- *  released with pfpy_temp_function_release (which recycles it when nothing else holds it). */
-int pfpy_callable_to_temp_function(PyObject* callable, PFObject** out);
-
 /*! The safe_call of Functions wrapping Python callables; `self` is the callable. */
 int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result);
-
-/*! The recycled wrapper waiting for the next callable argument, or NULL (callback.c). While it is
- *  not NULL, pfpy_callable_to_temp_function cannot fail. */
-#ifdef Py_GIL_DISABLED
-extern _Thread_local PFObject* pfpy_spare_callback;
-#else
-extern PFObject* pfpy_spare_callback;
-#endif
-
-/*! pfpy_callable_to_temp_function once pfpy_spare_callback is known to be ready, inline for the
- *  call path: takes the spare and gives it `callable` (a new reference). */
-static inline PFObject* pfpy_take_spare_callback(PyObject* callable) {
-  PFObject* fn = pfpy_spare_callback;
-  pfpy_spare_callback = NULL;
-  Py_INCREF(callable); /* owned by the wrapper, whether it is recycled or kept */
-  ((PFFunctionObject*)fn)->self = callable;
-  return fn;
-}
-
-/*! Puts a wrapper whose last reference is `fn` back in the slot, inline for the call path. */
-static inline void pfpy_recycle_callback(PFObject* fn) {
-  PFFunctionObject* f = (PFFunctionObject*)fn;
-  PyObject* callable = (PyObject*)f->self;
-  f->self = NULL;
-  pfpy_spare_callback = fn;
-  Py_XDECREF(callable);
-}
-
-/*! Releases a Function made by pfpy_callable_to_temp_function (stolen reference): it goes back to
- *  the slot if the slot is empty and the native side kept no reference to it (its reference count
- *  is back to 1: nobody else can hold or gain one). */
-static inline void pfpy_temp_function_release(PFObject* fn) {
-  if (pfpy_spare_callback == NULL && ((PFFunctionObject*)fn)->safe_call == &pfpy_callback_call &&
-      __atomic_load_n(&fn->ref_count, __ATOMIC_ACQUIRE) == 1) {
-    pfpy_recycle_callback(fn);
-    return;
-  }
-  PFObjectDecRef(fn);
-}
-
-/*! The call path's variant of pfpy_take_spare_callback: the wrapper *borrows* `callable`, which
- *  the caller's argument vector keeps alive for the whole call, and takes a reference of its own
- *  only if the native side keeps the wrapper (pfpy_borrowing_callback_release). */
-static inline PFObject* pfpy_take_spare_callback_borrowing(PyObject* callable) {
-  PFObject* fn = pfpy_spare_callback;
-  pfpy_spare_callback = NULL;
-  ((PFFunctionObject*)fn)->self = callable;
-  return fn;
-}
-
-/*! Gives a wrapper kept by the native side (or not recyclable) the reference to its callable it
- *  owns from now on, then drops the call's reference (callback.c). */
-void pfpy_keep_borrowing_callback(PFObject* fn);
-
-/*! Releases a wrapper from pfpy_take_spare_callback_borrowing after the call: back to the slot
- *  when the native side kept no reference (the count is back to 1: nobody else can hold or gain
- *  one) and the slot is empty, else it owns its callable from now on. */
-static inline void pfpy_borrowing_callback_release(PFObject* fn) {
-  if (PFPY_LIKELY(__atomic_load_n(&fn->ref_count, __ATOMIC_ACQUIRE) == 1 &&
-                  pfpy_spare_callback == NULL)) {
-    ((PFFunctionObject*)fn)->self = NULL;
-    pfpy_spare_callback = fn;
-    return;
-  }
-  pfpy_keep_borrowing_callback(fn);
-}
 
 /*! Makes an Opaque object owning a new reference to `o`. -1 with a Python exception on failure. */
 int pfpy_opaque_new(PyObject* o, PFObject** out);

@@ -1,4 +1,5 @@
 /* packedfun.Function: calls a native Function through vectorcall (the hot path of the package). */
+#include "callback.h"
 #include "container_view.h"
 #include "core.h"
 #include "tensor.h"
@@ -43,9 +44,9 @@ PyObject* pfpy_function_new(PFObject* obj, PyObject* name) {
 
 static PFPY_NOINLINE PyObject* kwargs_error(PFPyFunction* f) {
   if (f->name != NULL) {
-    return PyErr_Format(PyExc_TypeError, "%U() takes no keyword arguments", f->name);
+    return pfpy_raise_message(PyExc_TypeError, "FUNCTION_NO_KEYWORD_ARGUMENTS", "(O)", f->name);
   }
-  return PyErr_Format(PyExc_TypeError, "packedfun.Function takes no keyword arguments");
+  return pfpy_raise_message(PyExc_TypeError, "FUNCTION_NO_KEYWORD_ARGUMENTS_UNNAMED", "()");
 }
 
 /* ---- the GIL policy ----------------------------------------------------------------------------
@@ -128,14 +129,20 @@ static inline __attribute__((always_inline)) PyObject* result_to_py(PFAny* rv) {
  * stand for. Every argument is then read as it was when its turn came, left to right, as under
  * the "release" policy (which takes no views) and on the ctypes backend. Cold: views are rare. */
 static PFPY_NOINLINE int settle_before(PyObject* o, PFPyArgs* pack, Py_ssize_t i) {
-  PyTypeObject* t = Py_TYPE(o);
-  if (o == Py_None || t == &PyLong_Type || t == &PyFloat_Type || t == &PyBool_Type ||
-      t == &PyUnicode_Type || t == &PyBytes_Type || PyObject_TypeCheck(o, &PFPyObject_Type)) {
-    return 0; /* converted without running Python code */
-  }
-  if ((t == &PyList_Type || t == &PyTuple_Type || t == &PyDict_Type) &&
-      pfpy_view_arg_wanted(pack, i)) {
-    return 0; /* another view: read later, like the first */
+  switch (pfpy_kind_of(Py_TYPE(o))) { /* the rule's own classification, cached per type */
+    case PFPY_KIND_NONE:
+    case PFPY_KIND_BOOL:
+    case PFPY_KIND_INT:
+    case PFPY_KIND_FLOAT:
+    case PFPY_KIND_STR:
+    case PFPY_KIND_BYTES:
+    case PFPY_KIND_OBJECT:
+      return 0; /* their setters read the object's own fields: no Python code runs */
+    case PFPY_KIND_CONTAINER:
+      if (pfpy_view_arg_wanted(pack, i)) return 0; /* another view: read later, like the first */
+      break;
+    default:
+      break;
   }
   return pfpy_container_views_settle(pack, i);
 }
@@ -191,7 +198,7 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
  * temporaries or can fail to convert. */
 /* A Function whose native function the GC cleared while breaking a cycle. */
 static PFPY_NOINLINE PyObject* released_error(void) {
-  return PyErr_Format(PyExc_ValueError, "packedfun.Function: the function was released");
+  return pfpy_raise_message(PyExc_ValueError, "FUNCTION_RELEASED", "()");
 }
 
 static PFPY_NOINLINE PyObject* call_general(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
@@ -260,13 +267,13 @@ static inline __attribute__((always_inline)) PyObject* call_packed_objects(PFPyF
                                                                            PFObject* temp) {
   PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
   if (PFPY_UNLIKELY(fo == NULL)) {
-    if (temp != NULL) pfpy_borrowing_callback_release(temp);
+    if (temp != NULL) pfpy_callback_return(temp);
     return released_error();
   }
   PFAny rv;
   PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
   int rc = call_native(fo, packed, n, &rv);
-  if (temp != NULL) pfpy_borrowing_callback_release(temp);
+  if (temp != NULL) pfpy_callback_return(temp);
   if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
   if (PFPY_LIKELY(rv.type_index == kPFTypeNone)) Py_RETURN_NONE;
   return result_to_py(&rv);
@@ -285,8 +292,7 @@ static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* cons
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* o = args[i];
     if (Py_IS_TYPE(o, &PyFunction_Type)) {
-      if (temp != NULL || pfpy_spare_callback == NULL) goto general;
-      temp = pfpy_take_spare_callback_borrowing(o);
+      if (temp != NULL || (temp = pfpy_callback_lend(o)) == NULL) goto general;
       packed[i].type_index = kPFTypeFunction;
       packed[i].zero_padding = 0;
       packed[i].v_obj = temp;
@@ -299,7 +305,7 @@ static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* cons
   }
   return call_packed_objects(f, packed, (int32_t)n, temp);
 general:
-  if (temp != NULL) pfpy_borrowing_callback_release(temp);
+  if (temp != NULL) pfpy_callback_return(temp);
   return call_general(f, args, n, NULL);
 }
 
@@ -311,8 +317,7 @@ static PFPY_NOINLINE PyObject* call_with_lone_object(PFPyFunction* f, PyObject* 
   PyObject* o = args[0];
   PFAny arg;
   PFObject* temp = NULL;
-  if (Py_IS_TYPE(o, &PyFunction_Type) && PFPY_LIKELY(pfpy_spare_callback != NULL)) {
-    temp = pfpy_take_spare_callback_borrowing(o);
+  if (Py_IS_TYPE(o, &PyFunction_Type) && PFPY_LIKELY((temp = pfpy_callback_lend(o)) != NULL)) {
     arg.type_index = kPFTypeFunction;
     arg.zero_padding = 0;
     arg.v_obj = temp;
@@ -407,7 +412,7 @@ static PyObject* function_new(PyTypeObject* type, PyObject* args, PyObject* kwds
   PyObject* callable;
   if ((kwds != NULL && PyDict_Size(kwds) != 0) ||
       !PyArg_ParseTuple(args, "O:Function", &callable)) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "Function() takes no keywords");
+    if (!PyErr_Occurred()) pfpy_raise_message(PyExc_TypeError, "NO_KEYWORDS", "(s)", "Function");
     return NULL;
   }
   if (PyObject_TypeCheck(callable, &PFPyFunction_Type)) {
@@ -415,8 +420,8 @@ static PyObject* function_new(PyTypeObject* type, PyObject* args, PyObject* kwds
     return callable;
   }
   if (!PyCallable_Check(callable)) {
-    return PyErr_Format(PyExc_TypeError, "Function() expects a callable, got %.200s",
-                        Py_TYPE(callable)->tp_name);
+    return pfpy_raise_message(PyExc_TypeError, "FUNCTION_NOT_CALLABLE", "(s)",
+                              Py_TYPE(callable)->tp_name);
   }
   PFObject* obj = NULL;
   if (pfpy_callable_to_function(callable, &obj) != 0) return NULL;
@@ -458,15 +463,11 @@ static PyObject* wrapped_callable(PFPyFunction* f) {
 
 static PyObject* function_repr(PyObject* self) {
   PFPyFunction* f = (PFPyFunction*)self;
-  if (f->name != NULL) {
-    return PyUnicode_FromFormat("<packedfun.Function '%U' at %p>", f->name, (void*)f->base.handle);
-  }
+  unsigned long long at = (unsigned long long)(uintptr_t)f->base.handle;
+  if (f->name != NULL) return pfpy_message("FUNCTION_REPR_NAMED", "(OK)", f->name, at);
   PyObject* callable = wrapped_callable(f);
-  if (callable != NULL) {
-    return PyUnicode_FromFormat("<packedfun.Function wrapping %R at %p>", callable,
-                                (void*)f->base.handle);
-  }
-  return PyUnicode_FromFormat("<packedfun.Function at %p>", (void*)f->base.handle);
+  if (callable != NULL) return pfpy_message("FUNCTION_REPR_WRAPPING", "(OK)", callable, at);
+  return pfpy_message("FUNCTION_REPR", "(K)", at);
 }
 
 static PyObject* function_get_name(PyObject* self, void* closure) {
@@ -492,7 +493,7 @@ static int function_set_name(PyObject* self, PyObject* value, void* closure) {
   (void)closure;
   PFPyFunction* f = (PFPyFunction*)self;
   if (value != NULL && !PyUnicode_Check(value)) {
-    PyErr_SetString(PyExc_TypeError, "__name__ must be a str");
+    pfpy_raise_message(PyExc_TypeError, "FUNCTION_NAME_NOT_STR", "()");
     return -1;
   }
   if (f->dict == NULL) {
@@ -586,7 +587,7 @@ static int signature_descr_set(PyObject* self, PyObject* obj, PyObject* value) {
   (void)self;
   (void)obj;
   (void)value;
-  PyErr_SetString(PyExc_AttributeError, "Function.__signature__ is read-only");
+  pfpy_raise_message(PyExc_AttributeError, "FUNCTION_SIGNATURE_READ_ONLY", "()");
   return -1;
 }
 
@@ -623,14 +624,14 @@ static int function_set_gil_policy(PyObject* self, PyObject* value, void* closur
   (void)closure;
   PFObject* h = ((PFPyFunction*)self)->base.handle;
   if (value == NULL || !PyUnicode_Check(value)) {
-    PyErr_SetString(PyExc_TypeError, "gil_policy must be 'release' or 'hold' (a str)");
+    pfpy_raise_message(PyExc_TypeError, "GIL_POLICY_NOT_STR", "()");
     return -1;
   }
   int32_t policy = PyUnicode_CompareWithASCIIString(value, "hold") == 0      ? kPFGILHold
                    : PyUnicode_CompareWithASCIIString(value, "release") == 0 ? kPFGILRelease
                                                                              : -1;
   if (policy < 0) {
-    PyErr_Format(PyExc_ValueError, "gil_policy must be 'release' or 'hold', got %R", value);
+    pfpy_raise_message(PyExc_ValueError, "GIL_POLICY_UNKNOWN", "(O)", value);
     return -1;
   }
   if (h == NULL) {

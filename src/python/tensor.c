@@ -304,17 +304,30 @@ static PyObject* from_capsule(PyObject* cap) {
 }
 
 /* x.__dlpack__(...) through the rule both bindings share (packedfun._rules.tensor_layout:
- * max_version, the caller's stream for CUDA/ROCm data, the fallback for old producers). */
-static PyObject* call_dlpack(PyObject* x) {
+ * max_version, the caller's stream for CUDA/ROCm data, the fallback for old producers). The rule
+ * and the (major, minor) it is handed are looked up once, on the first generic producer: this
+ * path is taken on every call that passes a CuPy or JAX array. */
+static PyObject* producer_capsule = NULL; /* owned, kept for the process */
+static PyObject* dlpack_version = NULL;   /* owned: (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION) */
+
+static PFPY_NOINLINE int import_producer_rule(void) {
   PyObject* mod = PyImport_ImportModule("packedfun._rules.tensor_layout");
   PyObject* rule = mod != NULL ? PyObject_GetAttrString(mod, "producer_capsule") : NULL;
-  PyObject* version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-  PyObject* cap =
-      rule != NULL && version != NULL ? PyObject_CallFunctionObjArgs(rule, x, version, NULL) : NULL;
-  Py_XDECREF(version);
-  Py_XDECREF(rule);
   Py_XDECREF(mod);
-  return cap;
+  PyObject* version =
+      rule != NULL ? Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION) : NULL;
+  if (version == NULL) {
+    Py_XDECREF(rule);
+    return -1;
+  }
+  producer_capsule = rule;
+  dlpack_version = version;
+  return 0;
+}
+
+static PyObject* call_dlpack(PyObject* x) {
+  if (PFPY_UNLIKELY(producer_capsule == NULL) && import_producer_rule() != 0) return NULL;
+  return PyObject_CallFunctionObjArgs(producer_capsule, x, dlpack_version, NULL);
 }
 
 /* Fast producers (NumPy through the buffer protocol, torch through its C exchange API) live in

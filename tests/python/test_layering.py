@@ -103,3 +103,11 @@ def test_the_compiled_binding_never_loads_the_ctypes_one():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_no_message_is_written_in_both_bindings(layering):
+    # Every user-facing message is a template in packedfun._rules.messages. The one text left in
+    # the compiled binding is error.c's fallback for when str(exception) itself failed, which
+    # must not import anything (it may run while an import is what failed).
+    found = layering.messages_in_two_languages()
+    assert [(c, p) for c, p, _ in found] == [("error.c", "errors.py")], found

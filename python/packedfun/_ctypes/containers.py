@@ -658,7 +658,7 @@ class _Frame:
         is_dict = isinstance(value, dict)
         if i and not (is_dict and i & 1) and self._changed():
             kind = "dict" if is_dict else "list"
-            what = f"{kind} changed size during conversion"
+            what = _msg.text("CONTAINER_CHANGED_SIZE", kind)
             raise RuntimeError(_pack._arg_message(packer.fname, self.path, what))
         if i >= (2 * self.size if is_dict else self.size):
             return None
@@ -760,9 +760,10 @@ def _note_element_error(exc: Exception, fname, path) -> None:
 
 def _enter(packer, value, path, create, depth: int) -> _Frame:
     if id(value) in packer.active:
-        raise ValueError(_pack._arg_message(packer.fname, path, "container contains itself"))
+        what = _msg.text("CONTAINER_CONTAINS_ITSELF")
+        raise ValueError(_pack._arg_message(packer.fname, path, what))
     if depth >= sys.getrecursionlimit():
-        raise RecursionError("maximum recursion depth exceeded while converting a nested container")
+        raise RecursionError("maximum recursion depth exceeded" + _msg.text("CONTAINER_TOO_DEEP"))
     frame = _Frame(value, path, create)
     packer.active.add(id(value))
     return frame

@@ -14,6 +14,7 @@ import struct
 import sys
 from ctypes import addressof, c_void_p
 
+from .._rules import messages as _msg
 from .._rules import signature as _signature
 from . import abi as abi
 from . import tensor as _tensor
@@ -167,13 +168,18 @@ class ValuePath(str):
 
 def _arg_message(fname, pos, what: str) -> str:
     """The wording of _core's pfpy_arg_error: names the function and the argument position."""
+    return _msg.text("AT_WHERE", _where(fname, pos), what)
+
+
+def _where(fname, pos) -> str:
+    """Where argument ``pos`` of ``fname`` is (_core's arg_where and element_where)."""
     if pos is None:
-        return f"{fname}: return value: {what}"
+        return _msg.text("RETURN_WHERE", fname)
     if isinstance(pos, ValuePath):  # an element of a value (_core's convert_container.c)
-        return f"{'value' if fname is None else 'return value'}{pos}: {what}"
+        return _msg.text("VALUE_WHERE" if fname is None else "RETURN_VALUE_WHERE", pos)
     if fname is not None:
-        return f"{fname}: argument {pos}: {what}"
-    return f"packedfun.Function argument {pos}: {what}"
+        return _msg.text("ARG_WHERE", fname, pos)
+    return _msg.text("ARG_WHERE_UNNAMED", pos)
 
 
 def _add_note(exc: BaseException, fname, pos) -> None:
@@ -184,11 +190,11 @@ def _add_note(exc: BaseException, fname, pos) -> None:
         return
     if hasattr(exc, "add_note"):  # Python 3.11+
         if pos is None:
-            exc.add_note("while converting a return value")
+            exc.add_note(_msg.text("NOTE_RETURN"))
         elif isinstance(pos, ValuePath):
-            exc.add_note(f"while converting value{pos}")
+            exc.add_note(_msg.text("NOTE_VALUE", pos))
         else:
-            exc.add_note(f"while converting argument {pos} of {fname}")
+            exc.add_note(_msg.text("NOTE_ARGUMENT", pos, fname))
 
 
 def _python_number(value):
@@ -257,7 +263,7 @@ class _Packer:
             return _pack_int(abi.kPFTypeInt, 0, value)
         if _INT64_MAX < value <= _UINT64_MAX:  # beyond int64
             return _pack_ptr(abi.kPFTypeUInt64, 0, value)
-        what = "int too large for uint64" if value > 0 else "int too small for int64"
+        what = _msg.text("INT_TOO_LARGE" if value > 0 else "INT_TOO_SMALL")
         raise OverflowError(_arg_message(self.fname, self.pos, what))
 
     def encode(self, value: str) -> bytes:

@@ -410,7 +410,7 @@ def _numpy_dltensor(x, where: str, keep: list) -> int:
 def pack_tensor_arg(value, fname, pos, temps: list):
     """PFAny bytes of ``value`` when it is an array, dtype or device; else None."""
     if _is_numpy(value) and pos is not None:
-        where = f"{fname}: argument {pos}" if fname else f"packedfun.Function argument {pos}"
+        where = _msg.text("ARG_WHERE", fname, pos) if fname else _msg.text("ARG_WHERE_UNNAMED", pos)
         arg = _numpy_dltensor(value, where, temps)
         return _pack_ptr(abi.kPFTypeDLTensorPtr, _DLTENSOR_ARG_TAG, arg)
     kind = type(value)

@@ -299,7 +299,7 @@ class _SignatureDescriptor:
         return _signature.signature_or_none(obj)
 
     def __set__(self, obj, value):
-        raise AttributeError("Function.__signature__ is read-only")
+        raise AttributeError(_msg.text("FUNCTION_SIGNATURE_READ_ONLY"))
 
 
 class Function(Object):
@@ -317,12 +317,12 @@ class Function(Object):
         if kwargs or len(args) != 1:
             if not kwargs:
                 raise TypeError(f"Function() takes exactly 1 argument ({len(args)} given)")
-            raise TypeError("Function() takes no keywords")
+            raise TypeError(_msg.text("NO_KEYWORDS", "Function"))
         callable_ = args[0]
         if isinstance(callable_, Function):
             return callable_
         if not callable(callable_):
-            raise TypeError(f"Function() expects a callable, got {tp_name(type(callable_))}")
+            raise TypeError(_msg.text("FUNCTION_NOT_CALLABLE", tp_name(type(callable_))))
         return to_function(callable_)
 
     def __call__(self, *args, **kwargs):
@@ -380,9 +380,9 @@ class Function(Object):
     @gil_policy.setter
     def gil_policy(self, value: str) -> None:
         if not isinstance(value, str):
-            raise TypeError("gil_policy must be 'release' or 'hold' (a str)")
+            raise TypeError(_msg.text("GIL_POLICY_NOT_STR"))
         if value not in GIL_POLICIES:
-            raise ValueError(f"gil_policy must be 'release' or 'hold', got {value!r}")
+            raise ValueError(_msg.text("GIL_POLICY_UNKNOWN", value))
         if not self._pf_handle:
             raise ValueError(_msg.text("FUNCTION_RELEASED"))
         if LIB.PFFunctionSetGILPolicy(self._pf_handle, GIL_POLICIES[value]):
@@ -409,12 +409,13 @@ class Function(Object):
 
     def __repr__(self):
         name = self._pf_name
+        at = self._pf_handle or 0
         if name is not None:
-            return f"<packedfun.Function '{name}' at {self._pf_handle:#x}>"
+            return _msg.text("FUNCTION_REPR_NAMED", name, at)
         ours, callable_ = wrapped_callable(self._pf_handle)
         if ours:
-            return f"<packedfun.Function wrapping {callable_!r} at {self._pf_handle:#x}>"
-        return f"<packedfun.Function at {self._pf_handle:#x}>"
+            return _msg.text("FUNCTION_REPR_WRAPPING", callable_, at)
+        return _msg.text("FUNCTION_REPR", at)
 
     @property
     def __name__(self):
@@ -431,7 +432,7 @@ class Function(Object):
     @__name__.setter
     def __name__(self, value):
         if not isinstance(value, str):
-            raise TypeError("__name__ must be a str")
+            raise TypeError(_msg.text("FUNCTION_NAME_NOT_STR"))
         self.__dict__["__name__"] = value
 
     @__name__.deleter
@@ -509,8 +510,8 @@ def _pin(args: tuple) -> tuple:
 
 def _kwargs_error(name) -> TypeError:
     if name is not None:
-        return TypeError(f"{name}() takes no keyword arguments")
-    return TypeError("packedfun.Function takes no keyword arguments")
+        return TypeError(_msg.text("FUNCTION_NO_KEYWORD_ARGUMENTS", name))
+    return TypeError(_msg.text("FUNCTION_NO_KEYWORD_ARGUMENTS_UNNAMED"))
 
 
 def wrapped_callable(handle: int):
@@ -736,7 +737,7 @@ def _pod_to_python(value: PFAny, tindex: int):
         if _ViewToOwned(byref(value), byref(owned)):
             raise_last_error()
         return take_any(owned)
-    raise TypeError(f"packedfun: cannot convert a value of type index {tindex}")
+    raise TypeError(_msg.text("VALUE_UNKNOWN_TYPE_INDEX", tindex))
 
 
 def _borrowed_text(value: PFAny, tindex: int):

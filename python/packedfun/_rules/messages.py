@@ -207,3 +207,65 @@ ARGS_UNEXPECTED_KEYWORD = "{}() got an unexpected keyword argument '{}'"
 ARGS_MULTIPLE_VALUES = "{}() got multiple values for argument '{}'"
 #: ValueError: a call of a Function whose native function was released.
 FUNCTION_RELEASED = "packedfun.Function: the function was released"
+
+
+# ---- converting a value (src/python/convert.c, convert_container.c; _ctypes/pack.py,
+# ---- containers.py)
+
+#: Where an argument is: the function and the position ("f: argument 0", an element's path after
+#: the position: "f: argument 0[1]['k']").
+ARG_WHERE = "{}: argument {}"
+#: The same when the function has no name.
+ARG_WHERE_UNNAMED = "packedfun.Function argument {}"
+#: Where a return value is (the function, or None).
+RETURN_WHERE = "{}: return value"
+#: Where an element of a value that is no argument is (its path): convert(), a constructor.
+VALUE_WHERE = "value{}"
+#: Where an element of a return value is (its path).
+RETURN_VALUE_WHERE = "return value{}"
+#: An error's message with its place in front (the place, then the reason).
+AT_WHERE = "{}: {}"
+#: Note added to an exception raised while converting a return value.
+NOTE_RETURN = "while converting a return value"
+#: Note added to an exception raised while converting an element of a value (its path).
+NOTE_VALUE = "while converting value{}"
+#: Note added to an exception raised while converting an argument (position and path, function).
+NOTE_ARGUMENT = "while converting argument {} of {}"
+#: OverflowError: an int beyond uint64 (the place is put in front).
+INT_TOO_LARGE = "int too large for uint64"
+#: OverflowError: an int below int64 (the place is put in front).
+INT_TOO_SMALL = "int too small for int64"
+#: ValueError: a list or dict that holds itself (the place is put in front).
+CONTAINER_CONTAINS_ITSELF = "container contains itself"
+#: RuntimeError: a list or dict changed while converted ("list" or "dict").
+CONTAINER_CHANGED_SIZE = "{} changed size during conversion"
+#: RecursionError: containers nested deeper than the recursion limit.
+CONTAINER_TOO_DEEP = "maximum recursion depth exceeded while converting a nested container"
+#: TypeError: a value of a type index no Python type stands for.
+VALUE_UNKNOWN_TYPE_INDEX = "packedfun: cannot convert a value of type index {}"
+
+
+# ---- packedfun.Function (src/python/function.c; _ctypes/values.py) ----------------------------
+
+#: TypeError: keywords passed to a Function without a parameter table (its name).
+FUNCTION_NO_KEYWORD_ARGUMENTS = "{}() takes no keyword arguments"
+#: The same for a Function without a name.
+FUNCTION_NO_KEYWORD_ARGUMENTS_UNNAMED = "packedfun.Function takes no keyword arguments"
+#: TypeError: Function(x) of something not callable (its type).
+FUNCTION_NOT_CALLABLE = "Function() expects a callable, got {}"
+#: repr of a named Function (name, the native object's address as an int).
+FUNCTION_REPR_NAMED = "<packedfun.Function '{}' at {:#x}>"
+#: repr of a Function wrapping a Python callable (the callable, the address).
+FUNCTION_REPR_WRAPPING = "<packedfun.Function wrapping {!r} at {:#x}>"
+#: repr of any other Function (the address).
+FUNCTION_REPR = "<packedfun.Function at {:#x}>"
+#: TypeError: Function.__name__ set to something not a str.
+FUNCTION_NAME_NOT_STR = "__name__ must be a str"
+#: AttributeError: Function.__signature__ assigned.
+FUNCTION_SIGNATURE_READ_ONLY = "Function.__signature__ is read-only"
+#: TypeError: Function.gil_policy set to something not a str.
+GIL_POLICY_NOT_STR = "gil_policy must be 'release' or 'hold' (a str)"
+#: ValueError: Function.gil_policy set to an unknown policy (the value).
+GIL_POLICY_UNKNOWN = "gil_policy must be 'release' or 'hold', got {!r}"
+#: ImportError: an opaque pointer result, and ctypes has no c_void_p.
+CTYPES_VOID_P_MISSING = "ctypes.c_void_p not found"
