@@ -146,24 +146,65 @@ int PassErrorToTVM() noexcept {
   return -1;
 }
 
-/*! tvm-ffi's side of a packedfun Function handed to tvm-ffi code (`self` is the Function). */
-int Trampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
-  PFObject* func = static_cast<PFObject*>(self);
-  std::vector<PFAny> pf_args(static_cast<size_t>(num_args), NoneAny());
-  PFAny pf_result = NoneAny();
+/*! Whether a tvm-ffi argument means the same to packedfun, bits unchanged: POD, raw and small
+ *  strings, and a DLTensor* (borrowed for the call in both ABIs: a TensorView parameter takes it
+ *  as a view, a Tensor one makes its Tensor as for any caller's DLTensor*). */
+inline bool PassesToPF(int32_t t) noexcept {
+  return (t >= 0 && t <= kPFTypeRawStr) || t == kPFTypeSmallStr || t == kPFTypeSmallBytes;
+}
+
+/*! Gives a packedfun callback's result (owned, released here) to tvm-ffi as its new ref. */
+int ResultToTVM(PFAny* pf_result, PFAny* result) noexcept {
   int rc = Guard([&] {
-    for (int32_t i = 0; i < num_args; ++i) ToPF(args[i], &pf_args[i], "callback argument");
-    CheckCall(PFFunctionCall(func, pf_args.data(), num_args, &pf_result));
+    if (PassesToPF(pf_result->type_index) && pf_result->type_index != kPFTypeRawStr &&
+        pf_result->type_index != kPFTypeDLTensorPtr) {
+      *result = *pf_result;  // POD and small strings: nothing to translate
+      return 0;
+    }
     Temps temps;
     PFAny out;
-    ToTVM(pf_result, &out, &temps, ToTVMOptions{true, true}, "callback result");
+    ToTVM(*pf_result, &out, &temps, ToTVMOptions{true, true}, "callback result");
     if (out.type_index >= kPFTypeStaticObjectBegin) g_api.ObjectIncRef(out.v_obj);
     *result = out;
     return 0;
   });
-  for (PFAny& a : pf_args) ReleaseAny(&a);
-  ReleaseAny(&pf_result);
+  ReleaseAny(pf_result);
+  return rc;
+}
+
+/*! The callback with translated arguments (objects, tvm-ffi strings and containers, more than
+ *  eight arguments). */
+__attribute__((noinline)) int TrampolineTranslated(PFObject* func, const PFAny* args,
+                                                   int32_t num_args, PFAny* result) {
+  PFAny inline_args[8];
+  std::vector<PFAny> heap_args;
+  PFAny* pf_args = inline_args;
+  int32_t converted = 0;
+  PFAny pf_result = NoneAny();
+  int rc = Guard([&] {
+    if (num_args > 8) pf_args = (heap_args.resize(static_cast<size_t>(num_args)), heap_args.data());
+    for (; converted < num_args; ++converted) {
+      ToPF(args[converted], &pf_args[converted], "callback argument");
+    }
+    CheckCall(PFFunctionCall(func, pf_args, num_args, &pf_result));
+    return 0;
+  });
+  for (int32_t i = 0; i < converted; ++i) ReleaseAny(&pf_args[i]);
+  if (rc == 0) rc = ResultToTVM(&pf_result, result);
   return rc == 0 ? 0 : PassErrorToTVM();
+}
+
+/*! tvm-ffi's side of a packedfun Function handed to tvm-ffi code (`self` is the Function). The
+ *  common call (POD, strings, DLTensor*) hands tvm-ffi's arguments to packedfun as they are: the
+ *  two value layouts are byte-identical, so nothing is copied or allocated. */
+int Trampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
+  PFObject* func = static_cast<PFObject*>(self);
+  for (int32_t i = 0; i < num_args; ++i) {
+    if (!PassesToPF(args[i].type_index)) return TrampolineTranslated(func, args, num_args, result);
+  }
+  PFAny pf_result = NoneAny();
+  if (PFFunctionCall(func, args, num_args, &pf_result) != 0) return PassErrorToTVM();
+  return ResultToTVM(&pf_result, result) == 0 ? 0 : PassErrorToTVM();
 }
 
 void DecRefFunction(void* self) { DecRef(static_cast<PFObject*>(self)); }

@@ -91,6 +91,21 @@ print("ok")
     assert run_child(lib, code=code).strip() == "ok"
 
 
+def test_tensor_view_to_callback(lib):
+    code = (
+        _PRELUDE
+        + """
+import numpy as np
+view = pf.get_global_func("pf_tvm_obj.call_with_view")
+x = np.arange(6, dtype="float32").reshape(2, 3)
+assert view(lambda t, k: (tuple(t.shape), str(t.dtype), k), x) == ((2, 3), "float32", 7)
+assert view(lambda t, k: float(np.from_dlpack(t)[1, 2]), x) == 5.0  # the caller's data
+print("ok")
+"""
+    )
+    assert run_child(lib, code=code).strip() == "ok"
+
+
 def test_register_object_and_constructor(lib):
     code = (
         _PRELUDE
