@@ -156,11 +156,6 @@ inline bool PassesToPF(int32_t t) noexcept {
 /*! Gives a packedfun callback's result (owned, released here) to tvm-ffi as its new ref. */
 int ResultToTVM(PFAny* pf_result, PFAny* result) noexcept {
   int rc = Guard([&] {
-    if (PassesToPF(pf_result->type_index) && pf_result->type_index != kPFTypeRawStr &&
-        pf_result->type_index != kPFTypeDLTensorPtr) {
-      *result = *pf_result;  // POD and small strings: nothing to translate
-      return 0;
-    }
     Temps temps;
     PFAny out;
     ToTVM(*pf_result, &out, &temps, ToTVMOptions{true, true}, "callback result");
@@ -190,7 +185,7 @@ __attribute__((noinline)) int TrampolineTranslated(PFObject* func, const PFAny* 
     return 0;
   });
   for (int32_t i = 0; i < converted; ++i) ReleaseAny(&pf_args[i]);
-  if (rc == 0) rc = ResultToTVM(&pf_result, result);
+  if (rc == 0) rc = ResultToTVM(&pf_result, result);  // (a POD result goes through unchanged)
   return rc == 0 ? 0 : PassErrorToTVM();
 }
 
@@ -203,7 +198,13 @@ int Trampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
     if (!PassesToPF(args[i].type_index)) return TrampolineTranslated(func, args, num_args, result);
   }
   PFAny pf_result = NoneAny();
-  if (PFFunctionCall(func, args, num_args, &pf_result) != 0) return PassErrorToTVM();
+  auto* f = As<PFFunctionObject>(func);  // a Function by construction (WrapFunction)
+  if (f->safe_call(f->self, args, num_args, &pf_result) != 0) return PassErrorToTVM();
+  int32_t t = pf_result.type_index;
+  if ((t >= 0 && t <= kPFTypeDevice) || t == kPFTypeSmallStr || t == kPFTypeSmallBytes) {
+    *result = pf_result;  // POD and small strings: the same bits in tvm-ffi
+    return 0;
+  }
   return ResultToTVM(&pf_result, result) == 0 ? 0 : PassErrorToTVM();
 }
 
