@@ -29,9 +29,9 @@ static PFPY_NOINLINE int import_signature_module(void) {
   return 0;
 }
 
-/* Reads the metadata record once per Function object and caches its (names, defaults) table,
- * with the names interned so that keywords from code objects match by identity. nparams becomes
- * the table's size, or -2 when the record names no parameters. */
+/* Reads the metadata record once per Function object and caches its (names, defaults,
+ * positional-only count) table, with the names interned so that keywords from code objects match
+ * by identity. nparams becomes the table's size, or -2 when the record names no parameters. */
 static PFPY_NOINLINE int load_table(PFPyFunction* f) {
   if (import_signature_module() != 0) return -1;
   PFAny meta = {0};
@@ -138,12 +138,15 @@ PFPY_NO_LIBCALL_LOOPS int pfpy_function_bind(PFPyFunction* f, PyObject* const* a
   for (; i < n; ++i) full[i] = args[i];
   for (; i < np; ++i) full[i] = NULL;
   Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+  /* the table's third item: how many leading parameters are positional-only (a Python `/`) */
+  Py_ssize_t positional_only = nkw == 0 ? 0 : PyLong_AsSsize_t(PyTuple_GET_ITEM(f->table, 2));
   for (Py_ssize_t k = 0; k < nkw; ++k) {
     PyObject* key = PyTuple_GET_ITEM(kwnames, k);
     Py_ssize_t at = find_param(PyTuple_GET_ITEM(f->table, 0), key);
     if (at < 0) {
       return keyword_error(f, key, "ARGS_UNEXPECTED_KEYWORD"), -1;
     }
+    if (at < positional_only) return keyword_error(f, key, "ARGS_POSITIONAL_ONLY"), -1;
     if (full[at] != NULL) return keyword_error(f, key, "ARGS_MULTIPLE_VALUES"), -1;
     full[at] = args[n + k];
   }

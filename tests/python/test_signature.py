@@ -131,6 +131,46 @@ def test_python_function_registered_gets_its_signature():
         packedfun.remove_global_func("test_signature.scale")
 
 
+def test_python_positional_only_parameters_stay_positional_only():
+    def f(a, /, b=2):
+        return a * 10 + b
+
+    packedfun.register_func("test_signature.posonly", f, override=True)
+    try:
+        g = packedfun.get_global_func("test_signature.posonly")
+        assert (g(1), g(1, 3), g(1, b=4)) == (12, 13, 14)
+        with pytest.raises(TypeError) as info:
+            g(a=1)
+        assert str(info.value) == (
+            "test_signature.posonly() got some positional-only arguments passed as keyword "
+            "arguments: 'a'"
+        )
+        with pytest.raises(TypeError, match="positional-only"):
+            g(5, a=1)  # the positional-only rule comes before "multiple values", as in CPython
+        assert str(inspect.signature(g)) == "(a: 'Any', /, b: 'Any' = 2) -> 'Any'"
+        assert g.__text_signature__ == "(a, /, b=2)"
+        assert g.__doc__.splitlines()[0] == "test_signature.posonly(a: Any, /, b: Any = 2) -> Any"
+        record = packedfun.get_global_func_metadata("test_signature.posonly")
+        assert record["params"][0] == {"name": "a", "type": "Any", "positional_only": True}
+        assert "positional_only" not in record["params"][1]
+    finally:
+        packedfun.remove_global_func("test_signature.posonly")
+
+
+def test_function_without_metadata_has_no_signature():
+    # As for a native callable: inspect raises ValueError on both backends (not a made-up
+    # "(*args, **kwargs)" from the binding's own __call__); the attributes stay None.
+    f = packedfun.convert(lambda *a: len(a))
+    with pytest.raises(ValueError):
+        inspect.signature(f)
+    assert f.__signature__ is None and f.__text_signature__ is None
+
+    class Holder:
+        func = f
+
+    assert Holder().func is f  # a Function on a class is not bound to the instance
+
+
 def test_python_function_without_usable_signature_registers_plainly():
     packedfun.register_func("test_signature.star", lambda *a: len(a), override=True)
     sentinel = object()

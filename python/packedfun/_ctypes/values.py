@@ -364,6 +364,13 @@ class Function(Object):
 
     __signature__ = _SignatureDescriptor()
 
+    def __get__(self, obj, objtype=None):
+        """A Function stored on a class stays itself when read through an instance (no binding,
+        as with ``_core``'s Function). Defining it also makes :func:`inspect.signature` treat a
+        Function without metadata as a native callable and raise ``ValueError`` as it does on
+        ``_core``, instead of reading ``__call__``'s ``(*args, **kwargs)``."""
+        return self
+
     @property
     def __text_signature__(self):
         return _signature.text_signature_of(self)
@@ -397,7 +404,7 @@ class Function(Object):
         table = self.__dict__.get("_pf_table")
         if table is None:
             text = function_metadata(self._pf_handle) if self._pf_handle else None
-            table = _signature.param_table(text) if text is not None else ((), ())
+            table = _signature.param_table(text) if text is not None else ((), (), 0)
             self.__dict__["_pf_table"] = table
         if not table[0]:
             if kwargs:

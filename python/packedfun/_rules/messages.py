@@ -205,6 +205,11 @@ ARGS_TOO_MANY_POSITIONAL = "{}() takes {} positional argument{} but {} {} given"
 ARGS_UNEXPECTED_KEYWORD = "{}() got an unexpected keyword argument '{}'"
 #: TypeError: a parameter given by position and by keyword (function, keyword).
 ARGS_MULTIPLE_VALUES = "{}() got multiple values for argument '{}'"
+#: TypeError: a positional-only parameter (declared before ``/``) given by keyword (function,
+#: keyword), as CPython words it.
+ARGS_POSITIONAL_ONLY = (
+    "{}() got some positional-only arguments passed as keyword arguments: '{}'"
+)
 #: ValueError: a call of a Function whose native function was released.
 FUNCTION_RELEASED = "packedfun.Function: the function was released"
 

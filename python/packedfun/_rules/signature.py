@@ -75,8 +75,9 @@ def _parse(text: str) -> dict:
     return record
 
 
-def param_table(text: str) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-    """The parameter names and defaults (``MISSING`` where none) of a JSON metadata record.
+def param_table(text: str) -> tuple[tuple[str, ...], tuple[Any, ...], int]:
+    """The parameter names and defaults (``MISSING`` where none) of a JSON metadata record, and
+    how many leading parameters are positional-only.
 
     Parameters
     ----------
@@ -86,12 +87,21 @@ def param_table(text: str) -> tuple[tuple[str, ...], tuple[Any, ...]]:
     Returns
     -------
     tuple
-        ``(names, defaults)``, two tuples of the same length.
+        ``(names, defaults, positional_only)``: two tuples of the same length and the number of
+        leading parameters that a keyword may not name (``"positional_only": true`` in the record,
+        from a Python function's ``/``).
     """
     params = _parse(text).get("params") or []
     names = tuple(str(p["name"]) for p in params)
     defaults = tuple(p.get("default", MISSING) if isinstance(p, dict) else MISSING for p in params)
-    return names, defaults
+    positional_only = 0
+    while positional_only < len(params) and _positional_only(params[positional_only]):
+        positional_only += 1
+    return names, defaults, positional_only
+
+
+def _positional_only(param: Any) -> bool:
+    return isinstance(param, dict) and param.get("positional_only") is True
 
 
 def bind(fname: str, table: tuple, args: tuple, kwargs: dict) -> tuple:
@@ -102,7 +112,7 @@ def bind(fname: str, table: tuple, args: tuple, kwargs: dict) -> tuple:
     fname : str
         The function's name for messages.
     table : tuple
-        ``(names, defaults)`` from :func:`param_table`.
+        ``(names, defaults, positional_only)`` from :func:`param_table`.
     args, kwargs
         The call's arguments.
 
@@ -114,10 +124,11 @@ def bind(fname: str, table: tuple, args: tuple, kwargs: dict) -> tuple:
     Raises
     ------
     TypeError
-        Too many positional arguments, an unknown keyword, a parameter given twice, or a
-        required parameter missing; the message names the function and the parameter.
+        Too many positional arguments, an unknown keyword, a keyword naming a positional-only
+        parameter, a parameter given twice, or a required parameter missing; the message names
+        the function and the parameter.
     """
-    names, defaults = table
+    names, defaults, positional_only = table
     n = len(names)
     if len(args) > n:
         given = len(args)
@@ -137,6 +148,8 @@ def bind(fname: str, table: tuple, args: tuple, kwargs: dict) -> tuple:
             i = names.index(key)
         except ValueError:
             raise TypeError(_msg.text("ARGS_UNEXPECTED_KEYWORD", fname, key)) from None
+        if i < positional_only:
+            raise TypeError(_msg.text("ARGS_POSITIONAL_ONLY", fname, key))
         if values[i] is not MISSING:
             raise TypeError(_msg.text("ARGS_MULTIPLE_VALUES", fname, key))
         values[i] = value
@@ -220,6 +233,8 @@ def metadata_from_callable(name: str, fn: Any) -> str | None:
         if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             return None
         entry: dict[str, Any] = {"name": p.name, "type": _annotation_text(p.annotation)}
+        if p.kind == p.POSITIONAL_ONLY:
+            entry["positional_only"] = True
         if p.default is not p.empty:
             ok, value = _json_default(p.default)
             if not ok:
@@ -243,13 +258,11 @@ def _signature(record: dict) -> inspect.Signature:
     params = []
     for p in record.get("params") or []:
         default = p["default"] if "default" in p else inspect.Parameter.empty
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        if _positional_only(p):
+            kind = inspect.Parameter.POSITIONAL_ONLY
         params.append(
-            inspect.Parameter(
-                p["name"],
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                default=default,
-                annotation=p.get("type", "Any"),
-            )
+            inspect.Parameter(p["name"], kind, default=default, annotation=p.get("type", "Any"))
         )
     return inspect.Signature(params, return_annotation=record.get("return", "Any"))
 
@@ -278,7 +291,15 @@ def text_signature(name: str, record: dict) -> str:
         if p.default is not p.empty:
             text += f" = {p.default!r}"
         parts.append(text)
+    _mark_positional_only(parts, record)
     return f"{name}({', '.join(parts)}) -> {sig.return_annotation}"
+
+
+def _mark_positional_only(parts: list, record: dict) -> None:
+    """Inserts ``/`` into ``parts`` (one per parameter) after the positional-only ones."""
+    count = sum(1 for p in record.get("params") or [] if _positional_only(p))
+    if count:
+        parts.insert(count, "/")
 
 
 def signature_or_none(func: Any) -> inspect.Signature | None:
@@ -295,6 +316,7 @@ def text_signature_of(func: Any) -> str | None:
     parts = []
     for p in record.get("params") or []:
         parts.append(f"{p['name']}={p['default']!r}" if "default" in p else p["name"])
+    _mark_positional_only(parts, record)
     return f"({', '.join(parts)})"
 
 
