@@ -207,9 +207,7 @@ ARGS_UNEXPECTED_KEYWORD = "{}() got an unexpected keyword argument '{}'"
 ARGS_MULTIPLE_VALUES = "{}() got multiple values for argument '{}'"
 #: TypeError: a positional-only parameter (declared before ``/``) given by keyword (function,
 #: keyword), as CPython words it.
-ARGS_POSITIONAL_ONLY = (
-    "{}() got some positional-only arguments passed as keyword arguments: '{}'"
-)
+ARGS_POSITIONAL_ONLY = "{}() got some positional-only arguments passed as keyword arguments: '{}'"
 #: ValueError: a call of a Function whose native function was released.
 FUNCTION_RELEASED = "packedfun.Function: the function was released"
 
