@@ -954,7 +954,6 @@ def c_class(
     ValueError
         For ``order`` without ``eq``.
     """
-    from .object import register_object
 
     params = {
         "frozen": frozen, "init": init, "repr": repr, "eq": eq, "order": order,
@@ -973,7 +972,7 @@ def c_class(
         for name in body:
             delattr(cls, name)  # the C++ field's descriptor takes the name
         user = frozenset(cls.__dict__)
-        cls = register_object(type_key)(cls)
+        cls = _object.register_object(type_key)(cls)
         if not init and "__init__" not in user:
             cls.__init__ = _object_no_init
         spec = _Spec(cls, type_key, params, own, None)
