@@ -30,12 +30,9 @@ import run as sanitize  # noqa: E402
 MODE = os.environ.get("PACKEDFUN_SANITIZE", "")
 
 
-# Opt-in (PACKEDFUN_SANITIZE=1) until the reports found on 2026-11-28 are fixed: on main at
-# cedc30d the _core pass had 49 sanitizer reports and 7 errors, the ctypes pass one leak report and
-# a failing docs shell block (docs/reliability.md lists the open findings).
 @pytest.mark.deselect_if(
-    MODE not in ("1", "all", "subset"),
-    reason="opt-in (PACKEDFUN_SANITIZE=1) until its open reports are fixed: the whole suite on "
+    not suite.FULL and MODE not in ("1", "all", "subset"),
+    reason="full run only (PACKEDFUN_TEST_FULL=1, or PACKEDFUN_SANITIZE=1): the whole suite on "
     "both backends under ASan+UBSan",
 )
 @pytest.mark.skipif(MODE == "0", reason="PACKEDFUN_SANITIZE=0 turns the sanitized run off")
