@@ -970,8 +970,9 @@ PACKEDFUN_API int PFStructuralFirstMismatch(const PFAny* a, const PFAny* b, PFAn
 PACKEDFUN_API int PFEnvSetStream(int32_t device_type, int32_t device_id, void* stream,
                                  void** out_prev);
 
-/*! The calling thread's stream for the device, or NULL (the default stream) when none is set.
- *  Never fails; a lookup is a few loads (no lock, no allocation). */
+/*! The calling thread's stream for the device, or NULL (the default stream) when none is set
+ *  (where none is set here, the one set in Apache TVM FFI's environment, when the tvm-ffi bridge
+ *  is in use). Never fails; a lookup is a few loads (no lock, no allocation). */
 PACKEDFUN_API void* PFEnvGetStream(int32_t device_type, int32_t device_id);
 
 /*! The allocator of DLPack's exchange API (DLPackManagedTensorAllocator): makes a new tensor with
@@ -988,8 +989,8 @@ typedef int (*PFEnvTensorAllocator)(DLTensor* prototype, DLManagedTensorVersione
 PACKEDFUN_API int PFEnvSetTensorAllocator(PFEnvTensorAllocator allocator,
                                           PFEnvTensorAllocator* out_prev);
 
-/*! Allocates a contiguous tensor through the calling thread's allocator (PFTensorEmpty when none
- *  is set). `shape` (borrowed, `ndim` entries). `*out` receives a new ref to a Tensor that frees
+/*! Allocates a contiguous tensor through the calling thread's allocator (else the one set in
+ *  Apache TVM FFI's environment, when the tvm-ffi bridge is in use; else PFTensorEmpty). `shape` (borrowed, `ndim` entries). `*out` receives a new ref to a Tensor that frees
  *  the memory through the allocator's deleter. Fails with the allocator's error kind and message,
  *  or ValueError for a negative dimension. */
 PACKEDFUN_API int PFEnvTensorAlloc(const int64_t* shape, int32_t ndim, DLDataType dtype,

@@ -25,6 +25,8 @@ struct EnvState {
 };
 thread_local EnvState tls_env = {nullptr, nullptr, 0};
 
+std::atomic<const ForeignEnv*> g_foreign_env{nullptr};
+
 /*! The calling thread's stream slots: few devices per thread, so a short vector scanned in order
  *  beats any map. A slot set back to NULL stays (a later set reuses it). Only PFEnvSetStream
  *  changes it; readers go through tls_env, which is emptied when the thread's slots are freed. */
@@ -91,6 +93,10 @@ __attribute__((noinline, cold)) int RaiseGuardedCallRefused(bool unset) {
 }
 
 }  // namespace
+
+void SetForeignEnv(const ForeignEnv* env) noexcept {
+  g_foreign_env.store(env, std::memory_order_release);
+}
 
 const EnvStreamSlot* EnvSnapshot(size_t* count, PFEnvTensorAllocator* allocator) noexcept {
   const EnvState& env = tls_env;
@@ -159,7 +165,8 @@ PACKEDFUN_API void* PFEnvGetStream(int32_t device_type, int32_t device_id) {
     const EnvStreamSlot& slot = env.slots[i];
     if (slot.device_type == device_type && slot.device_id == device_id) return slot.stream;
   }
-  return nullptr;
+  const ForeignEnv* foreign = g_foreign_env.load(std::memory_order_acquire);
+  return foreign != nullptr ? foreign->get_stream(device_type, device_id) : nullptr;
 }
 
 PACKEDFUN_API int PFEnvSetTensorAllocator(PFEnvTensorAllocator allocator,
@@ -172,6 +179,10 @@ PACKEDFUN_API int PFEnvSetTensorAllocator(PFEnvTensorAllocator allocator,
 PACKEDFUN_API int PFEnvTensorAlloc(const int64_t* shape, int32_t ndim, DLDataType dtype,
                                    DLDevice device, PFObject** out) {
   PFEnvTensorAllocator allocator = tls_env.allocator;
+  if (allocator == nullptr) {
+    const ForeignEnv* foreign = g_foreign_env.load(std::memory_order_acquire);
+    if (foreign != nullptr) allocator = foreign->get_allocator();
+  }
   if (allocator == nullptr) return PFTensorEmpty(shape, ndim, dtype, device, out);
   if (out == nullptr || ndim < 0 || (ndim > 0 && shape == nullptr)) {
     return RaiseError("ValueError", "PFEnvTensorAlloc: bad shape or NULL out");

@@ -22,6 +22,19 @@ struct EnvStreamSlot {
  *  single thread-local lookup when nothing is set. */
 const EnvStreamSlot* EnvSnapshot(size_t* count, PFEnvTensorAllocator* allocator) noexcept;
 
+/*! Another FFI's calling environment (the tvm-ffi bridge registers it at static
+ *  initialisation), read where the calling thread set nothing in packedfun's: a stream for a
+ *  device with no slot here, the allocator when none is set here. So a packedfun Function that
+ *  tvm-ffi code calls runs on the stream and allocates from the allocator its host installed in
+ *  tvm-ffi's environment. Both functions never fail: NULL means "nothing set there either". */
+struct ForeignEnv {
+  void* (*get_stream)(int32_t device_type, int32_t device_id);
+  PFEnvTensorAllocator (*get_allocator)();
+};
+
+/*! Registers the one foreign environment (static storage); called at static initialisation. */
+void SetForeignEnv(const ForeignEnv* env) noexcept;
+
 }  // namespace detail
 }  // namespace packedfun
 

@@ -27,6 +27,8 @@ constexpr const char* kLibraryEnv = "PACKEDFUN_TVM_FFI_LIBRARY";
 Api g_api;
 std::atomic<bool> g_api_ready{false};
 
+bool ApiReadyNow() noexcept { return g_api_ready.load(std::memory_order_acquire); }
+
 std::mutex& LoadMutex() {
   static std::mutex mutex;
   return mutex;
@@ -496,6 +498,22 @@ void CheckVersion(void* library) {
                        ".x beside packedfun");
 }
 
+/*! tvm-ffi's environment as packedfun's fallback (runtime/env.h): only once the bridge is in
+ *  use, so a process without tvm-ffi pays one atomic load per miss. */
+void* ForeignStream(int32_t device_type, int32_t device_id) {
+  if (!ApiReadyNow() || g_api.EnvGetStream == nullptr) return nullptr;
+  return g_api.EnvGetStream(device_type, device_id);
+}
+
+PFEnvTensorAllocator ForeignAllocator() {
+  if (!ApiReadyNow() || g_api.EnvGetTensorAllocator == nullptr) return nullptr;
+  return g_api.EnvGetTensorAllocator();
+}
+
+const ForeignEnv kForeignEnv = {&ForeignStream, &ForeignAllocator};
+
+[[maybe_unused]] const bool kEnvRegistered = (SetForeignEnv(&kForeignEnv), true);
+
 }  // namespace
 
 const Api& GetApi() noexcept { return g_api; }
@@ -536,6 +554,9 @@ void EnsureApi(void* library) {
   std::string optional;  // older libtvm_ffi may lack the environment API: then it is not mirrored
   ResolveSymbol(library, "TVMFFIEnvSetStream", &api.EnvSetStream, &optional);
   ResolveSymbol(library, "TVMFFIEnvSetDLPackManagedTensorAllocator", &api.EnvSetTensorAllocator,
+                &optional);
+  ResolveSymbol(library, "TVMFFIEnvGetStream", &api.EnvGetStream, &optional);
+  ResolveSymbol(library, "TVMFFIEnvGetDLPackManagedTensorAllocator", &api.EnvGetTensorAllocator,
                 &optional);
   if (!missing.empty()) {
     Throw("OSError", "the libtvm_ffi loaded in this process lacks entry points packedfun needs:" +

@@ -153,6 +153,8 @@ struct Api {
   int (*EnvSetStream)(int32_t device_type, int32_t device_id, void* stream, void** out_prev);
   int (*EnvSetTensorAllocator)(PFEnvTensorAllocator allocator, int write_to_global_context,
                                PFEnvTensorAllocator* out_prev);
+  void* (*EnvGetStream)(int32_t device_type, int32_t device_id);
+  PFEnvTensorAllocator (*EnvGetTensorAllocator)();
 };
 
 /*! Whether the API is resolved (libtvm_ffi is in the process and EnsureApi succeeded). */

@@ -106,6 +106,32 @@ print("ok")
     assert run_child(lib, code=code).strip() == "ok"
 
 
+def test_environment_of_the_tvm_ffi_host(lib):
+    # tvm-ffi code (a framework's handler) installs its stream and allocator in tvm-ffi's
+    # environment and calls a packedfun Function it was given: packedfun code reads that stream
+    # and allocates from that allocator (nothing set in packedfun's own).
+    code = (
+        _PRELUDE
+        + """
+import packedfun.testing
+with_env = pf.get_global_func("pf_tvm_obj.with_env")
+env_stream = pf.get_global_func("testing.env_stream")
+env_ones = pf.get_global_func("testing.env_ones")
+def body():
+    t = env_ones(4)  # C++ Tensor::FromEnvAlloc
+    assert list(t.shape) == [4]
+    return [pf.current_stream("cpu:0"), env_stream(pf.device("cpu", 0))]
+(streams, allocs) = with_env(body, 0xABC)
+assert list(streams) == [0xABC, 0xABC] and allocs == 1, (streams, allocs)
+assert pf.current_stream("cpu:0") == 0  # tvm-ffi's settings ended with the call
+(streams, allocs) = with_env(lambda: [env_stream(pf.device("cpu", 0))], 7)
+assert list(streams) == [7] and allocs == 0
+print("ok")
+"""
+    )
+    assert run_child(lib, code=code).strip() == "ok"
+
+
 def test_register_object_and_constructor(lib):
     code = (
         _PRELUDE
