@@ -990,9 +990,10 @@ PACKEDFUN_API int PFEnvSetTensorAllocator(PFEnvTensorAllocator allocator,
                                           PFEnvTensorAllocator* out_prev);
 
 /*! Allocates a contiguous tensor through the calling thread's allocator (else the one set in
- *  Apache TVM FFI's environment, when the tvm-ffi bridge is in use; else PFTensorEmpty). `shape` (borrowed, `ndim` entries). `*out` receives a new ref to a Tensor that frees
- *  the memory through the allocator's deleter. Fails with the allocator's error kind and message,
- *  or ValueError for a negative dimension. */
+ *  Apache TVM FFI's environment, when the tvm-ffi bridge is in use; else PFTensorEmpty).
+ *  `shape` (borrowed, `ndim` entries). `*out` receives a new ref to a Tensor that frees the
+ *  memory through the allocator's deleter. Fails with the allocator's error kind and message, or
+ *  ValueError for a negative dimension. */
 PACKEDFUN_API int PFEnvTensorAlloc(const int64_t* shape, int32_t ndim, DLDataType dtype,
                                    DLDevice device, PFObject** out);
 
