@@ -113,8 +113,11 @@ class Module(metaclass=_ModuleMeta):
             where = " or its imports" if query_imports else ""
             raise AttributeError(f"{self._describe()}{where} has no function {name!r}")
         doc = core.module_get_function_doc(self._pf_handle, name, bool(query_imports))
-        if func.__signature__ is not None:
-            doc = _signature.describe(func, name, doc)
+        try:  # a record a library got wrong stays this function's problem, not the module's
+            if _signature.metadata_of(func) is not None:
+                doc = _signature.describe(func, name, doc)
+        except ValueError:
+            pass
         try:
             if doc is not None:
                 func.__doc__ = doc

@@ -132,6 +132,26 @@ void CheckNames(const char* fn, const char* name, const char* const* types, int3
   }
 }
 
+/*! Refuses what would make a metadata record unusable: a parameter named twice, and a default
+ *  that is no JSON value (a non-finite float prints as nan or inf). */
+void CheckParam(const char* name, const std::string& pname, const char* const* arg_names, int32_t i,
+                const char* def) {
+  if (pname.empty())
+    Throw("ValueError",
+          std::string(name) + ": parameter " + std::to_string(i) + " has an empty name");
+  for (int32_t j = 0; arg_names != nullptr && j < i; ++j) {
+    if (pname == arg_names[j]) {
+      Throw("ValueError", std::string(name) + ": parameter '" + pname + "' is named twice");
+    }
+  }
+  std::string_view text = def == nullptr ? std::string_view() : std::string_view(def);
+  if (!text.empty() && text.front() == '-') text.remove_prefix(1);
+  if (text.substr(0, 3) == "nan" || text.substr(0, 3) == "inf") {
+    Throw("ValueError", std::string(name) + ": the default of parameter '" + pname + "' is " + def +
+                            ": a default must be a finite number");
+  }
+}
+
 std::string BuildMetadata(const char* name, const char* const* types, int32_t num_types,
                           const char* const* arg_names, const char* const* arg_defaults,
                           int32_t num_args, const char* doc) {
@@ -145,6 +165,8 @@ std::string BuildMetadata(const char* name, const char* const* types, int32_t nu
   bool seen_default = false;
   for (int32_t i = 0; i < num_params; ++i) {
     std::string pname = num_args == 0 ? "arg" + std::to_string(i) : arg_names[i];
+    CheckParam(name, pname, num_args == 0 ? nullptr : arg_names, i,
+               num_args == 0 || arg_defaults == nullptr ? nullptr : arg_defaults[i]);
     out += (i ? ", " : "") + std::string("{\"name\": ") + JsonText(pname);
     out += ", \"type\": " + JsonText(num_types == 0 ? "Any" : types[i + 1]);
     const char* def = num_args == 0 || arg_defaults == nullptr ? nullptr : arg_defaults[i];

@@ -299,6 +299,7 @@ def test_an_init_set_later_on_a_reflected_class_is_called(fresh_pair):
 
 EXPORTS = r"""
 #include <packedfun/packedfun.h>
+#include <limits>
 using namespace packedfun::literals;
 
 int64_t Add(int64_t a, int64_t b) { return a + b; }
@@ -306,6 +307,15 @@ double Mix(double x, packedfun::String tag) { return x + static_cast<double>(tag
 PACKEDFUN_DLL_EXPORT_TYPED_FUNC(add, Add, "a", "b"_a = 10);
 PACKEDFUN_DLL_EXPORT_TYPED_FUNC(mix, Mix);
 PACKEDFUN_DLL_EXPORT_DOC(add, "Adds.");
+
+// Parameter declarations that a record cannot carry, or Python cannot spell.
+int64_t KwNames(int64_t from, int64_t lam) { return from * 10 + lam; }
+double Same(double x) { return x; }
+using Limits = std::numeric_limits<double>;
+PACKEDFUN_DLL_EXPORT_TYPED_FUNC(kw_names, KwNames, "from", "lambda"_a = 3);
+PACKEDFUN_DLL_EXPORT_TYPED_FUNC(dup_names, Add, "a", "a");
+PACKEDFUN_DLL_EXPORT_TYPED_FUNC(nan_default, Same, "x"_a = Limits::quiet_NaN());
+PACKEDFUN_DLL_EXPORT_TYPED_FUNC(inf_default, Same, "x"_a = -Limits::infinity());
 """
 
 OLD_STYLE = r"""
@@ -343,6 +353,48 @@ def test_exported_functions_carry_metadata(exported):
     assert exported.mix(arg1="ab", arg0=1.0) == 3.0
     with pytest.raises(TypeError, match=r"add\(\) got an unexpected keyword argument 'c'"):
         exported.add(1, c=2)
+
+
+def test_parameters_named_with_python_keywords_work(exported):
+    f = exported.kw_names
+    assert (f(1), f(1, 2), f(**{"from": 1, "lambda": 2}), f(1, **{"lambda": 4})) == (13, 12, 12, 14)
+    assert str(inspect.signature(f)) == "(from_: 'int', lambda_: 'int' = 3) -> 'int'"
+    assert f.__text_signature__ == "(from_, lambda_=3)"
+    assert [p["name"] for p in exported.get_function_metadata("kw_names")["params"]] == [
+        "from", "lambda"]  # fmt: skip
+    with pytest.raises(TypeError, match="unexpected keyword argument 'from_'"):
+        f(from_=1)  # the signature's spelling; the parameter's name is "from"
+
+
+def test_bad_parameter_declarations_are_refused_without_poisoning_the_module(exported):
+    # Refused where declared: the library reports each, naming the function, and exports the
+    # function without a record (it works positionally); the module's other functions are
+    # untouched, and so is every lookup.
+    assert exported.dup_names(1, 2) == 3 and exported.get_function_metadata("dup_names") is None
+    assert (
+        exported.nan_default(1.5) == 1.5 and exported.get_function_metadata("nan_default") is None
+    )
+    assert exported.get_function_metadata("inf_default") is None
+    assert exported.add(1) == 11 and exported.kw_names(1) == 13
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import packedfun, sys; m = packedfun.load_module(sys.argv[1]); "
+        "print(m.add(1), m.dup_names(2, 3), m.inf_default(0.5))"
+    )
+    parent = os.path.dirname(os.path.dirname(packedfun.__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([parent, os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-c", code, exported.path], capture_output=True,
+                          text=True, timeout=120, env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["11", "5", "0.5"]
+    assert "'dup_names': ValueError: dup_names: parameter 'a' is named twice" in proc.stderr
+    assert "nan_default: the default of parameter 'x' is nan: a default must be a finite" in (
+        proc.stderr
+    )
+    assert "inf_default: the default of parameter 'x' is -inf" in proc.stderr
 
 
 def test_old_style_exports_still_load(tmp_path):

@@ -29,6 +29,7 @@ __all__ = [
     "signature_or_none",
     "text_signature",
     "text_signature_of",
+    "python_name",
     "describe",
     "error_label",
     "name_argument_error",
@@ -252,6 +253,18 @@ def metadata_from_callable(name: str, fn: Any) -> str | None:
     return json.dumps(record)
 
 
+def python_name(name: str) -> str:
+    """How a signature shows parameter ``name``: itself, or with ``_`` appended when it is a Python
+    keyword (``from`` becomes ``from_``; a call still passes it positionally or as
+    ``**{"from": 1}``), or made an identifier when it is none."""
+    import keyword
+
+    if name.isidentifier():
+        return name + "_" if keyword.iskeyword(name) else name
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "_"
+    return "_" + cleaned if not cleaned.isidentifier() else cleaned
+
+
 def _signature(record: dict) -> inspect.Signature:
     import inspect
 
@@ -261,10 +274,14 @@ def _signature(record: dict) -> inspect.Signature:
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         if _positional_only(p):
             kind = inspect.Parameter.POSITIONAL_ONLY
+        name = python_name(str(p["name"]))
         params.append(
-            inspect.Parameter(p["name"], kind, default=default, annotation=p.get("type", "Any"))
+            inspect.Parameter(name, kind, default=default, annotation=p.get("type", "Any"))
         )
-    return inspect.Signature(params, return_annotation=record.get("return", "Any"))
+    try:
+        return inspect.Signature(params, return_annotation=record.get("return", "Any"))
+    except ValueError as exc:  # names twice, a required one after a default: a bad record
+        raise ValueError(f"{record.get('name', 'function')}: unusable metadata: {exc}") from None
 
 
 def signature_of(func: Any) -> inspect.Signature:
@@ -315,7 +332,8 @@ def text_signature_of(func: Any) -> str | None:
         return None
     parts = []
     for p in record.get("params") or []:
-        parts.append(f"{p['name']}={p['default']!r}" if "default" in p else p["name"])
+        name = python_name(str(p["name"]))
+        parts.append(f"{name}={p['default']!r}" if "default" in p else name)
     _mark_positional_only(parts, record)
     return f"({', '.join(parts)})"
 
