@@ -37,6 +37,21 @@ int64_t loop_tensors(ffi::Function f, ffi::TensorView a, ffi::TensorView b, int6
 }
 int64_t add(int64_t a, int64_t b) { return a + b; }
 int64_t ndim2(ffi::TensorView a, ffi::TensorView b) { return a.ndim() + b.ndim(); }
+class BenchPairObj : public ffi::Object {
+ public:
+  int64_t a, b;
+  BenchPairObj(int64_t a, int64_t b) : a(a), b(b) {}
+  int64_t Sum() const { return a + b; }
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("bench_native_loop.Pair", BenchPairObj, ffi::Object);
+};
+TVM_FFI_STATIC_INIT_BLOCK() {
+  namespace refl = tvm::ffi::reflection;
+  refl::ObjectDef<BenchPairObj>().def(refl::init<int64_t, int64_t>())
+      .def_ro("a", &BenchPairObj::a).def("sum", &BenchPairObj::Sum);
+  refl::GlobalDef()
+      .def("bench_native_loop.echo", [](ffi::ObjectRef x) { return x; })
+      .def("bench_native_loop.add", [](int64_t a, int64_t b) { return a + b; });
+}
 """
 
 PF_BODIES = """
@@ -104,15 +119,61 @@ def main(argv: list[str] | None = None) -> int:
         for name, run in rows.items():
             slow = name.startswith("lambda")
             times[name].append(run(args.calls // 10 if slow else args.calls))
+    py_rows = _python_rows(tvm_ffi, packedfun)
+    py_times: dict[str, list[float]] = {k: [] for k in py_rows}
+    for _ in range(args.repeat):
+        for name, run in py_rows.items():
+            py_times[name].append(run(args.calls // 10))
+    _table(times, "call inside the tvm-ffi loop")
+    print()
+    _table(py_times, "Python calling the tvm-ffi library")
+    return 0
+
+
+def _python_rows(tvm_ffi, packedfun) -> dict:
+    """Python -> the library's registered globals and objects: tvm-ffi's API vs packedfun's."""
+    t_echo = tvm_ffi.get_global_func("bench_native_loop.echo")
+    p_echo = packedfun.get_global_func("bench_native_loop.echo")
+    t_add = tvm_ffi.get_global_func("bench_native_loop.add")
+    p_add = packedfun.get_global_func("bench_native_loop.add")
+    t_obj = tvm_ffi.get_global_func("bench_native_loop.echo")(
+        tvm_ffi.register_object("bench_native_loop.Pair")(type("TPair", (tvm_ffi.Object,), {}))(
+            2, 3
+        )
+    )
+    p_obj = packedfun.register_object("bench_native_loop.Pair")(
+        type("PPair", (packedfun.Object,), {})
+    )(2, 3)
+    assert t_obj.sum() == p_obj.sum() == 5 and p_echo(p_obj).a == 2
+
+    def loop(f, *a):
+        def run(n):
+            start = time.perf_counter()
+            for _ in range(n):
+                f(*a)
+            return (time.perf_counter() - start) / n * 1e9
+
+        return run
+
+    return {
+        "registered global add(1, 2): tvm-ffi": loop(t_add, 1, 2),
+        "registered global add(1, 2): packedfun": loop(p_add, 1, 2),
+        "echo(obj), the object both ways: tvm-ffi": loop(t_echo, t_obj),
+        "echo(obj), the object both ways: packedfun": loop(p_echo, p_obj),
+        "obj.sum() (a reflected method): tvm-ffi": loop(t_obj.sum),
+        "obj.sum() (a reflected method): packedfun": loop(p_obj.sum),
+    }
+
+
+def _table(times: dict, title: str) -> None:
     med = {k: statistics.median(v) for k, v in times.items()}
-    print("| call inside the tvm-ffi loop | ns/call (median) | vs tvm-ffi |")
+    names = list(times)
+    print(f"| {title} | ns/call (median) | vs tvm-ffi |")
     print("|---|---|---|")
-    names = list(rows)
     for i in range(0, len(names), 2):
         base, mine = names[i], names[i + 1]
         print(f"| {base} | {med[base]:.1f} | 1.00x |")
         print(f"| {mine} | {med[mine]:.1f} | {med[mine] / med[base]:.2f}x |")
-    return 0
 
 
 if __name__ == "__main__":
