@@ -62,6 +62,16 @@ except TypeError as e:
     assert "int" in str(e), e
 else:
     raise AssertionError("a str went into an int field")
+assert pf.structural_equal(g["make_rect"](1, 2), g["make_rect"](1, 2))
+assert not pf.structural_equal(g["make_rect"](1, 2), g["make_rect"](1, 3))
+import pickle
+try:
+    pickle.dumps(r)
+    pickle.loads(pickle.dumps(r))
+except TypeError:
+    pass  # the constructor does not take every field: refused cleanly
+else:
+    raise AssertionError("a Rect round-tripped through a constructor of two arguments")
 print(repr(r))
 """
     )
