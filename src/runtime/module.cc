@@ -277,6 +277,18 @@ void* ModuleHandle(PFObject* module) noexcept { return As<ModuleImpl>(module)->h
 
 PFAny* ModuleForeignState(PFObject* module) noexcept { return &As<ModuleImpl>(module)->foreign; }
 
+PFObject* NewForeignModule(PFAny state, std::string description) {
+  // The program's own handle: a module of no library, whose functions all come from `state`.
+  void* handle = dlopen(nullptr, RTLD_NOW);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    Throw("OSError", why != nullptr ? why : "dlopen of the program failed");
+  }
+  PFObject* module = NewModule(handle, std::move(description));
+  *ModuleForeignState(module) = state;
+  return module;
+}
+
 void* ModuleFindSymbol(PFObject* module, const PFByteArray* name, int query_imports,
                        const char* prefix, const char* fn, PFObject** owner) {
   Found found = ResolveName(module, name, query_imports, prefix, fn);

@@ -50,6 +50,10 @@ struct ForeignModuleLoader {
   void (*set_library_path)(std::string path);
 };
 
+/*! A Module over another FFI's module object: `state` (stolen; released by the foreign loader's
+ *  `release`) is what `on_load` would have stored, `description` names it in messages. */
+PFObject* NewForeignModule(PFAny state, std::string description);
+
 /*! Registers the one foreign loader (static storage); called at static initialisation. */
 void SetForeignModuleLoader(const ForeignModuleLoader* loader) noexcept;
 

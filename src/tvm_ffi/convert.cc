@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/error.h"
+#include "runtime/module.h"
 #include "runtime/object.h"
 #include "runtime/seq.h"
 #include "runtime/string.h"
@@ -259,6 +260,13 @@ void TensorToPF(const PFAny& in, PFAny* out) {
   *out = ObjectAny(tensor);
 }
 
+/*! Whether tvm-ffi type `type_index` is ffi.Module or derives from it (a library module). */
+bool IsModule(int32_t type_index) {
+  if (type_index == kModule) return true;
+  const TypeInfo* info = GetApi().GetTypeInfo(type_index);
+  return info != nullptr && info->type_depth >= 2 && info->type_ancestors[1]->type_index == kModule;
+}
+
 void ObjectToPF(const PFAny& in, PFAny* out, const char* what) {
   switch (in.type_index) {
     case kStr:
@@ -296,8 +304,13 @@ void ObjectToPF(const PFAny& in, PFAny* out, const char* what) {
     case kMap:
     case kDict:
       return MapToPF(in, out, what);
-    default:  // a type of tvm-ffi's own reflection (a library's object type, a Module)
-      return ObjectToProxy(in, out);
+    default:
+      if (IsModule(in.type_index)) {  // a packedfun Module whose functions come through tvm-ffi
+        GetApi().ObjectIncRef(in.v_obj);
+        *out = ObjectAny(NewForeignModule(in, "<tvm-ffi Module>"));
+        return;
+      }
+      return ObjectToProxy(in, out);  // a type of tvm-ffi's own reflection (a library's)
   }
 }
 
@@ -378,6 +391,12 @@ void ToTVM(const PFAny& in, PFAny* out, Temps* temps, ToTVMOptions options, cons
     case kPFTypeMap:
     case kPFTypeDict:
       return MapToTVM(in, out, temps, options);
+    case kPFTypeModule:
+      if (ModuleForeignState(in.v_obj)->type_index >= kPFTypeStaticObjectBegin) {  // tvm-ffi's
+        *out = *ModuleForeignState(in.v_obj);
+        return;
+      }
+      NoEquivalent(in.type_index, what);
     default:
       // A tvm-ffi object that crossed into packedfun goes back as itself.
       if (IsObjectIndex(in.type_index) && ProxyToTVM(in.v_obj, out)) return;

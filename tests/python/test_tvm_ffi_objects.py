@@ -180,6 +180,28 @@ print("ok")
     assert run_child(lib, code=code).strip() == "ok"
 
 
+def test_module_returned_and_passed_back(lib):
+    code = (
+        _PRELUDE
+        + """
+raw = pf.get_global_func("pf_tvm_obj.load_module")(sys.argv[1])  # tvm-ffi's loader, its Module
+assert raw.type_key == "packedfun.Module", raw.type_key  # a packedfun Module object
+m = pf.Module(raw)
+assert m.triple(3) == 9 and m["triple"](4) == 12
+assert pf.get_global_func("pf_tvm_obj.module_call")(raw, "triple", 5) == 15  # back as itself
+assert pf.get_global_func("pf_tvm_obj.module_call")(m.handle, "triple", 6) == 18
+try:
+    m.no_such_function
+except AttributeError:
+    pass
+else:
+    raise AssertionError("a missing function was found")
+print("ok")
+"""
+    )
+    assert run_child(lib, code=code).strip() == "ok"
+
+
 def test_packedfun_object_refused(lib):
     # An object of packedfun's own reflection has no tvm-ffi counterpart: TypeError naming it.
     code = (
