@@ -1,4 +1,4 @@
-// The classic PackedFunc example library: AddIntegers and Greet, registered globally and exported by symbol.
+// The classic PackedFunc example library: AddIntegers and Greet, registered and exported.
 #include <packedfun/packedfun.h>
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The add_one kernel of tvm-ffi's Python guide: y = x + 1 on 1-d float32 CPU tensors, exported with packedfun.
+// The add_one kernel of tvm-ffi's Python guide: y = x + 1 on 1-d float32 CPU tensors.
 #include <packedfun/packedfun.h>
 
 namespace {

@@ -1,4 +1,4 @@
-# examples/inline_module: the Python guide's inline C++ module, compiled on the fly with packedfun.cpp.
+# examples/inline_module: the Python guide's inline C++ module, built on the fly (packedfun.cpp).
 """Write plain C++ in a Python string, compile it on the fly, call it.
 
 Usage::

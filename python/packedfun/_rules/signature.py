@@ -271,9 +271,11 @@ def _signature(record: dict) -> inspect.Signature:
     params = []
     for p in record.get("params") or []:
         default = p["default"] if "default" in p else inspect.Parameter.empty
-        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-        if _positional_only(p):
-            kind = inspect.Parameter.POSITIONAL_ONLY
+        kind = (
+            inspect.Parameter.POSITIONAL_ONLY
+            if _positional_only(p)
+            else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
         name = python_name(str(p["name"]))
         params.append(
             inspect.Parameter(name, kind, default=default, annotation=p.get("type", "Any"))
