@@ -45,10 +45,9 @@ typedef struct {
   PyObject* table;           /* (names, defaults) from the metadata record, or NULL */
 } PFPyFunction;
 
-/*! Calls `f` binding keywords and defaults through its parameter table (function_kw.c): the slow
- *  path of every call that is not exactly positional. */
-PyObject* pfpy_function_call_bound(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
-                                   PyObject* kwnames);
+/*! Loads the (names, defaults) parameter table of `f` from its metadata record (function_kw.c):
+ *  nparams becomes its size, or -2 when the record names no parameters. 0, or -1 + exception. */
+int pfpy_function_load_table(PFPyFunction* f);
 
 /*! Fills `full` (f->nparams borrowed slots; the table is loaded) from `args`, the keywords and
  *  the defaults (function_kw.c). 0, or -1 with Python's own TypeError (unknown keyword, ...). */
@@ -57,8 +56,8 @@ int pfpy_function_bind(PFPyFunction* f, PyObject* const* args, Py_ssize_t n, PyO
 /*! Tables up to this many parameters bind on the C stack, in the caller of the positional call. */
 #define PFPY_BOUND_STACK 8
 
-/*! The positional call of `f` (function.c), for the binder once the arguments are complete. */
-PyObject* pfpy_function_call_positional(PFPyFunction* f, PyObject* const* args, Py_ssize_t n);
+/*! Raises the TypeError for keyword `key`, which names no parameter of `f`; returns NULL. */
+PyObject* pfpy_function_unexpected_keyword(PFPyFunction* f, PyObject* key);
 
 /*! Puts "<where>: " in front of the reason of `exc` when it is a UnicodeEncodeError; 1 if so. */
 int pfpy_prefix_unicode_reason(PyObject* exc, PyObject* where);

@@ -194,13 +194,14 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
   return result_to_py(&rv);
 }
 
-/* Every call the fast path below leaves out: keywords, many arguments, arguments that need
- * temporaries or can fail to convert. */
 /* A Function whose native function the GC cleared while breaking a cycle. */
 static PFPY_NOINLINE PyObject* released_error(void) {
   return pfpy_raise_message(PyExc_ValueError, "FUNCTION_RELEASED", "()");
 }
 
+/* The general call: every call the positional path below leaves out (keywords to a Function
+ * that takes none, many arguments, arguments that need temporaries, views or can fail to
+ * convert), through the conversion rule into a pack. One of the two ways into a native call. */
 static PFPY_NOINLINE PyObject* call_general(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
                                             PyObject* kwnames) {
   if (PFPY_UNLIKELY(f->base.handle == NULL)) return released_error();
@@ -259,31 +260,12 @@ static inline __attribute__((always_inline)) int is_object(PyObject* o) {
   return 0;
 }
 
-/* The call of call_with_objects and call_with_lone_object once their pack is made: the native
- * call, the release of the recycled wrapper `temp` (NULL when none), and the result (None, what
- * callbacks return, without the generic converter). Inlined into both. */
-static inline __attribute__((always_inline)) PyObject* call_packed_objects(PFPyFunction* f,
-                                                                           PFAny* packed, int32_t n,
-                                                                           PFObject* temp) {
-  PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
-  if (PFPY_UNLIKELY(fo == NULL)) {
-    if (temp != NULL) pfpy_callback_return(temp);
-    return released_error();
-  }
-  PFAny rv;
-  PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
-  int rc = call_native(fo, packed, n, &rv);
-  if (temp != NULL) pfpy_callback_return(temp);
-  if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
-  if (PFPY_LIKELY(rv.type_index == kPFTypeNone)) Py_RETURN_NONE;
-  return result_to_py(&rv);
-}
-
 /* A call with an argument the plain fast path does not take: a packedfun object (a Function made
  * once by convert(), a container, a reflected object) travels borrowed, and a Python function in
- * the recycled wrapper when one is ready; anything else starts over in call_general. The pack is
- * redone here from the first argument (those before were POD, cheap), so the entry point hands
- * over nothing but its own arguments. */
+ * the recycled wrapper when one is ready (C++ calling the callback it receives); anything else
+ * starts over in call_general. The pack is redone here from the first argument (those before were
+ * POD, cheap), so the entry point hands over nothing but its own arguments. The result is None
+ * (what callbacks return) without the generic converter. */
 static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* const* args,
                                                  Py_ssize_t n) {
   PFAny packed[PFPY_FAST_ARGS];
@@ -303,34 +285,26 @@ static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* cons
       pfpy_object_arg(o, &packed[i]);
     }
   }
-  return call_packed_objects(f, packed, (int32_t)n, temp);
+  PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
+  if (PFPY_UNLIKELY(fo == NULL)) {
+    if (temp != NULL) pfpy_callback_return(temp);
+    return released_error();
+  }
+  PFAny rv;
+  PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
+  int rc = call_native(fo, packed, (int32_t)n, &rv);
+  if (temp != NULL) pfpy_callback_return(temp);
+  if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
+  if (PFPY_LIKELY(rv.type_index == kPFTypeNone)) Py_RETURN_NONE;
+  return result_to_py(&rv);
 general:
   if (temp != NULL) pfpy_callback_return(temp);
   return call_general(f, args, n, NULL);
 }
 
-/* A lone argument the plain fast path does not take (C++ calling the callback it receives, or a
- * Function made by convert(), an object): call_with_objects without its loop and its pack, in a
- * small frame that the entry point of a described Function reaches by a tail call (GCC makes one
- * here, not to call_with_objects): about a nanosecond per callback, which was nanobind's lead. */
-static PFPY_NOINLINE PyObject* call_with_lone_object(PFPyFunction* f, PyObject* const* args) {
-  PyObject* o = args[0];
-  PFAny arg;
-  PFObject* temp = NULL;
-  if (Py_IS_TYPE(o, &PyFunction_Type) && PFPY_LIKELY((temp = pfpy_callback_lend(o)) != NULL)) {
-    arg.type_index = kPFTypeFunction;
-    arg.zero_padding = 0;
-    arg.v_obj = temp;
-  } else if (PFPY_LIKELY(is_object(o))) {
-    pfpy_object_arg(o, &arg);
-  } else {
-    return call_general(f, args, 1, NULL);
-  }
-  return call_packed_objects(f, &arg, 1, temp);
-}
-
-/* The positional call: POD arguments straight into a stack pack, anything else to the slow
- * paths above. Inlined into both entry points below. */
+/* The positional call, the other way into a native call: POD arguments straight into a stack
+ * pack, objects and a lent callback through call_with_objects, anything else to call_general.
+ * Inlined into both vectorcall entries below and into the binder. */
 static inline __attribute__((always_inline)) PyObject* positional_call(PFPyFunction* f,
                                                                        PyObject* const* args,
                                                                        Py_ssize_t n) {
@@ -339,7 +313,7 @@ static inline __attribute__((always_inline)) PyObject* positional_call(PFPyFunct
   PFByteArray views[PFPY_FAST_ARGS];
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (PFPY_UNLIKELY(!fast_arg(args[i], &packed[i], &views[i]))) {
-      return n == 1 ? call_with_lone_object(f, args) : call_with_objects(f, args, n);
+      return call_with_objects(f, args, n);
     }
   }
   /* Checked after the conversions (which own nothing): fewer registers live across the loop. */
@@ -361,18 +335,28 @@ static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size
   return positional_call(f, args, n);
 }
 
-/* A Function with metadata: a call passing exactly its parameters positionally is the plain one;
- * keywords, defaults to fill, and the first call (nparams still -1) bind in function_kw.c and
- * come back here with the full positional vector. */
-/* Keywords or defaults of a loaded table of few parameters: bound into a stack vector, then the
- * positional call inline. Out of line, so that the exact positional call above keeps its
- * registers. The table (and the defaults the vector borrows) is held across the call, which may
- * run Python code that replaces the metadata. */
-static PFPY_NOINLINE PyObject* call_bound_small(PFPyFunction* f, PyObject* const* args,
-                                                Py_ssize_t n, PyObject* kwnames) {
-  PyObject* full[PFPY_BOUND_STACK];
-  PyObject* table = Py_NewRef(f->table);
+/* The binder: keywords, defaults to fill, and the first call of a described Function (nparams
+ * still -1: its table is loaded here) become the full positional vector, bound in function_kw.c
+ * on the C stack (the heap past PFPY_BOUND_STACK parameters), then the positional call inline.
+ * Out of line, so that the exact positional call keeps its registers. The table (and the
+ * defaults the vector borrows) is held across the call, which may run Python code that replaces
+ * the metadata. */
+static PFPY_NOINLINE PyObject* call_bound(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
+                                          PyObject* kwnames) {
+  if (PFPY_UNLIKELY(f->base.handle == NULL)) return released_error();
+  if (f->nparams == -1 && pfpy_function_load_table(f) != 0) return NULL;
   Py_ssize_t np = f->nparams;
+  if (np < 0) { /* a record without parameters: positional calls as they come */
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) {
+      return pfpy_function_unexpected_keyword(f, PyTuple_GET_ITEM(kwnames, 0));
+    }
+    return positional_call(f, args, n);
+  }
+  if (kwnames == NULL && n == np) return positional_call(f, args, n);
+  PyObject* stack[PFPY_BOUND_STACK];
+  PyObject** full = np <= PFPY_BOUND_STACK ? stack : PyMem_Malloc((size_t)np * sizeof(PyObject*));
+  if (full == NULL) return PyErr_NoMemory();
+  PyObject* table = Py_NewRef(f->table);
   int bound;
   if (kwnames == NULL && n >= f->nrequired && n < np) { /* trailing defaults only */
     PyObject* defaults = PyTuple_GET_ITEM(table, 1);
@@ -385,22 +369,18 @@ static PFPY_NOINLINE PyObject* call_bound_small(PFPyFunction* f, PyObject* const
   }
   PyObject* result = bound == 0 ? positional_call(f, full, np) : NULL;
   Py_DECREF(table);
+  if (full != stack) PyMem_Free(full);
   return result;
 }
 
+/* The entry point of a described Function: a call passing exactly its parameters positionally is
+ * the plain one; everything else goes through the binder. */
 static PyObject* function_vectorcall_meta(PyObject* self, PyObject* const* args, size_t nargsf,
                                           PyObject* kwnames) {
   PFPyFunction* f = (PFPyFunction*)self;
   Py_ssize_t n = PyVectorcall_NARGS(nargsf);
   if (PFPY_LIKELY(kwnames == NULL && n == f->nparams)) return positional_call(f, args, n);
-  if (PFPY_LIKELY((size_t)f->nparams <= PFPY_BOUND_STACK && f->base.handle != NULL)) {
-    return call_bound_small(f, args, n, kwnames);
-  }
-  return pfpy_function_call_bound(f, args, n, kwnames); /* first call, no table, many params */
-}
-
-PyObject* pfpy_function_call_positional(PFPyFunction* f, PyObject* const* args, Py_ssize_t n) {
-  return positional_call(f, args, n);
+  return call_bound(f, args, n, kwnames);
 }
 
 /* ---- the type ----------------------------------------------------------------------------------

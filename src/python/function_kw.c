@@ -32,7 +32,7 @@ static PFPY_NOINLINE int import_signature_module(void) {
 /* Reads the metadata record once per Function object and caches its (names, defaults,
  * positional-only count) table, with the names interned so that keywords from code objects match
  * by identity. nparams becomes the table's size, or -2 when the record names no parameters. */
-static PFPY_NOINLINE int load_table(PFPyFunction* f) {
+PFPY_NOINLINE int pfpy_function_load_table(PFPyFunction* f) {
   if (import_signature_module() != 0) return -1;
   PFAny meta = {0};
   if (PFFunctionGetMetadata(f->base.handle, &meta) != 0) return pfpy_raise_native(f->name), -1;
@@ -161,33 +161,8 @@ PFPY_NO_LIBCALL_LOOPS int pfpy_function_bind(PFPyFunction* f, PyObject* const* a
   return 0;
 }
 
-PyObject* pfpy_function_call_bound(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
-                                   PyObject* kwnames) {
-  if (f->base.handle == NULL) {
-    return pfpy_raise_message(PyExc_ValueError, "FUNCTION_RELEASED", "()");
-  }
-  if (f->nparams == -1 && load_table(f) != 0) return NULL;
-  Py_ssize_t np = f->nparams;
-  if (np < 0) { /* a record without parameters: positional calls as they come */
-    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) {
-      PyObject* key = PyTuple_GET_ITEM(kwnames, 0);
-      return keyword_error(f, key, "ARGS_UNEXPECTED_KEYWORD");
-    }
-    return pfpy_function_call_positional(f, args, n);
-  }
-  if (kwnames == NULL && n == np) return pfpy_function_call_positional(f, args, n);
-  if (n > np) return too_many_positional(f, n);
-  PyObject* stack[PFPY_BOUND_STACK];
-  PyObject** full = np <= PFPY_BOUND_STACK ? stack : PyMem_Malloc((size_t)np * sizeof(PyObject*));
-  if (full == NULL) return PyErr_NoMemory();
-  PyObject* table = Py_NewRef(f->table); /* the defaults stay alive whatever the call does */
-  PyObject* result = NULL;
-  if (pfpy_function_bind(f, args, n, kwnames, full) == 0) {
-    result = pfpy_function_call_positional(f, full, np);
-  }
-  Py_DECREF(table);
-  if (full != stack) PyMem_Free(full);
-  return result;
+PyObject* pfpy_function_unexpected_keyword(PFPyFunction* f, PyObject* key) {
+  return keyword_error(f, key, "ARGS_UNEXPECTED_KEYWORD");
 }
 
 /* Rewords the pending error of converting argument `pos` so that it names the parameter (the
