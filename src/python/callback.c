@@ -99,6 +99,11 @@ static PFPY_NOINLINE int drop_args(PyObject** pyargs, int32_t n) {
  * error or a non-None value. Out of line: None, the common result, is stored by the caller. */
 static PFPY_NOINLINE int store_result(PyObject* r, PFAny* result) {
   if (r == NULL) return pfpy_raise_python_as_native();
+  PFByteArray unused;
+  if (Py_TYPE(r) != &PyUnicode_Type && pfpy_exact_from_py(r, result, &unused, 0)) {
+    Py_DECREF(r); /* the rule's first step: a POD value (an ASCII str would be a view: not here) */
+    return 0;
+  }
   int rc = pfpy_any_from_py(r, result) != 0 ? pfpy_raise_python_as_native() : 0;
   Py_DECREF(r);
   return rc;
