@@ -5,7 +5,8 @@ interleaved rounds, one process).
 Rows, each beside its peers measured in the same rounds:
 
 - a 3-field class constructed with keywords, a field read, a field set: packedfun's ``py_class``,
-  apache-tvm-ffi's ``py_class`` (when installed) and ``@dataclass(slots=True)``;
+  apache-tvm-ffi's ``py_class`` (when installed), ``@dataclass(slots=True)`` and the C++-defined
+  ``testing.TestIntPair`` (2 read-only fields: construct and read only);
 - a C++ function (``load_inline``) reading one field by name through reflection, 1000 times per
   call: a Python-defined instance against a C++-defined one (``testing.TestIntPair``);
 - ``structural_hash`` and ``structural_first_difference`` over trees of 10k and 100k nodes:
@@ -101,12 +102,34 @@ def _loops(cls):
     return {"construct (keywords)": construct, "read a field": read, "set a field": write}
 
 
+def _native_loops():
+    """The C++-defined testing.TestIntPair (two read-only int fields: no set row)."""
+    import packedfun.testing
+
+    cls = packedfun.testing.TestIntPair
+
+    def construct(n):
+        for _ in range(n):
+            cls(a=1, b=2)
+
+    obj = cls(a=1, b=2)
+
+    def read(n):
+        o = obj
+        for _ in range(n):
+            o.a  # noqa: B018
+
+    return {"construct (keywords)": construct, "read a field": read}
+
+
 def micro_rows():
     peers = {"packedfun py_class": Point3, "dataclass(slots=True)": DPoint3}
     tvm = _tvm_ffi_point()
     if tvm is not None:
         peers["tvm-ffi py_class"] = tvm
     loops = {name: _loops(cls) for name, cls in peers.items()}
+    peers["C++-defined (TestIntPair)"] = None
+    loops["C++-defined (TestIntPair)"] = _native_loops()
     n = 2000 if QUICK else 20000
     rows = []
     for case in ("construct (keywords)", "read a field", "set a field"):
@@ -115,8 +138,9 @@ def micro_rows():
             order = list(peers)
             order = order[r % len(order) :] + order[: r % len(order)]
             for name in order:
-                samples[name].append(_per_call(loops[name][case], n))
-        med = {name: statistics.median(v) for name, v in samples.items()}
+                if case in loops[name]:
+                    samples[name].append(_per_call(loops[name][case], n))
+        med = {name: statistics.median(v) for name, v in samples.items() if v}
         rows.append((case, med))
     return list(peers), rows
 
@@ -217,7 +241,7 @@ def main():
         ours = med["packedfun py_class"]
         vs_dc = ours / med["dataclass(slots=True)"]
         vs_tvm = f"{ours / med['tvm-ffi py_class']:.2f}x" if "tvm-ffi py_class" in med else "n/a"
-        cells = " | ".join(f"{med[n]:.0f}" for n in names)
+        cells = " | ".join(f"{med[n]:.0f}" if n in med else "n/a" for n in names)
         print(f"| {case} | {cells} | {vs_dc:.2f}x | {vs_tvm} |")
     py, native = cpp_rows()
     print("\n| C++ reads one field by name (ns per read) | Python-defined | C++-defined | ratio |")
