@@ -196,6 +196,72 @@ def test_cpp_releases_the_callers_lock_for_a_scope():
     assert proc.stdout.strip() == "42"
 
 
+_RELEASING_KERNEL = r"""
+#include <packedfun/env.h>
+#include <packedfun/packedfun.h>
+#include <thread>
+#include <vector>
+using namespace packedfun;
+// Releases the caller's lock itself, calls back on the calling thread (in a nested scope too),
+// then from native threads that also open a scope (nothing to release there).
+static int64_t Fan(Function f, int64_t n) {
+  EnvReleaseCallerLock outer;
+  int64_t s = f(100).cast<int64_t>();
+  {
+    EnvReleaseCallerLock again;
+    s += f(1000).cast<int64_t>();
+  }
+  std::vector<std::thread> threads;
+  std::vector<int64_t> out(n);
+  for (int64_t i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      EnvReleaseCallerLock inner;
+      out[i] = f(i).cast<int64_t>();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto v : out) s += v;
+  return s;
+}
+PACKEDFUN_REGISTER_GLOBAL("gilscope.fan_hold").set_body_typed(Fan).gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("gilscope.fan_release").set_body_typed(Fan);
+int64_t unused() { return 0; }
+"""
+
+
+def test_kernel_releasing_the_lock_itself_while_threads_call_back(tmp_path):
+    # A kernel that drops the caller's lock itself (EnvReleaseCallerLock, nested, under either GIL
+    # policy) and calls Python from the calling thread and from native threads: each callback
+    # takes the GIL it needs (once a fatal "PyEval_SaveThread: the GIL is released" abort).
+    source = tmp_path / "kernel.cc"
+    source.write_text(_RELEASING_KERNEL)
+    proc = run_child(
+        """
+        import sys, packedfun, packedfun.cpp
+        src = open(sys.argv[1]).read()
+        packedfun.cpp.load_inline("gilscope", cpp_sources=src, functions=["unused"],
+                                  build_directory=sys.argv[2])
+        def bad(i):
+            raise KeyError(i)
+        for name in ("gilscope.fan_hold", "gilscope.fan_release"):
+            f = packedfun.get_global_func(name)
+            for _ in range(3):
+                assert f(lambda i: 2 * i, 8) == 2256, name
+            try:
+                f(bad, 4)
+            except KeyError as exc:
+                assert exc.args == (100,), exc.args
+            else:
+                raise AssertionError(name)
+        print("ok")
+        """,
+        timeout=300,
+        args=(str(source), str(tmp_path / "build")),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
 def test_last_reference_dropped_on_a_native_thread():
     class Token:
         pass
