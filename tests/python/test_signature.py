@@ -157,20 +157,6 @@ def test_python_positional_only_parameters_stay_positional_only():
         packedfun.remove_global_func("test_signature.posonly")
 
 
-def test_function_without_metadata_has_no_signature():
-    # As for a native callable: inspect raises ValueError on both backends (not a made-up
-    # "(*args, **kwargs)" from the binding's own __call__); the attributes stay None.
-    f = packedfun.convert(lambda *a: len(a))
-    with pytest.raises(ValueError):
-        inspect.signature(f)
-    assert f.__signature__ is None and f.__text_signature__ is None
-
-    class Holder:
-        func = f
-
-    assert Holder().func is f  # a Function on a class is not bound to the instance
-
-
 def test_python_function_without_usable_signature_registers_plainly():
     packedfun.register_func("test_signature.star", lambda *a: len(a), override=True)
     sentinel = object()

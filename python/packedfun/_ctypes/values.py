@@ -364,13 +364,6 @@ class Function(Object):
 
     __signature__ = _SignatureDescriptor()
 
-    def __get__(self, obj, objtype=None):
-        """A Function stored on a class stays itself when read through an instance (no binding,
-        as with ``_core``'s Function). Defining it also makes :func:`inspect.signature` treat a
-        Function without metadata as a native callable and raise ``ValueError`` as it does on
-        ``_core``, instead of reading ``__call__``'s ``(*args, **kwargs)``."""
-        return self
-
     @property
     def __text_signature__(self):
         return _signature.text_signature_of(self)
