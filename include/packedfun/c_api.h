@@ -946,12 +946,23 @@ PACKEDFUN_API int PFStructuralFirstDifference(const PFAny* a, const PFAny* b, PF
 
 /* Added in ABI 1.5 (appended; nothing above changed). */
 
+/*! The kind of one step of an access path (PFStructuralFirstMismatch): a field (the step's value
+ *  is its name), a sequence item (the index), a map entry (the key), and the same three for an
+ *  item that one side lacks (only as the last step of that side's path). */
+typedef enum {
+  kPFAccessAttr = 0,
+  kPFAccessArrayItem = 1,
+  kPFAccessMapItem = 2,
+  kPFAccessAttrMissing = 3,
+  kPFAccessArrayItemMissing = 4,
+  kPFAccessMapItemMissing = 5,
+} PFAccessStepKind;
+
 /*! The first difference between `a` and `b` (borrowed) as one access path per side: `*out`
  *  receives None when they are structurally equal, else a new Array [lhs steps, rhs steps], each
- *  an Array of steps [kind, value]: kind 0 a field (value: its name), 1 a sequence item (the
- *  index), 2 a map entry (the key); 3, 4 and 5 the same item missing on that side (the last step
- *  only). Unlike PFStructuralFirstDifference, sequences and maps of different sizes are compared
- *  item by item, so the difference is the first item one side lacks. Also the global function
+ *  an Array of steps [kind, value] with kind a PFAccessStepKind. Unlike
+ * PFStructuralFirstDifference, sequences and maps of different sizes are compared item by item, so
+ * the difference is the first item one side lacks. Also the global function
  *  "packedfun.structural_first_mismatch"; "packedfun.access_path_str" writes a list of steps as
  *  `root.body[3]["k"]` (a missing item as `[<missing:3>]`). */
 PACKEDFUN_API int PFStructuralFirstMismatch(const PFAny* a, const PFAny* b, PFAny* out);

@@ -53,12 +53,12 @@ class AccessPath {
  public:
   /*! Step kinds, as PFStructuralFirstMismatch numbers them. */
   enum Kind : int64_t {
-    kAttr = 0,
-    kArrayItem = 1,
-    kMapItem = 2,
-    kAttrMissing = 3,
-    kArrayItemMissing = 4,
-    kMapItemMissing = 5,
+    kAttr = kPFAccessAttr,
+    kArrayItem = kPFAccessArrayItem,
+    kMapItem = kPFAccessMapItem,
+    kAttrMissing = kPFAccessAttrMissing,
+    kArrayItemMissing = kPFAccessArrayItemMissing,
+    kMapItemMissing = kPFAccessMapItemMissing,
   };
   struct Step {
     Kind kind;

@@ -387,21 +387,12 @@ struct PairHash {
   }
 };
 
-/*! Kinds of an access step, as PFStructuralFirstMismatch reports them (tvm-ffi's numbering). */
-enum StepKind : int64_t {
-  kAttr = 0,
-  kArrayItem = 1,
-  kMapItem = 2,
-  kAttrMissing = 3,
-  kArrayItemMissing = 4,
-  kMapItemMissing = 5,
-};
-
 struct Step {
   int64_t parent;
   std::string text;
-  int64_t kind = kAttr;
-  PFAny key = PFAny{};  // kArrayItem: the index; kMapItem: the key (borrowed); kAttr: unused
+  int64_t kind = kPFAccessAttr;
+  PFAny key = PFAny{};  // kPFAccessArrayItem: the index; kPFAccessMapItem: the key (borrowed);
+                        // kPFAccessAttr: unused
 };
 
 std::string KeyStep(const PFAny& key) {
@@ -460,7 +451,7 @@ class Comparer {
         SeqPush(path, ObjectAny(&pair->header));
         SeqPush(pair, PFAny{kPFTypeInt, 0, {kind}});
         PFAny value = NoneAny();
-        if (st.kind == kAttr) {
+        if (st.kind == kPFAccessAttr) {
           value = MakeStringAny(st.text.substr(1));
         } else {
           CheckCall(PFAnyViewToOwned(&st.key, &value));
@@ -525,13 +516,13 @@ class Comparer {
       if (!per_side_) return false;
       // After the common items: the first item one side lacks.
       PFAny index{kPFTypeInt, 0, {n}};
-      int64_t child = AddKeyStep(step, "[" + std::to_string(n) + "]", kArrayItem, index);
+      int64_t child = AddKeyStep(step, "[" + std::to_string(n) + "]", kPFAccessArrayItem, index);
       work_.push_back({n < sa->size ? &sa->data[n] : nullptr, n < sb->size ? &sb->data[n] : nullptr,
                        child, 0, 0});
     }
     for (int64_t i = n - 1; i >= 0; --i) {  // reversed: index 0 is compared first
-      int64_t child = want_path_ ? AddKeyStep(step, "[" + std::to_string(i) + "]", kArrayItem,
-                                              PFAny{kPFTypeInt, 0, {i}})
+      int64_t child = want_path_ ? AddKeyStep(step, "[" + std::to_string(i) + "]",
+                                              kPFAccessArrayItem, PFAny{kPFTypeInt, 0, {i}})
                                  : 0;
       work_.push_back({&sa->data[i], &sb->data[i], child, 0, 0});
     }
@@ -544,7 +535,7 @@ class Comparer {
     auto* seq = reinterpret_cast<PFSeqObject*>(items->v_obj);
     for (int64_t i = 0; i + 1 < seq->size; i += 2) {
       if (IsNaNKey(seq->data[i]) || MapFind(oa, seq->data[i]) != nullptr) continue;
-      int64_t child = AddKeyStep(step, KeyStep(seq->data[i]), kMapItem, seq->data[i]);
+      int64_t child = AddKeyStep(step, KeyStep(seq->data[i]), kPFAccessMapItem, seq->data[i]);
       work_.push_back({nullptr, &seq->data[i + 1], child, 0, 1});
       return;
     }
@@ -572,7 +563,7 @@ class Comparer {
         other = MapFind(ob, seq->data[i]);
       }
       int64_t child =
-          want_path_ ? AddKeyStep(step, KeyStep(seq->data[i]), kMapItem, seq->data[i]) : 0;
+          want_path_ ? AddKeyStep(step, KeyStep(seq->data[i]), kPFAccessMapItem, seq->data[i]) : 0;
       work_.push_back({&seq->data[i + 1], other, child, 1, 0});  // a: held by the items array
     }
     return true;
@@ -723,27 +714,28 @@ int PathStrCall(void*, const PFAny* args, int32_t n, PFAny* result) {
         pair = reinterpret_cast<const PFSeqObject*>(s.v_obj);
       }
       if (pair == nullptr || pair->size != 2 || pair->data[0].type_index != kPFTypeInt ||
-          pair->data[0].v_int64 < kAttr || pair->data[0].v_int64 > kMapItemMissing) {
+          pair->data[0].v_int64 < kPFAccessAttr ||
+          pair->data[0].v_int64 > kPFAccessMapItemMissing) {
         Throw("ValueError",
               "packedfun.access_path_str: step " + std::to_string(i) + " is not [kind 0-5, value]");
       }
       int64_t kind = pair->data[0].v_int64;
       const PFAny& v = pair->data[1];
       std::string text;
-      if (kind % 3 == kAttr) {
+      if (kind % 3 == kPFAccessAttr) {
         std::string_view name;
         if (!AnyToStringView(v, false, &name)) Throw("TypeError", "an attr step needs a str");
         text = std::string(name);
-      } else if (kind % 3 == kArrayItem) {
+      } else if (kind % 3 == kPFAccessArrayItem) {
         if (v.type_index != kPFTypeInt) Throw("TypeError", "an array item step needs an int");
         text = std::to_string(v.v_int64);
       } else {
         text = KeyStep(v);
         text = text.substr(1, text.size() - 2);
       }
-      bool missing = kind >= kAttrMissing;
+      bool missing = kind >= kPFAccessAttrMissing;
       if (missing) text = "<missing:" + text + ">";
-      out += kind % 3 == kAttr ? "." + text : "[" + text + "]";
+      out += kind % 3 == kPFAccessAttr ? "." + text : "[" + text + "]";
     }
     *result = MakeStringAny(out);
     return 0;

@@ -325,7 +325,6 @@ PACKEDFUN_API int PFTensorToDLPackVersioned(PFObject* tensor, DLManagedTensorVer
 
 PACKEDFUN_API int PFTensorEmpty(const int64_t* shape, int32_t ndim, DLDataType dtype,
                                 DLDevice device, PFObject** out) {
-  static const char* fn = "PFTensorEmpty";
   if (out == nullptr) return RaiseError("ValueError", "PFTensorEmpty: out is NULL");
   return Guard([&] {
     // Validation failures name what the user asked for, not this entry point.

@@ -37,6 +37,11 @@ g = {n: pf.get_global_func("pf_tvm_obj." + n) for n in
 """
 
 
+def _check(lib: str, body: str) -> None:
+    """Runs ``body`` after the prelude in a child process; it must end without an error."""
+    assert run_child(lib, code=_PRELUDE + body + 'print("ok")\n').strip() == "ok"
+
+
 def test_generic_wrapper(lib):
     code = (
         _PRELUDE
@@ -80,9 +85,9 @@ print(repr(r))
 
 
 def test_identity_and_references(lib):
-    code = (
-        _PRELUDE
-        + """
+    _check(
+        lib,
+        """
 r = g["make_rect"](2, 5)
 assert g["same"](r, r)
 assert g["same"](g["echo"](r), r)  # the same tvm-ffi object, not a copy
@@ -95,34 +100,30 @@ assert g["live"]() == 1
 del r, pair
 gc.collect()
 assert g["live"]() == 0, g["live"]()  # freed once the last holder on either side let go
-print("ok")
-"""
+""",
     )
-    assert run_child(lib, code=code).strip() == "ok"
 
 
 def test_tensor_view_to_callback(lib):
-    code = (
-        _PRELUDE
-        + """
+    _check(
+        lib,
+        """
 import numpy as np
 view = pf.get_global_func("pf_tvm_obj.call_with_view")
 x = np.arange(6, dtype="float32").reshape(2, 3)
 assert view(lambda t, k: (tuple(t.shape), str(t.dtype), k), x) == ((2, 3), "float32", 7)
 assert view(lambda t, k: float(np.from_dlpack(t)[1, 2]), x) == 5.0  # the caller's data
-print("ok")
-"""
+""",
     )
-    assert run_child(lib, code=code).strip() == "ok"
 
 
 def test_environment_of_the_tvm_ffi_host(lib):
     # tvm-ffi code (a framework's handler) installs its stream and allocator in tvm-ffi's
     # environment and calls a packedfun Function it was given: packedfun code reads that stream
     # and allocates from that allocator (nothing set in packedfun's own).
-    code = (
-        _PRELUDE
-        + """
+    _check(
+        lib,
+        """
 import packedfun.testing
 with_env = pf.get_global_func("pf_tvm_obj.with_env")
 env_stream = pf.get_global_func("testing.env_stream")
@@ -136,16 +137,14 @@ assert list(streams) == [0xABC, 0xABC] and allocs == 1, (streams, allocs)
 assert pf.current_stream("cpu:0") == 0  # tvm-ffi's settings ended with the call
 (streams, allocs) = with_env(lambda: [env_stream(pf.device("cpu", 0))], 7)
 assert list(streams) == [7] and allocs == 0
-print("ok")
-"""
+""",
     )
-    assert run_child(lib, code=code).strip() == "ok"
 
 
 def test_register_object_and_constructor(lib):
-    code = (
-        _PRELUDE
-        + """
+    _check(
+        lib,
+        """
 @pf.register_object("pf_tvm_obj.Shape")
 class Shape(pf.Object):
     pass
@@ -174,16 +173,14 @@ else:
 del r, made
 gc.collect()
 assert g["live"]() == 0
-print("ok")
-"""
+""",
     )
-    assert run_child(lib, code=code).strip() == "ok"
 
 
 def test_module_returned_and_passed_back(lib):
-    code = (
-        _PRELUDE
-        + """
+    _check(
+        lib,
+        """
 raw = pf.get_global_func("pf_tvm_obj.load_module")(sys.argv[1])  # tvm-ffi's loader, its Module
 assert raw.type_key == "packedfun.Module", raw.type_key  # a packedfun Module object
 m = pf.Module(raw)
@@ -196,10 +193,8 @@ except AttributeError:
     pass
 else:
     raise AssertionError("a missing function was found")
-print("ok")
-"""
+""",
     )
-    assert run_child(lib, code=code).strip() == "ok"
 
 
 def test_packedfun_object_refused(lib):
