@@ -63,6 +63,9 @@ PyObject* pfpy_function_unexpected_keyword(PFPyFunction* f, PyObject* key);
 int pfpy_prefix_unicode_reason(PyObject* exc, PyObject* where);
 /*! Rewords the pending error of converting argument `pos` of `f` to name the parameter. */
 void pfpy_function_name_argument_error(PFPyFunction* f, Py_ssize_t pos);
+/*! Raises the native error of a failed call of `f` with arguments `args` (its full positional
+ *  vector), naming a NumPy scalar argument by its type (function_kw.c). Returns NULL. */
+PyObject* pfpy_function_call_error(PFPyFunction* f, PyObject* const* args, Py_ssize_t n);
 /*! Drops the cached parameter table of `f` after its metadata changed. */
 void pfpy_function_forget_signature(PFPyFunction* f);
 

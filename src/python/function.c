@@ -182,9 +182,9 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
   int rc = call_native(fo, pack->args, (int32_t)n, &rv);
   if (has_env) pfpy_tensor_env_exit(&env);
   if (PFPY_LIKELY(pack->num_temps == 0)) {
-    if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
+    if (PFPY_UNLIKELY(rc != 0)) return pfpy_function_call_error(f, args, n);
   } else {
-    PyObject* failed = rc != 0 ? pfpy_raise_native(f->name) : NULL;
+    PyObject* failed = rc != 0 ? pfpy_function_call_error(f, args, n) : NULL;
     /* Calls with array arguments always have temps: their tensor results go back as they came. */
     int fw = rc == 0 ? pfpy_tensor_result_framework(args, n) : 0;
     PyObject* out = fw != 0 ? pfpy_tensor_result_to_py(&rv, fw, pack) : NULL;

@@ -189,3 +189,31 @@ PFPY_NOINLINE void pfpy_function_name_argument_error(PFPyFunction* f, Py_ssize_t
   PyErr_Clear(); /* rewording is best effort: the original error stands */
   pfpy_restore_exception(exc);
 }
+
+/* Raises the native error of a failed call of `f`, reworded to name a NumPy scalar argument by its
+ * type: the callee words its refusal about the converted value ("got float"), and only the binding
+ * still has the original argument. The wording lives in packedfun._rules.signature
+ * (name_argument_types, shared with ctypes); it runs only for a TypeError or an OverflowError
+ * while NumPy is imported. Returns NULL. */
+PFPY_NOINLINE PyObject* pfpy_function_call_error(PFPyFunction* f, PyObject* const* args,
+                                                 Py_ssize_t n) {
+  pfpy_raise_native(f->name);
+  if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_OverflowError)) {
+    return NULL;
+  }
+  if (PyDict_GetItemString(PyImport_GetModuleDict(), "numpy") == NULL) return NULL; /* no import */
+  PyObject* exc = pfpy_fetch_exception();
+  if (exc == NULL) return NULL;
+  PyObject* mod = PyImport_ImportModule("packedfun._rules.signature");
+  PyObject* tuple = mod != NULL ? PyTuple_New(n) : NULL;
+  if (tuple != NULL) {
+    for (Py_ssize_t i = 0; i < n; ++i) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    PyObject* r = PyObject_CallMethod(mod, "name_argument_types", "OOO", exc, (PyObject*)f, tuple);
+    Py_XDECREF(r);
+  }
+  Py_XDECREF(tuple);
+  Py_XDECREF(mod);
+  PyErr_Clear(); /* rewording is best effort: the original error stands */
+  pfpy_restore_exception(exc);
+  return NULL;
+}

@@ -456,6 +456,38 @@ def test_container_element_errors_name_the_parameter_and_path():
         head([1, 2**70])
 
 
+def test_numpy_scalars_refused_by_the_callee_are_named_by_their_type(add_kw):
+    # The callee sees a converted value (a float16 arrives as a float); the binding puts the
+    # argument's own type back into the callee's words, also along a container element's path.
+    np = pytest.importorskip("numpy")
+    label = r"testing\.add_kw\(a: int, b: int\) -> int"
+    with pytest.raises(
+        TypeError, match=rf"^{label}: argument 'a': expected int, got numpy\.float16\b"
+    ):
+        add_kw(np.float16(1.5), 2)
+    with pytest.raises(
+        TypeError, match=rf"^{label}: argument 'b': expected int, got numpy\.float64\b"
+    ):
+        add_kw(1, b=np.float64(2.0))  # a float subclass, bound by keyword
+    with pytest.raises(
+        OverflowError,
+        match=rf"^{label}: argument 'a': value 18446744073709551615 "
+        r"\(numpy\.uint64\) does not fit in int64\b",
+    ):
+        add_kw(np.uint64(2**64 - 1), 2)
+    with pytest.raises(
+        TypeError, match=r"^testing\.add_int: argument 1: expected int, got numpy\.str_\b"
+    ):
+        testing.add_int(1, np.str_("x"))
+    nested = packedfun.get_global_func("testing.echo_map_str_array_int")
+    with pytest.raises(
+        TypeError, match=r"argument 0\['k'\]\[1\]: expected int, got numpy\.float32\b"
+    ):
+        nested({"k": [1, np.float32(2)]})
+    with pytest.raises(TypeError, match=rf"^{label}: argument 'b': expected int, got float\b"):
+        add_kw(np.int64(1), 2.5)  # a plain float stays a float
+
+
 def test_lone_surrogate_names_function_and_parameter():
     greet = packedfun.get_global_func("testing.greet")
     with pytest.raises(UnicodeEncodeError) as info:

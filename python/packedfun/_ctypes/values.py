@@ -347,6 +347,7 @@ class Function(Object):
                 _DecRef(handle)
             if failed:
                 exc = _errors.take_raised(self._pf_name)
+                _signature.name_argument_types(exc, self, args)  # a NumPy scalar's own type
                 del temps  # released before raising, as _core does: the traceback keeps frames
                 try:
                     raise exc

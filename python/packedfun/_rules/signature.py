@@ -33,6 +33,7 @@ __all__ = [
     "describe",
     "error_label",
     "name_argument_error",
+    "name_argument_types",
 ]
 
 
@@ -458,3 +459,85 @@ def name_argument_error(exc: BaseException, fname: str | None, text: str | None,
     replaced = _replace_where(exc.args[0], old, new)
     if replaced is not None:
         exc.args = (replaced,)
+
+
+# A callee's refusal of an argument: "<label>: argument <0 or 'a'><path>: expected T, got U" (a
+# TypeError) or "...: value V does not fit in int32" (an OverflowError), worded by the C++ typed
+# wrapper about the value it received, after conversion.
+_REFUSAL = None
+
+
+def _refusal_pattern() -> Any:
+    global _REFUSAL
+    if _REFUSAL is None:
+        import re
+
+        _REFUSAL = re.compile(
+            r"^(?P<head>.*?: argument (?P<pos>\d+|'[^']*'))"
+            r"(?P<path>(?:\[(?:-?\d+|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\])*)"
+            r"(?P<sep>: )(?:(?P<expected>expected .*?, got )(?P<got>[^,\s]+)"
+            r"|(?P<value>value -?\d+)(?P<fit> does not fit in \w+))$",
+            re.S,
+        )
+    return _REFUSAL
+
+
+def _numpy_scalar_name(value: Any) -> str | None:
+    """``numpy.float16`` for a NumPy scalar (never imports NumPy), else None."""
+    import sys
+
+    np = sys.modules.get("numpy")
+    if np is None or not isinstance(value, np.generic):
+        return None
+    return f"numpy.{type(value).__name__}"
+
+
+def _element_at(value: Any, path: str) -> Any:
+    """The element of ``value`` at a refusal's path (``[3]['k']``); raises when it is not there."""
+    import ast
+    import re
+
+    for step in re.findall(r"\[(-?\d+|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\]", path):
+        key = ast.literal_eval(step)
+        if isinstance(key, int) and not isinstance(value, (list, tuple)):
+            raise LookupError(step)
+        value = value[key]
+    return value
+
+
+def name_argument_types(exc: BaseException, func: Any, args: tuple) -> None:
+    """Rewords ``exc``, raised by the callee about one of ``args`` (the call's full positional
+    arguments), to name a NumPy scalar argument by its own type.
+
+    The callee words its refusal about the value it received, after conversion: a
+    ``numpy.float16`` arrived as a float and is called ``float``. The binding knows the original
+    argument, so this puts its type back: ``... argument 'a': expected int, got numpy.float16``
+    (a container element's path is followed: ``argument 0[1]['k']``), and
+    ``value V (numpy.uint64) does not fit in int64``. Anything else is left as it is.
+    """
+    if not isinstance(exc, (TypeError, OverflowError)) or len(exc.args) != 1:
+        return
+    text = exc.args[0]
+    if not isinstance(text, str):
+        return
+    match = _refusal_pattern().match(text)
+    if match is None:
+        return
+    pos = match["pos"]
+    try:
+        if pos.startswith("'"):
+            record = metadata_of(func) or {}
+            names = [str(p.get("name")) for p in record.get("params") or []]
+            index = names.index(pos[1:-1])
+        else:
+            index = int(pos)
+        name = _numpy_scalar_name(_element_at(args[index], match["path"]))
+    except Exception:  # noqa: BLE001 - rewording is best effort: the callee's words stand
+        return
+    if name is None:
+        return
+    head = match["head"] + match["path"] + match["sep"]
+    if match["expected"] is not None:
+        exc.args = (f"{head}{match['expected']}{name}",)
+    else:
+        exc.args = (f"{head}{match['value']} ({name}){match['fit']}",)
