@@ -426,7 +426,9 @@ def _parent_index(spec: _Spec) -> int:
 
 def _register_group(group: list) -> None:
     """Registers specs whose annotations all resolve, parents first; a group's classes may refer
-    to each other, so every key is reserved before any fields are declared."""
+    to each other, so every key is reserved before any fields are declared. The group registers
+    as a whole: when one of its classes fails, the keys the group took are freed again (a
+    corrected definition can take them) and none of its classes is installed."""
     order: list = []
     names = {id(s.cls) for s in group}
     while len(order) < len(group):
@@ -439,35 +441,60 @@ def _register_group(group: list) -> None:
                 or any(o.cls is s.parent for o in order)
             ):
                 order.append(s)
-    reserved: dict = {}
-    # Only the classes some declared type names are reserved: a reservation stays in the type
-    # table if the registration then fails, so a class nobody names is registered in one step.
+    # Only the classes some declared type names are reserved; a class nobody names is registered
+    # in one step.
     named = {id(d) for s in order for d in s.deps}
     for s in reversed(order):  # children first: a reserved class needs its parent's index
         if id(s.cls) in named and s.parent is not None:
             named.add(id(s.parent))
-    for s in order:
-        if id(s.cls) not in named:
-            continue
-        parent = reserved.get(id(s.parent)) if s.parent is not None else None
-        if parent is None:
-            parent = _parent_index(s)
-        reserved[id(s.cls)] = _func("packedfun.slot_type_reserve")(s.key, parent)
-    for s in order:
-        rows = []
-        for f in s.own:
-            index, nullable = f._schema
-            if isinstance(index, type):
-                index = reserved.get(id(index), index.__dict__.get("__pf_type_index__"))
-            flags = _READONLY if (s.params["frozen"] or f.frozen) else 0
-            if f.structural_eq == "ignore":
-                flags |= _NO_COMPARE
-            rows.append([f.name, f.doc or "", flags, index, int(nullable)])
-        parent = reserved.get(id(s.parent)) if s.parent is not None else None
-        if parent is None:
-            parent = _parent_index(s)
-        index = _func("packedfun.slot_type_register")(s.key, parent, rows)
+    index_of: dict = {}  # id(cls) -> its index in this group (reserved or registered)
+    taken: list = []  # the indices whose keys this group created, freed again if it fails
+
+    def parent_of(s: _Spec) -> int:
+        parent = index_of.get(id(s.parent)) if s.parent is not None else None
+        return _parent_index(s) if parent is None else parent
+
+    try:
+        for s in order:
+            if id(s.cls) in named:
+                fresh = _key_is_free(s.key)
+                index = _func("packedfun.slot_type_reserve")(s.key, parent_of(s))
+                if fresh:
+                    taken.append(index)
+                index_of[id(s.cls)] = index
+        indices = []
+        for s in order:
+            rows = []
+            for f in s.own:
+                declared, nullable = f._schema
+                if isinstance(declared, type):
+                    declared = index_of.get(
+                        id(declared), declared.__dict__.get("__pf_type_index__")
+                    )
+                flags = _READONLY if (s.params["frozen"] or f.frozen) else 0
+                if f.structural_eq == "ignore":
+                    flags |= _NO_COMPARE
+                rows.append([f.name, f.doc or "", flags, declared, int(nullable)])
+            fresh = id(s.cls) not in named and _key_is_free(s.key)  # a reserved key is counted
+            index = _func("packedfun.slot_type_register")(s.key, parent_of(s), rows)
+            if fresh:
+                taken.append(index)
+            index_of[id(s.cls)] = index
+            indices.append(index)
+    except BaseException:
+        if taken:
+            _func("packedfun.slot_type_release")(taken)
+        raise
+    for s, index in zip(order, indices):
         _install(s, index)
+
+
+def _key_is_free(key: str) -> bool:
+    try:
+        core.type_key_to_index(key)
+    except KeyError:
+        return True
+    return False
 
 
 def _install(spec: _Spec, index: int) -> None:

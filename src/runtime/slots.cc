@@ -26,6 +26,7 @@
 #include "runtime/object.h"
 #include "runtime/registry.h"
 #include "runtime/string.h"
+#include "runtime/type.h"
 
 #define PACKEDFUN_NOINLINE_SLOTS __attribute__((noinline))
 
@@ -606,7 +607,38 @@ int ReserveCall(void*, const PFAny* args, int32_t n, PFAny* result) {
   });
 }
 
+/*! ([type_index, ...]) -> None: frees the keys of slot types (or reserved keys) of a group of
+ *  classes whose definition failed, so that a corrected definition can take them (the binding
+ *  passes only the keys this definition created). Refused, freeing nothing, for a type that is
+ *  neither a slot type nor a bare reservation (a parent and nothing else), and for one that a type
+ *  outside the list derives from or declares a field of. */
+int ReleaseCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  return Guard([&] {
+    if (n != 1) Throw("TypeError", "packedfun.slot_type_release: expected 1 argument");
+    const PFSeqObject* list = ArrayArg(args[0], "indices");
+    std::vector<int32_t> indices;
+    for (int64_t i = 0; i < list->size; ++i) {
+      int32_t index = static_cast<int32_t>(IntArg(list->data[i], "a type index"));
+      const PFTypeInfo* info = nullptr;
+      bool bare =
+          PFTypeGetInfo(index, &info) == 0 && info->num_fields == 0 && info->num_methods == 0;
+      if (Find(index) == nullptr && !bare) {
+        PFObject* err = nullptr;
+        PFErrorMoveFromRaised(&err);  // the IndexError of an unknown index, if any
+        DecRef(err);
+        Throw("ValueError", "packedfun.slot_type_release: type " + TypeName(index) +
+                                " is neither a slot type nor a reserved key");
+      }
+      indices.push_back(index);
+    }
+    ReleaseTypeKeys(indices);
+    *result = NoneAny();
+    return 0;
+  });
+}
+
 const int kRegistered = [] {
+  RegisterBuiltin("packedfun.slot_type_release", &ReleaseCall);
   RegisterBuiltin("packedfun.slot_type_reserve", &ReserveCall);
   RegisterBuiltin("packedfun.type_register_method", &MethodCall);
   RegisterBuiltin("packedfun.slot_object_create", &CreateCall);

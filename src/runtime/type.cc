@@ -212,6 +212,43 @@ void SetForeignTypes(const ForeignTypes* types) noexcept {
   g_foreign_types.store(types, std::memory_order_release);
 }
 
+void ReleaseTypeKeys(const std::vector<int32_t>& indices) {
+  TypeTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto listed = [&](int32_t index) {
+    for (int32_t i : indices) {
+      if (i == index) return true;
+    }
+    return false;
+  };
+  for (int32_t index : indices) {
+    TypeEntry* e = index >= kPFTypeDynamicBegin ? t.Get(index) : nullptr;
+    auto it = e != nullptr ? t.by_key.find(e->key) : t.by_key.end();
+    if (it == t.by_key.end() || it->second != index) {
+      Throw("ValueError", "cannot free the key of type index " + std::to_string(index) +
+                              ": not a dynamic type that its key names");
+    }
+  }
+  for (int32_t index = kPFTypeDynamicBegin; index < t.next_dynamic; ++index) {
+    const TypeEntry* e = t.Get(index);
+    if (e == nullptr || listed(index)) continue;
+    for (int32_t a : e->ancestors) {
+      if (a != index && listed(a)) {
+        Throw("ValueError", "cannot free the key of type '" + t.Get(a)->key + "': type '" + e->key +
+                                "' derives from it");
+      }
+    }
+    for (const PFFieldInfo& f : e->fields) {
+      if (listed(f.static_type_index)) {
+        Throw("ValueError", "cannot free the key of type '" + t.Get(f.static_type_index)->key +
+                                "': field '" + std::string(ViewOf(&f.name)) + "' of type '" +
+                                e->key + "' is declared with it");
+      }
+    }
+  }
+  for (int32_t index : indices) t.by_key.erase(t.Get(index)->key);
+}
+
 TypeRedefinitionCheck::TypeRedefinitionCheck() noexcept : outer_(t_redefinition_check) {
   t_redefinition_check = this;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace packedfun {
 namespace detail {
@@ -58,6 +59,15 @@ struct ForeignTypes {
 
 /*! Registers the one foreign type table (static storage); called at static initialisation. */
 void SetForeignTypes(const ForeignTypes* types) noexcept;
+
+/*!
+ * Frees the type keys of `indices` (dynamic types a binding just registered or reserved and whose
+ * definition then failed), so that a corrected definition can take them: each key stops naming
+ * its index, and the entry stays, an index being never reused (a pointer to its PFTypeInfo stays
+ * valid). Throws ValueError, freeing nothing, when an index is not a dynamic type, or when a type
+ * outside `indices` derives from one of them or declares a field of one of them.
+ */
+void ReleaseTypeKeys(const std::vector<int32_t>& indices);
 
 }  // namespace detail
 }  // namespace packedfun

@@ -327,7 +327,7 @@ def test_gc_collects_cycle_through_a_field():
         holder.payload = tok
         return [weakref.ref(tok)]
 
-    @py_class("test_dc.Holder")
+    @py_class("test_dc.PointHolder")
     class Opaque(pf.Object):
         payload: Any
 
@@ -443,6 +443,92 @@ def test_field_repeating_a_parent_field_is_refused_and_can_be_fixed():
         b: int
 
     assert (C1Fixed(1, 2).a, C1Fixed(1, 2).b) == (1, 2)
+
+
+def test_failed_group_frees_its_keys_for_a_corrected_retry():
+    @py_class("test_dc.GBase")
+    class GBase(pf.Object):
+        a: int
+
+    @py_class("test_dc.GA")
+    class GA(pf.Object):
+        other: Optional["GB"] = None  # noqa: F821 (defined below: GA waits for it)
+
+    # GA and GB refer to each other: both keys are reserved, then GB's layout is refused.
+    with pytest.raises(ValueError, match="field 'a' is defined twice"):
+
+        @py_class("test_dc.GB")
+        class GB(GBase):
+            a: int
+            back: Optional[GA] = None
+
+    for key in ("test_dc.GA", "test_dc.GB"):  # neither is left in the type table
+        with pytest.raises(KeyError):
+            core.type_key_to_index(key)
+    with pytest.raises(TypeError):
+        GA()
+
+    # A corrected definition takes both keys, GB now under another parent.
+    @py_class("test_dc.GA")
+    class GA2(pf.Object):
+        other: Optional["GB2"] = None
+
+    @py_class("test_dc.GB")
+    class GB2(pf.Object):
+        b: int
+        back: Optional[GA2] = None
+
+    x = GA2(GB2(1))
+    x.other.back = x
+    assert x.other.back is x and type_info(core.type_key_to_index("test_dc.GB"))["depth"] == 1
+    with pytest.raises(TypeError, match="test_dc.GA.other"):
+        x.other = GA2()
+    x.other.back = None
+
+
+def test_failed_group_keeps_a_key_it_did_not_create():
+    from packedfun import testing  # noqa: F401 (the C++ type testing.TestIntPair)
+
+    native = core.type_key_to_index("testing.TestIntPair")
+
+    @py_class("test_dc.GC")
+    class GC(pf.Object):
+        other: Optional["GPair"] = None  # noqa: F821
+
+    with pytest.raises(ValueError, match="already taken"):
+
+        @py_class("testing.TestIntPair")
+        class GPair(pf.Object):
+            back: Optional[GC] = None
+
+    assert core.type_key_to_index("testing.TestIntPair") == native
+    assert testing.TestIntPair(1, 2).sum() == 3
+    with pytest.raises(KeyError):
+        core.type_key_to_index("test_dc.GC")
+
+
+def test_freeing_keys_refuses_types_in_use():
+    release = pf.get_global_func("packedfun.slot_type_release")
+    from packedfun import testing  # noqa: F401
+
+    native = core.type_key_to_index("testing.TestIntPair")
+    with pytest.raises(ValueError, match="neither a slot type nor a reserved key"):
+        release([native])
+    with pytest.raises(ValueError, match="'test_dc.Var' derives from it"):
+        release([core.type_key_to_index("test_dc.Expr")])
+
+    @py_class("test_dc.RefHolder")
+    class Holder(pf.Object):
+        item: Optional[Point] = None
+
+    point = core.type_key_to_index("test_dc.Point")
+    with pytest.raises(ValueError, match="field 'item' of type .test_dc.RefHolder. is declared"):
+        release([point])
+    with pytest.raises(ValueError, match="not a dynamic type"):
+        release([1])
+    assert core.type_key_to_index("testing.TestIntPair") == native
+    assert core.type_key_to_index("test_dc.Point") == point
+    assert Add(Var("x"), Const(1.0)).lhs.name == "x" and Holder(Point(1)).item.x == 1
 
 
 def test_waiting_forward_reference_names_what_is_missing():
