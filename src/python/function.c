@@ -574,7 +574,7 @@ static PyObject* signature_helper(PyObject* self, const char* helper) {
 
 static PyObject* function_get_signature(PyObject* self, void* closure) {
   (void)closure;
-  return signature_helper(self, "signature_or_none");
+  return signature_helper(self, "function_signature");
 }
 
 static PyObject* function_get_text_signature(PyObject* self, void* closure) {
@@ -585,7 +585,8 @@ static PyObject* function_get_text_signature(PyObject* self, void* closure) {
 /* Function.__signature__ is this descriptor rather than a getset: read on the class, a getset
  * returns itself, and inspect.signature(Function) (help(), Sphinx autodoc) then fails on that
  * object. Read on the class it gives None, so inspect falls back to the constructor's text
- * signature; read on an instance, the signature from the metadata record. Read-only either way. */
+ * signature; read on an instance, the signature from the metadata record ((*args) without one:
+ * packedfun._rules.signature.function_signature). Read-only either way. */
 static PyObject* signature_descr_get(PyObject* self, PyObject* obj, PyObject* type) {
   (void)self;
   (void)type;
@@ -662,7 +663,7 @@ static PyGetSetDef function_getset[] = {
      "every holder.",
      NULL},
     {"__text_signature__", function_get_text_signature, NULL,
-     "'(a, b=2)' from the metadata record, or None.", NULL},
+     "'(a, b=2)' from the metadata record, '(*args)' without one.", NULL},
     {"__name__", function_get_name, function_set_name, "Name of the function.", NULL},
     {"__doc__", function_get_doc, function_set_doc, NULL, NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},

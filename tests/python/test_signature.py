@@ -107,8 +107,27 @@ def test_signature_text_signature_and_doc(add_kw):
     assert add_kw.__text_signature__ == "(a, b=2)"
     assert testing.add_kw.__doc__.splitlines()[0] == "add_kw(a: int, b: int = 2) -> int"
     assert testing.greet.__doc__.splitlines()[2].startswith("greet(name, greeting=")
-    echo = packedfun.get_global_func("testing.echo")
-    assert echo.__signature__ is None and echo.__text_signature__ is None
+
+
+def test_signature_of_a_function_without_metadata_is_positional_on_every_python():
+    # One rule on both backends and every supported CPython: (*args), from __signature__ itself,
+    # so that inspect never works it out from the type (3.13 read _core's __call__ and gave
+    # (*args, **kwargs), 3.11 and 3.12 raised ValueError there; ctypes gave (*args, **kwargs)).
+    no_record = [
+        packedfun.get_global_func("testing.echo"),  # registered without names
+        packedfun.Function(lambda a, b=1: a),  # a Python callable wrapped, not registered
+        packedfun.convert(len),
+    ]
+    for f in no_record:
+        assert core.function_get_metadata(f) is None
+        sig = inspect.signature(f)
+        assert str(sig) == "(*args)" and str(f.__signature__) == "(*args)"
+        assert f.__text_signature__ == "(*args)"
+        assert sig.bind(1, 2, 3).args == (1, 2, 3)
+        with pytest.raises(TypeError):
+            sig.bind(x=1)  # as the call itself: keywords need a metadata record
+        with pytest.raises(TypeError, match="keyword"):
+            f(x=1)
 
 
 def test_python_function_registered_gets_its_signature():
@@ -388,7 +407,7 @@ def test_old_style_exports_still_load(tmp_path):
     mod = packedfun.load_module(str(out))
     assert mod.twice(21) == 42
     assert mod.get_function_metadata("twice") is None
-    assert mod.twice.__signature__ is None
+    assert str(inspect.signature(mod.twice)) == "(*args)"
     with pytest.raises(TypeError, match="keyword"):
         mod.twice(x=1)
 

@@ -289,14 +289,15 @@ GIL_POLICIES = {"release": 0, "hold": 1}
 
 class _SignatureDescriptor:
     """``Function.__signature__`` (``_core`` has the same in C): on an instance, the signature from
-    the metadata record or None; on the class, None, so that ``inspect.signature(Function)`` falls
-    back to the constructor instead of failing on the descriptor itself (as on a plain property).
+    the metadata record, ``(*args)`` without one; on the class, None, so that
+    ``inspect.signature(Function)`` falls back to the constructor instead of failing on the
+    descriptor itself (as on a plain property).
     """
 
     def __get__(self, obj, objtype=None):
         if obj is None:
             return None
-        return _signature.signature_or_none(obj)
+        return _signature.function_signature(obj)
 
     def __set__(self, obj, value):
         raise AttributeError(_msg.text("FUNCTION_SIGNATURE_READ_ONLY"))

@@ -27,6 +27,7 @@ __all__ = [
     "metadata_from_callable",
     "signature_of",
     "signature_or_none",
+    "function_signature",
     "text_signature",
     "text_signature_of",
     "python_name",
@@ -328,11 +329,27 @@ def signature_or_none(func: Any) -> inspect.Signature | None:
     return None if record is None else _signature(record)
 
 
-def text_signature_of(func: Any) -> str | None:
-    """``(a, b=2)``: the ``__text_signature__`` of ``func``, None without metadata."""
+def function_signature(func: Any) -> inspect.Signature:
+    """``Function.__signature__`` on both backends: the signature of the metadata record, or
+    ``(*args)`` without one (such a Function takes any positional arguments and no keywords; its
+    callee checks them). It is an attribute, not what inspect works out, so that
+    :func:`inspect.signature` says the same on every Python (3.13 would read the type's
+    ``__call__`` instead, 3.11 and 3.12 raise ``ValueError`` for ``_core``)."""
+    record = metadata_of(func)
+    return _signature(record) if record is not None else _positional_signature()
+
+
+def _positional_signature() -> inspect.Signature:
+    import inspect
+
+    return inspect.Signature([inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)])
+
+
+def text_signature_of(func: Any) -> str:
+    """``(a, b=2)``: the ``__text_signature__`` of ``func``; ``(*args)`` without metadata."""
     record = metadata_of(func)
     if record is None:
-        return None
+        return "(*args)"
     parts = []
     for p in record.get("params") or []:
         name = python_name(str(p["name"]))
