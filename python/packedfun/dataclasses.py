@@ -60,6 +60,19 @@ class _MissingType:
 MISSING: typing.Any = _MissingType()
 
 
+class _FactoryType:
+    """The default shown in ``inspect.signature`` for a field with a ``default_factory`` (the
+    generated ``__init__`` calls the factory when the argument is not given)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY: typing.Any = _FactoryType()
+
+
 class _KwOnlyType:
     """The annotation ``_: KW_ONLY``: every field after it is keyword-only."""
 
@@ -596,6 +609,7 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
         "_ctor": ctor,
         "_init_handle": core.Object.__init_handle_by_constructor__,
         "MISSING": MISSING,
+        "_FACTORY": _FACTORY,
     }
     args = []
     for i, f in enumerate(all_fields):
@@ -608,8 +622,8 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
             if f.default is not MISSING:
                 param = f"{f.name}=_d{i}"
             elif f.default_factory is not MISSING:
-                param = f"{f.name}=MISSING"
-                lines.append(f"    if {f.name} is MISSING: {f.name} = _f{i}()")
+                param = f"{f.name}=_FACTORY"
+                lines.append(f"    if {f.name} is _FACTORY: {f.name} = _f{i}()")
             else:
                 param = f.name
             (kw_params if f.kw_only else params).append(param)

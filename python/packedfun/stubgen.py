@@ -281,14 +281,120 @@ def _method_lines(method: dict, namer: _Namer) -> list[str]:
     return _def_line("    ", name, params, _returns(record, namer), " ...")
 
 
+def _py_class_spec(type_key: str) -> Any:
+    """The definition of ``type_key`` when a Python class defined it (``py_class``), else None."""
+    dataclasses = sys.modules.get("packedfun.dataclasses")
+    return None if dataclasses is None else dataclasses._defined.get(type_key)
+
+
+def _declared_schema(declared: Any, nullable: bool) -> str:
+    """The schema of a Python-defined field's declared type (a type index, or the class of an
+    object type) and whether it accepts None."""
+    if isinstance(declared, type):
+        declared = declared.__dict__.get("__pf_type_index__", _OBJECT_INDEX)
+    if isinstance(declared, int) and declared >= _DYNAMIC_INDEX:
+        from ._backend import core
+
+        schema = str(core.type_info(declared)["type_key"])
+    else:
+        schema = _INDEX_SCHEMA.get(declared, "Any")
+    return f"Optional[{schema}]" if nullable and schema not in ("Any", "None") else schema
+
+
+_NO_ANNOTATION = object()
+
+
+def _py_annotation_schema(ann: Any) -> str:
+    """The schema of a Python annotation of a ``@method`` (simple types, packedfun classes and
+    Optional of them; anything else is Any)."""
+    import typing
+
+    simple = {int: "int", float: "float", bool: "bool", str: "str", bytes: "bytes"}
+    if ann is _NO_ANNOTATION:
+        return "Any"
+    if ann is None or ann is type(None):
+        return "None"
+    if ann in simple:
+        return simple[ann]
+    args = typing.get_args(ann)
+    if typing.get_origin(ann) is typing.Union or type(ann).__name__ == "UnionType":
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1 and len(args) == 2:
+            return f"Optional[{_py_annotation_schema(rest[0])}]"
+        return "Any"
+    index = ann.__dict__.get("__pf_type_index__") if isinstance(ann, type) else None
+    return _declared_schema(index, False) if isinstance(index, int) else "Any"
+
+
+def _py_init_lines(spec: Any, namer: _Namer) -> list[str]:
+    """``__init__`` of a Python-defined type: its fields, keyword-only ones and defaults as the
+    generated ``__init__`` takes them."""
+    from .dataclasses import MISSING, _all_fields
+
+    params: list[str] = []
+    kw_params: list[str] = []
+    for f in _all_fields(spec.cls, slots_only=True):
+        if not f.init:
+            continue
+        text = f"{f.name}: {namer(_term(_declared_schema(*f._schema)), True)}"
+        if f.default is not MISSING:
+            text += f" = {_default_text(f.default)}"
+        elif f.default_factory is not MISSING:
+            text += " = ..."
+        (kw_params if f.kw_only else params).append(text)
+    params = ["self", *params] + (["*", *kw_params] if kw_params else [])
+    return _def_line("    ", "__init__", params, "None", " ...")
+
+
+def _py_method_lines(name: str, fn: Any, is_static: bool, cls: type, namer: _Namer) -> list[str]:
+    """A ``@method`` of a Python-defined type, from the Python function's own signature."""
+    try:
+        sig = inspect.signature(fn)
+        hints = _hints(fn, cls)
+    except (TypeError, ValueError):
+        namer.typing.add("Any")
+        return _def_line("    ", name, ["self", "*args: Any"], "Any", " ...")
+    params = [] if is_static else ["self"]
+    for i, p in enumerate(sig.parameters.values()):
+        if i == 0 and not is_static:
+            continue
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.kind == p.KEYWORD_ONLY:
+            namer.typing.add("Any")
+            params = params[: 0 if is_static else 1] + ["*args: Any"]
+            break
+        ann = hints.get(p.name, _NO_ANNOTATION)
+        text = f"{p.name}: {namer(_term(_py_annotation_schema(ann)), True)}"
+        if p.default is not p.empty:
+            text += f" = {_default_text(p.default)}"
+        params.append(text)
+    returns = namer(_term(_py_annotation_schema(hints.get("return", _NO_ANNOTATION))), False)
+    decorator = ["    @staticmethod"] if is_static else []
+    return decorator + _def_line("    ", name, params, returns, " ...")
+
+
+def _hints(fn: Any, cls: type) -> dict:
+    """The evaluated annotations of ``fn`` (a method of ``cls``, which its annotations may name);
+    those that do not evaluate are left out (Any)."""
+    import typing
+
+    try:
+        return typing.get_type_hints(fn, localns={cls.__name__: cls})
+    except Exception:  # noqa: BLE001 - an annotation that does not evaluate: Any
+        return {}
+
+
 def _class_lines(info: dict, name: str, base: str, namer: _Namer) -> list[str]:
     from ._rules.signature import metadata_of
 
     lines = [f"class {name}({base}):"]
     lines += _docstring(info.get("doc"), "    ")
     body: list[str] = []
+    spec = _py_class_spec(str(info["type_key"]))
+    declared = {f.name: f._schema for f in spec.own} if spec is not None else {}
     for field in sorted(info["fields"], key=lambda f: f["name"]):
         schema = _INDEX_SCHEMA.get(field.get("static_type_index", -1), "Any")
+        if field["name"] in declared:
+            schema = _declared_schema(*declared[field["name"]])
         ann = namer(_term(schema), False)
         if field.get("readonly", True):
             body += ["    @property", f"    def {field['name']}(self) -> {ann}: ..."]
@@ -297,11 +403,19 @@ def _class_lines(info: dict, name: str, base: str, namer: _Namer) -> list[str]:
     methods = sorted(info["methods"], key=lambda m: m["name"])
     for method in methods:
         if method["name"] == "__create__":
+            if spec is not None and spec.params["init"]:
+                body += _py_init_lines(spec, namer)
+                continue
             params = ["self"] + _params(metadata_of(method["func"]), namer)
             body += _def_line("    ", "__init__", params, "None", " ...")
     for method in methods:
         if not method["name"].startswith("__") and method["name"].isidentifier():
-            body += _method_lines(method, namer)
+            value = spec.cls.__dict__.get(method["name"]) if spec is not None else None
+            fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+            if getattr(fn, "__pf_method__", False):
+                body += _py_method_lines(method["name"], fn, method["is_static"], spec.cls, namer)
+            else:
+                body += _method_lines(method, namer)
     return lines + (body or ["    ..."])
 
 

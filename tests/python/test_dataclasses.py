@@ -172,6 +172,7 @@ def test_kw_only_init_false_post_init_match_args_signature():
     sig = inspect.signature(Opts)
     assert list(sig.parameters) == ["a", "b", "c"]
     assert sig.parameters["c"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert str(sig) == "(a: int, b: list = <factory>, *, c: int = 3) -> None"  # as dataclasses
     assert (
         repr(o)
         == "test_kw_only_init_false_post_init_match_args_signature.<locals>.Opts(a=1, b=[], c=4)"

@@ -118,3 +118,45 @@ def test_generated_stub_passes_mypy_strict(tmp_path):
     assert proc.returncode != 0
     assert 'Unexpected keyword argument "c"' in proc.stdout
     assert 'incompatible type "str"; expected "int"' in proc.stdout
+
+
+def test_stub_of_python_defined_types():
+    from typing import Optional
+
+    from packedfun.dataclasses import KW_ONLY, field, method, py_class
+
+    @py_class("stub_py.Node")
+    class Node(packedfun.Object):
+        name: str
+        weight: float = 1.0
+        kids: list = field(default_factory=list)
+        _: KW_ONLY
+        parent: Optional["Node"] = None
+
+        @method
+        def scaled(self, k: int, note: Optional[str] = None) -> float:
+            """Weight times k."""
+            return self.weight * k
+
+        @method
+        @staticmethod
+        def make(name: str) -> "Node":
+            return Node(name)
+
+    @py_class("stub_py.Leaf")
+    class Leaf(Node):
+        owner: Optional[Node] = None
+
+    text = stubgen.generate(["stub_py"])
+    assert "class Node(packedfun.Object):" in text and "class Leaf(Node):" in text
+    assert "    parent: Node | None\n" in text and "    owner: Node | None\n" in text
+    assert "    weight: float\n" in text and "    kids: packedfun.Array\n" in text
+    assert (
+        "    def __init__(\n        self,\n        name: str,\n        weight: float = 1.0,\n"
+        "        kids: Sequence[Any] = ...,\n        *,\n        parent: Node | None = None,\n"
+        "    ) -> None: ..."
+    ) in text
+    assert "    def scaled(self, k: int, note: str | None = None) -> float: ..." in text
+    assert "    @staticmethod\n    def make(name: str) -> Node: ..." in text
+    assert "def __init__(self, *args: Any)" not in text
+    compile(text, "stub_py.pyi", "exec")  # valid Python
