@@ -90,12 +90,7 @@ def _make_tensor(meta: tuple, data: Any) -> Any:
     dtype, shape, strides, offset, readonly = meta
     if isinstance(data, _TensorData):  # copy.copy: the reduction's arguments are not pickled
         data = data.view.tobytes()
-    try:
-        np_dtype = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(
-            f"cannot rebuild a Tensor of dtype {dtype}: NumPy has no such dtype"
-        ) from None
+    np_dtype = np.dtype(_numpy_typestr(dtype))
     view = memoryview(data).cast("B")
     if view.readonly and not readonly:
         view = memoryview(bytearray(view))
@@ -109,10 +104,44 @@ def _make_tensor(meta: tuple, data: Any) -> Any:
     return core.from_dlpack(array)
 
 
+# The element types a tensor travels with: DLPack type code -> (NumPy kind, the sizes in bits
+# NumPy has for it). Both ends check against this table, the reading one before NumPy sees the
+# name: NumPy's parser takes far more (">i8", "datetime64", "U3", "O") than a tensor can hold,
+# and reads some of the same names differently ("i8" is int8 here, int64 there).
+_TRAVELLING_DTYPES = {
+    0: ("i", (8, 16, 32, 64)),
+    1: ("u", (8, 16, 32, 64)),
+    2: ("f", (16, 32, 64)),
+    5: ("c", (64, 128)),
+    6: ("b", (8,)),
+}
+_TRAVELLING = "only int, uint, float, complex and bool dtypes of NumPy's sizes travel"
+
+
+def _travelling_typestr(dt: Any) -> str | None:
+    """NumPy's native-order typestr (``"i8"``) of a packedfun dtype; None if it cannot travel."""
+    kind = _TRAVELLING_DTYPES.get(dt.type_code)
+    if kind is None or dt.lanes != 1 or dt.bits not in kind[1]:
+        return None
+    return f"{kind[0]}{dt.bits // 8}"
+
+
+def _numpy_typestr(name: Any) -> str:
+    """The typestr of a dtype named in a pickle or JSON document; TypeError for one that no tensor
+    written by packedfun has (a document can name anything)."""
+    try:
+        typestr = _travelling_typestr(dtype(name)) if isinstance(name, str) else None
+    except (TypeError, ValueError):  # not a dtype name at all
+        typestr = None
+    if typestr is None:
+        raise TypeError(f"cannot rebuild a Tensor of dtype {name!r}: {_TRAVELLING}")
+    return typestr
+
+
 def _check_tensor_dtype(tensor: Any) -> None:
     dt = tensor.dtype
-    if dt.lanes != 1 or dt.type_code not in (0, 1, 2, 5, 6):  # int, uint, float, complex, bool
-        raise TypeError(f"cannot serialize a Tensor of dtype {dt}: only NumPy dtypes travel")
+    if _travelling_typestr(dt) is None:
+        raise TypeError(f"cannot serialize a Tensor of dtype {dt}: {_TRAVELLING}")
 
 
 def _tensor_data_checked(tensor: Any, meta: tuple) -> _TensorData:

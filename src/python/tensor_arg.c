@@ -239,7 +239,7 @@ static int numpy_fill(PyObject* o, const Py_buffer* view, DLTensor* t, int64_t* 
 /* Exports `o` through the buffer protocol; -1 + BufferError naming the dtype on failure. */
 static int numpy_get_buffer(PyObject* o, Py_buffer* view, PyObject* fname, Py_ssize_t pos) {
   if (PyObject_GetBuffer(o, view, PyBUF_RECORDS_RO) == 0) return 0;
-  numpy_dtype_error(o, fname, pos, "it has no buffer DLPack can describe");
+  numpy_dtype_error(o, fname, pos, "NUMPY_NO_DLPACK_TYPE"); /* datetime64: NumPy exports none */
   return -1;
 }
 

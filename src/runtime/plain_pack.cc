@@ -86,6 +86,33 @@ bool PackSeq(const PFSeqObject* seq, int32_t type_index, int64_t count, std::str
   return true;
 }
 
+/*! The length of the well-formed UTF-8 prefix of `text` (its size when all of it is): what
+ *  Python's strict decoder takes, so no overlong forms, no surrogates, nothing past U+10FFFF. */
+size_t ValidUtf8Prefix(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  size_t n = text.size(), i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
+    if (len == 0 || n - i < len) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+    }
+    if ((len == 2 && c < 0xC2) || (len == 3 && c == 0xE0 && p[i + 1] < 0xA0) ||
+        (len == 3 && c == 0xED && p[i + 1] >= 0xA0) ||  // a surrogate
+        (len == 4 && c == 0xF0 && p[i + 1] < 0x90) ||
+        (len == 4 && (c > 0xF4 || (c == 0xF4 && p[i + 1] >= 0x90)))) {
+      return i;
+    }
+    i += len;
+  }
+  return n;
+}
+
 /*! Reads the packed elements back, bounds-checked (the bytes may come from anywhere). */
 class Reader {
  public:
@@ -123,8 +150,15 @@ class Reader {
         v.v_float64 = Get<double>();
         return v;
       }
-      case kStr:
-        return MakeStringAny(Text());
+      case kStr: {  // refused here, not on every later read of the container
+        size_t start = pos_;
+        std::string_view text = Text();
+        if (size_t ok = ValidUtf8Prefix(text); ok != text.size()) {
+          pos_ = start + sizeof(uint64_t) + ok;
+          Throw("ValueError", Where() + "a str that is not UTF-8");
+        }
+        return MakeStringAny(text);
+      }
       case kBytes:
         return MakeBytesAny(Text());
       default:

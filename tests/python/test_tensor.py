@@ -230,12 +230,14 @@ def test_numpy_dtypes(m, name):
     assert pf.from_dlpack(a).dtype == name
 
 
-@pytest.mark.parametrize("dt", [">f4", ">i8", "O"])
+# datetime64/timedelta64: NumPy exports no buffer for them (_core raised AttributeError from a
+# message lookup, ctypes a ValueError from parsing "<M8[D]").
+@pytest.mark.parametrize("dt", [">f4", ">i8", "O", "U2", "datetime64[D]", "timedelta64[s]"])
 def test_byteswapped_and_object_arrays_are_rejected(m, dt):
     a = np.zeros(3, dtype=dt)
-    with pytest.raises(BufferError, match=TENSOR_NDIM + r": .*" + str(a.dtype)):
+    with pytest.raises(BufferError, match=TENSOR_NDIM + r": .*" + re.escape(str(a.dtype))):
         m.tensor_ndim(a)
-    with pytest.raises(BufferError, match=str(a.dtype)):
+    with pytest.raises(BufferError, match=re.escape(str(a.dtype))):
         pf.from_dlpack(a)
 
 

@@ -371,10 +371,11 @@ def _numpy_dtype_error(x, where: str, why: str) -> BufferError:
 
 def _check_numpy_dtype(x, where: str) -> tuple:
     typestr = x.__array_interface__["typestr"]
-    order, kind, size = typestr[0], typestr[1], int(typestr[2:] or 0)
+    order, kind = typestr[0], typestr[1]
     if order == ">":
         raise _numpy_dtype_error(x, where, "NUMPY_BYTE_SWAPPED")
     code = _TYPESTR.get(kind)
+    size = int(typestr[2:] or 0) if code is not None else 0  # "<M8[D]": a datetime has a unit
     if code is None or (kind == "c" and size not in (8, 16)) or (kind == "f" and size > 8):
         raise _numpy_dtype_error(x, where, "NUMPY_NO_DLPACK_TYPE")
     return code, size
