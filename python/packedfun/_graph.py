@@ -30,6 +30,9 @@ __all__ = ["flatten", "rebuild", "object_plan", "tensor_meta"]
 _KINDS = {72: "A", 74: "L", 73: "M", 75: "D", 70: "S"}  # kPFType* of the containers
 _SIG_PATTERN = r"^\s*[\w.]*\(([\w\s,]*)\)"  # compiled on first use (import cost)
 _plans: dict[int, tuple] = {}
+# Type key -> a function from a rebuilt object to the object to use instead: the variants of a
+# Python-defined enum are singletons, and a rebuilt variant is replaced by the class's own.
+canonical: dict[str, Callable[[Any], Any]] = {}
 
 
 def _info(type_index: int) -> dict:
@@ -286,5 +289,7 @@ def _make(node: tuple, dec: Callable, make_tensor: Callable) -> Any:
         return make_tensor(node[1], node[2])
     if kind == "O":
         _, names, ctor, ctor_fields, _ = object_plan(_object_index(node[1]))
-        return ctor(*[dec(node[2][j]) for j in ctor_fields])
+        obj = ctor(*[dec(node[2][j]) for j in ctor_fields])
+        to_canonical = canonical.get(node[1])
+        return obj if to_canonical is None else to_canonical(obj)
     raise ValueError(f"unknown node kind {kind!r} in a packedfun value graph")

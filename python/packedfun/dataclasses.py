@@ -25,6 +25,12 @@ from .registry import get_global_func
 __all__ = [
     "KW_ONLY",
     "MISSING",
+    "Enum",
+    "EnumAttrMap",
+    "IntEnum",
+    "StrEnum",
+    "auto",
+    "entry",
     "Field",
     "Object",
     "asdict",
@@ -434,7 +440,11 @@ def _func(name: str) -> typing.Any:
 
 
 def _parent_index(spec: _Spec) -> int:
-    return spec.parent.__dict__.get("__pf_type_index__", _OBJECT) if spec.parent else _OBJECT
+    return (
+        spec.parent.__dict__.get("__pf_type_index__", _OBJECT)
+        if spec.parent is not None
+        else _OBJECT
+    )
 
 
 def _register_group(group: list) -> None:
@@ -1118,3 +1128,6 @@ def astuple(obj: typing.Any, *, tuple_factory: typing.Any = tuple) -> tuple:
     if not is_dataclass(obj) or isinstance(obj, type):
         raise TypeError("astuple() should be called on py_class instances")
     return _convert_out(obj, False, tuple_factory)
+
+
+from ._py_enum import Enum, EnumAttrMap, IntEnum, StrEnum, auto, entry  # noqa: E402 (uses py_class)

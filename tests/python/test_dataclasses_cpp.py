@@ -104,6 +104,18 @@ int64_t sum_x(Array<ObjectRef> items) {
   for (const ObjectRef& o : items) s += refl::GetField(o, "x").cast<int64_t>();
   return s;
 }
+
+// An enum defined in Python as a parameter and a result: the variant after `v` in `all`.
+ObjectRef next_variant(ObjectRef v, Array<ObjectRef> all) {
+  if (!refl::IsInstance(v, "packedfun.Enum")) throw Error("TypeError", "not an enum variant");
+  std::string name = refl::GetField(v, "_str_index").cast<std::string>();
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (refl::GetField(all[k], "_str_index").cast<std::string>() == name) {
+      return all[(k + 1) % all.size()];
+    }
+  }
+  throw Error("KeyError", name);
+}
 """
 FUNCS = [
     "get_field",
@@ -116,6 +128,7 @@ FUNCS = [
     "base_w",
     "live_bases",
     "keep",
+    "next_variant",
 ]
 
 
@@ -347,3 +360,30 @@ def test_py_class_derives_from_a_c_class(mod):
     assert a == OnCClass(1, w=2) and a != OnCClass(1, w=3)
     b = dc.replace(a, k=5)
     assert (b.k, b.w) == (5, 2) and OnCClass.__match_args__ == ("k",)
+
+
+def test_python_defined_enum_as_cpp_parameter_and_result(mod):
+    from packedfun.dataclasses import Enum, IntEnum, entry
+
+    class Shade(Enum, type_key="test_dcc.Shade"):
+        weight: float
+        LIGHT = entry(0.5)
+        DARK = entry(2.0)
+
+    class Level(IntEnum, type_key="test_dcc.Level"):
+        LOW = 1
+        HIGH = 7
+
+    assert mod.is_instance(Shade.DARK, "test_dcc.Shade")
+    assert mod.is_instance(Level.LOW, "packedfun.IntEnum")
+    assert mod.is_instance(Level.LOW, "packedfun.Enum")
+    assert mod.get_field(Level.HIGH, "_int_index") == 7
+    assert mod.get_field(Shade.DARK, "_str_index") == "DARK"
+    assert mod.get_field(Shade.DARK, "weight") == 2.0
+    # The variant C++ returns is the class's own object.
+    assert mod.next_variant(Shade.LIGHT, list(Shade)) is Shade.DARK
+    assert mod.next_variant(Level.HIGH, list(Level)) is Level.LOW
+    with pytest.raises(AttributeError, match="no writable field '_int_index'"):
+        mod.set_field(Level.LOW, "_int_index", 3)  # the indices are frozen, for C++ too
+    with pytest.raises(TypeError, match="not an enum variant"):
+        mod.next_variant(Leaf(1), list(Level))
