@@ -444,12 +444,13 @@ PACKEDFUN_API int PFObjectCreateSlots(int32_t type_index, const PFAny* values, i
 /*! The binding reference of `obj` (borrowed): an opaque pointer that the language binding which
  *  defined the slot type stored with PFObjectExchangeBindingRef (Python: the wrapper of this
  *  instance, so that an instance coming back from native code is the same Python object), or NULL
- *  when none is stored or `obj` is not a slot-type instance. Never fails, never raises. */
+ *  when none is stored or `obj` is neither a slot-type instance nor an object of a tvm-ffi type
+ *  (which keeps one too, for any binding). Never fails, never raises. */
 PACKEDFUN_API void* PFObjectGetBindingRef(const PFObject* obj);
 
 /*! Atomically replaces the binding reference of slot-type instance `obj` (borrowed) with `desired`
- *  when it is `expected`: 1 when replaced, else 0 (also for an object that is not a slot-type
- *  instance). The runtime never dereferences nor owns the pointer: a binding keeps it a weak
+ *  when it is `expected`: 1 when replaced, else 0 (also for an object that keeps none, see
+ *  PFObjectGetBindingRef). The runtime never dereferences nor owns the pointer: a binding keeps it a weak
  *  reference, clearing it before what it points to dies. Never fails, never raises. */
 PACKEDFUN_API int PFObjectExchangeBindingRef(PFObject* obj, void* expected, void* desired);
 

@@ -73,8 +73,9 @@ namespace {
 /*! Deleters nested deeper than this on one thread defer their children (Destroy). */
 constexpr int kMaxNestedDeleters = 64;
 thread_local int nested_deleters = 0;
-/*! Dead objects whose deleter has not run yet, linked through their ref_count (0 and unread by
- *  anyone once an object is dead), newest first. */
+/*! Dead objects whose deleter has not run yet, linked through their ref_count (unread by anyone
+ *  once an object is dead but TryIncRefAlive, which the kDeferredTag bit turns away), newest
+ *  first. */
 thread_local PFObject* deferred = nullptr;
 
 struct NestedDeleter {
@@ -85,7 +86,7 @@ struct NestedDeleter {
 
 void Destroy(PFObject* obj) {
   if (nested_deleters >= kMaxNestedDeleters) {
-    obj->ref_count = reinterpret_cast<uintptr_t>(deferred);
+    obj->ref_count = reinterpret_cast<uintptr_t>(deferred) | kDeferredTag;
     deferred = obj;
     return;
   }
@@ -94,7 +95,7 @@ void Destroy(PFObject* obj) {
   if (nested_deleters != 1) return;
   while (deferred != nullptr) {  // the outermost deleter: each waiting object in turn
     PFObject* next = deferred;
-    deferred = reinterpret_cast<PFObject*>(static_cast<uintptr_t>(next->ref_count));
+    deferred = reinterpret_cast<PFObject*>(static_cast<uintptr_t>(next->ref_count & ~kDeferredTag));
     next->ref_count = 0;
     next->deleter(next);
   }

@@ -71,6 +71,25 @@ inline void IncRef(PFObject* obj) noexcept {
  *  frees the waiting ones one after another. Not noexcept: see DecRef. */
 void Destroy(PFObject* obj);
 
+/*! Set in the ref_count of a dead object waiting on its thread's deferred list (Destroy), whose
+ *  count field then holds the link to the next one: no live count ever reaches it, so a count
+ *  with this bit is never taken for a live one (TryIncRefAlive). */
+constexpr uint64_t kDeferredTag = uint64_t{1} << 63;
+
+/*! Adds a reference to `obj` only while it is alive (count above 0 and not a dead object's
+ *  deferred link): false for an object whose count already reached 0, which must not be revived.
+ *  For caches that hold objects without a reference and drop them in the deleter. */
+inline bool TryIncRefAlive(PFObject* obj) noexcept {
+  uint64_t count = __atomic_load_n(&obj->ref_count, __ATOMIC_ACQUIRE);
+  while (count != 0 && (count & kDeferredTag) == 0) {
+    if (__atomic_compare_exchange_n(&obj->ref_count, &count, count + 1, true, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /*! Not noexcept: a deleter may run a binding's code (a Python callable's release), and CPython ends
  *  a daemon thread inside it at exit with a forced unwind that must pass (a noexcept frame would
  *  turn it into std::terminate). */

@@ -686,13 +686,22 @@ PACKEDFUN_API int PFObjectCreateSlots(int32_t type_index, const PFAny* values, i
 }
 
 PACKEDFUN_API void* PFObjectGetBindingRef(const PFObject* obj) {
-  if (obj == nullptr || obj->deleter != &DeleteSlots) return nullptr;
+  if (obj == nullptr) return nullptr;
+  if (obj->deleter != &DeleteSlots) {  // a tvm-ffi object's proxy keeps one too
+    std::atomic<void*>* ref = ForeignBindingRef(const_cast<PFObject*>(obj));
+    return ref != nullptr ? ref->load(std::memory_order_acquire) : nullptr;
+  }
   SlotTail* tail = TailOf(Find(obj->type_index), const_cast<PFObject*>(obj));
   return tail->binding_ref.load(std::memory_order_acquire);
 }
 
 PACKEDFUN_API int PFObjectExchangeBindingRef(PFObject* obj, void* expected, void* desired) {
-  if (obj == nullptr || obj->deleter != &DeleteSlots) return 0;
+  if (obj == nullptr) return 0;
+  if (obj->deleter != &DeleteSlots) {
+    std::atomic<void*>* ref = ForeignBindingRef(obj);
+    return ref != nullptr &&
+           ref->compare_exchange_strong(expected, desired, std::memory_order_acq_rel);
+  }
   SlotTail* tail = TailOf(Find(obj->type_index), obj);
   return tail->binding_ref.compare_exchange_strong(expected, desired, std::memory_order_acq_rel);
 }

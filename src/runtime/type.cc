@@ -249,6 +249,12 @@ void ReleaseTypeKeys(const std::vector<int32_t>& indices) {
   for (int32_t index : indices) t.by_key.erase(t.Get(index)->key);
 }
 
+std::atomic<void*>* ForeignBindingRef(PFObject* obj) noexcept {
+  const ForeignTypes* foreign = g_foreign_types.load(std::memory_order_acquire);
+  return foreign != nullptr && foreign->binding_ref != nullptr ? foreign->binding_ref(obj)
+                                                               : nullptr;
+}
+
 TypeRedefinitionCheck::TypeRedefinitionCheck() noexcept : outer_(t_redefinition_check) {
   t_redefinition_check = this;
 }

@@ -4,6 +4,7 @@
 #ifndef PACKEDFUN_SRC_RUNTIME_TYPE_H_
 #define PACKEDFUN_SRC_RUNTIME_TYPE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -55,7 +56,13 @@ struct ForeignTypes {
    *  runtime is not in the process or has no such type. Called without the table's lock; may
    *  throw. */
   int32_t (*find)(std::string_view key);
+  /*! Where an object of a foreign type (a proxy the foreign FFI made) keeps its binding reference
+   *  (PFObjectGetBindingRef), or NULL when `obj` is not such an object. Never throws. */
+  std::atomic<void*>* (*binding_ref)(PFObject* obj);
 };
+
+/*! The binding reference slot of `obj` when it is a foreign FFI's object (ForeignTypes), or NULL. */
+std::atomic<void*>* ForeignBindingRef(PFObject* obj) noexcept;
 
 /*! Registers the one foreign type table (static storage); called at static initialisation. */
 void SetForeignTypes(const ForeignTypes* types) noexcept;

@@ -50,8 +50,25 @@ struct Mirror {
  */
 struct Proxy {
   PFObject header;
-  void* tvm;  // owned tvm-ffi reference
+  void* tvm;                        // owned tvm-ffi reference
+  std::atomic<void*> binding_ref;  // the binding's wrapper (PFObjectGetBindingRef), weak
 };
+
+/*!
+ * The live proxies by tvm-ffi object, so an object that crosses again while its proxy lives comes
+ * back as that proxy (one packedfun object, one Python wrapper, per tvm-ffi object). The map holds
+ * no reference: a proxy leaves it in its deleter, and a lookup takes a reference only from a proxy
+ * whose count has not reached 0 (TryIncRefAlive; a dying one is replaced, never revived).
+ */
+std::mutex& LiveMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::unordered_map<void*, Proxy*>& Live() {  // guarded by LiveMutex
+  static auto* live = new std::unordered_map<void*, Proxy*>();
+  return *live;
+}
 
 const FieldRec** Slots(Proxy* p) noexcept {
   return reinterpret_cast<const FieldRec**>(reinterpret_cast<char*>(p) + sizeof(Proxy));
@@ -59,6 +76,11 @@ const FieldRec** Slots(Proxy* p) noexcept {
 
 void DeleteProxy(PFObject* obj) noexcept {
   Proxy* p = reinterpret_cast<Proxy*>(obj);
+  {
+    std::lock_guard<std::mutex> lock(LiveMutex());
+    auto found = Live().find(p->tvm);
+    if (found != Live().end() && found->second == p) Live().erase(found);
+  }
   GetApi().ObjectDecRef(p->tvm);
   std::free(p);
 }
@@ -264,7 +286,13 @@ int32_t FindType(std::string_view key) {
   return MirrorOf(tvm_index)->pf_index;
 }
 
-const ForeignTypes kForeignTypes = {&FindType};
+/*! The ForeignTypes hook: the binding reference of a proxy. */
+std::atomic<void*>* BindingRef(PFObject* obj) {
+  if (obj->deleter != &DeleteProxy) return nullptr;
+  return &reinterpret_cast<Proxy*>(obj)->binding_ref;
+}
+
+const ForeignTypes kForeignTypes = {&FindType, &BindingRef};
 
 [[maybe_unused]] const bool kRegistered = (SetForeignTypes(&kForeignTypes), true);
 
@@ -272,14 +300,25 @@ const ForeignTypes kForeignTypes = {&FindType};
 
 void ObjectToProxy(const PFAny& in, PFAny* out) {
   const Mirror* m = MirrorOf(in.type_index);
+  std::lock_guard<std::mutex> lock(LiveMutex());
+  Proxy*& live = Live()[in.v_obj];  // may throw: nothing made yet
+  if (live != nullptr && TryIncRefAlive(&live->header)) {
+    *out = ObjectAny(&live->header);
+    return;
+  }
   size_t slots = m->slots.size();
   void* memory = std::malloc(sizeof(Proxy) + sizeof(FieldRec*) * slots);
-  if (memory == nullptr) throw std::bad_alloc();
+  if (memory == nullptr) {
+    if (live == nullptr) Live().erase(in.v_obj);
+    throw std::bad_alloc();
+  }
   Proxy* p = static_cast<Proxy*>(memory);
   InitHeader(&p->header, m->pf_index, &DeleteProxy);
   GetApi().ObjectIncRef(in.v_obj);
   p->tvm = in.v_obj;
+  new (&p->binding_ref) std::atomic<void*>(nullptr);
   for (size_t i = 0; i < slots; ++i) Slots(p)[i] = m->slots[i];
+  live = p;  // a dying proxy of the same object then leaves the entry alone in its deleter
   *out = ObjectAny(&p->header);
 }
 

@@ -104,6 +104,31 @@ assert g["live"]() == 0, g["live"]()  # freed once the last holder on either sid
     )
 
 
+def test_identity_kept_while_alive(lib):
+    # A tvm-ffi object that crosses again while its wrapper lives comes back as that wrapper.
+    _check(
+        lib,
+        """
+r = g["make_rect"](2, 5)
+assert g["echo"](r) is r
+pair = g["in_array"](r)
+assert pair[0] is r and pair[1] is r
+assert g["first"]([r, 1]) is r
+seen = []
+assert g["call_back"](lambda o: seen.append(o) or o, r) is r
+assert seen[0] is r  # the callback's argument too
+assert r.same_as(g["echo"](r)) and r.is_(g["echo"](r))
+fresh = g["in_array"](g["make_rect"](1, 1))  # no wrapper in between: one object all the same
+assert fresh[0] is fresh[1] and fresh[0].same_as(fresh[1])
+del r, pair, seen, fresh
+gc.collect()
+assert g["live"]() == 0, g["live"]()
+again = g["make_rect"](3, 3)  # objects made after the old ones died: new wrappers, kept too
+assert g["echo"](again) is again and g["echo"](again).w == 3
+""",
+    )
+
+
 def test_tensor_view_to_callback(lib):
     _check(
         lib,

@@ -29,14 +29,15 @@ _IncRef = LIB.PFObjectIncRef
 _DecRef = LIB.PFObjectDecRef
 _GetBindingRef = LIB.PFObjectGetBindingRef
 _ExchangeBindingRef = LIB.PFObjectExchangeBindingRef
-#: type index -> whether it is a slot type (a Python-defined class), whose instances come back from
-#: native code as their live wrapper: the runtime keeps a weak reference to it in the object.
+#: type index -> whether its instances come back from native code as their live wrapper (a slot
+#: type, i.e. a Python-defined class, or a tvm-ffi type's mirror): the runtime keeps a weak
+#: reference to the wrapper in the object.
 _slot_types: dict[int, bool] = {}
 
 
-def is_slot_type(tindex: int) -> bool:
-    """Whether ``tindex`` is a slot type (asked once per type: an instance exists, so the type is
-    fully registered)."""
+def is_slot_type(tindex: int, handle: int) -> bool:
+    """Whether objects of ``tindex`` keep a binding reference (asked once per type, of ``handle``,
+    an instance: the type is fully registered)."""
     known = _slot_types.get(tindex)
     if known is None:
         n = c_int32()
@@ -45,13 +46,15 @@ def is_slot_type(tindex: int) -> bool:
             err = c_void_p()
             LIB.PFErrorMoveFromRaised(byref(err))
             _DecRef(err.value)
+            # An object that keeps one accepts an exchange of NULL for NULL, or holds one already.
+            known = bool(_GetBindingRef(handle)) or _ExchangeBindingRef(handle, None, None) == 1
         _slot_types[tindex] = known
     return known
 
 
 def bind(obj) -> None:
     """Makes ``obj`` the wrapper its slot object comes back as, unless another live one is."""
-    if is_slot_type(obj._pf_tindex):
+    if is_slot_type(obj._pf_tindex, obj._pf_handle):
         _ExchangeBindingRef(obj._pf_handle, None, id(obj))
 
 
@@ -633,7 +636,7 @@ def wrap(handle: int, tindex: int, cls=None):
         except BaseException:
             _DecRef(handle)
             raise
-    slot = is_slot_type(tindex)
+    slot = is_slot_type(tindex, handle)
     if slot:
         known = _GetBindingRef(handle)
         if known:  # a live wrapper: its __del__ clears the reference before it dies
