@@ -450,8 +450,8 @@ PACKEDFUN_API void* PFObjectGetBindingRef(const PFObject* obj);
 
 /*! Atomically replaces the binding reference of slot-type instance `obj` (borrowed) with `desired`
  *  when it is `expected`: 1 when replaced, else 0 (also for an object that keeps none, see
- *  PFObjectGetBindingRef). The runtime never dereferences nor owns the pointer: a binding keeps it a weak
- *  reference, clearing it before what it points to dies. Never fails, never raises. */
+ *  PFObjectGetBindingRef). The runtime never dereferences nor owns the pointer: a binding keeps
+ *  it a weak reference, clearing it before what it points to dies. Never fails, never raises. */
 PACKEDFUN_API int PFObjectExchangeBindingRef(PFObject* obj, void* expected, void* desired);
 
 /*! How to make and destroy the native part of an object type in memory the runtime allocates, so

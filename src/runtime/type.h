@@ -61,7 +61,8 @@ struct ForeignTypes {
   std::atomic<void*>* (*binding_ref)(PFObject* obj);
 };
 
-/*! The binding reference slot of `obj` when it is a foreign FFI's object (ForeignTypes), or NULL. */
+/*! The binding reference slot of `obj` when it is a foreign FFI's object (ForeignTypes), or NULL.
+ */
 std::atomic<void*>* ForeignBindingRef(PFObject* obj) noexcept;
 
 /*! Registers the one foreign type table (static storage); called at static initialisation. */

@@ -50,7 +50,7 @@ struct Mirror {
  */
 struct Proxy {
   PFObject header;
-  void* tvm;                        // owned tvm-ffi reference
+  void* tvm;                       // owned tvm-ffi reference
   std::atomic<void*> binding_ref;  // the binding's wrapper (PFObjectGetBindingRef), weak
 };
 
