@@ -10,8 +10,9 @@ client only: the workers receive the compiled library's bytes inside the pickled
 it without compiling. The script starts a local cluster of two worker processes (loopback only, no
 dashboard), maps the kernel over 32 arrays, checks the results against NumPy, shows that a C++
 error raised on a worker arrives as the same Python exception and that a global function the
-workers do not have fails the task with a clear error (not the worker), and shuts the cluster
-down.
+workers do not have fails the task with a clear error (not the worker), evaluates and rewrites a
+tree of IR nodes whose types are defined in Python (``ir_nodes.py``) on the workers, and shuts the
+cluster down.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ import os
 import sys
 import tempfile
 
+import ir_nodes  # IR node types defined in Python, beside this script
 import numpy as np
 import packedfun
 import packedfun.cpp
+from packedfun.structural import structural_equal
 
 SOURCE = r"""
 packedfun::Tensor axpb(packedfun::TensorView x, double a, double b) {
@@ -93,6 +96,21 @@ def main(work: str) -> None:
             client.submit(call, client_only, 1).result(timeout=TIMEOUT)
         except ValueError as err:
             print(f"client-only function on a worker: {type(err).__name__}: {err}")
+        # Objects of types defined in Python travel as any packedfun object: the workers import
+        # ir_nodes to rebuild them, and an enum variant is the worker's (then the client's) own.
+        tree = ir_nodes.BinOp(
+            ir_nodes.Op.ADD,
+            ir_nodes.Var("x"),
+            ir_nodes.BinOp(ir_nodes.Op.MUL, ir_nodes.Const(2.0), ir_nodes.Var("y")),
+        )
+        envs = [{"x": float(i), "y": 3.0} for i in range(4)]
+        values = client.gather(client.map(ir_nodes.evaluate, [tree] * 4, envs), errors="raise")
+        bound = client.submit(ir_nodes.bind, tree, envs[1]).result(timeout=TIMEOUT)
+        same = structural_equal(bound, ir_nodes.bind(tree, envs[1]))
+        print(
+            f"py_class trees on workers: values {values}; bound tree back as "
+            f"{type(bound).__name__}, op is Op.ADD: {bound.op is ir_nodes.Op.ADD}, equal: {same}"
+        )
         # The workers stay usable.
         again = client.submit(mod.axpb, arrays[0], 2.0, 1.0).result(timeout=TIMEOUT)
         print(f"workers still usable: {np.array_equal(again, 2.0 * arrays[0] + 1.0)}")

@@ -93,5 +93,11 @@ def test_kernel_maps_over_dask_workers(work):
         )
         for line in lines
     ), lines
+    # Trees of Python-defined node types (examples/distributed/ir_nodes.py) with an enum field
+    # travel both ways; the variant that comes back is the client's own.
+    assert (
+        "py_class trees on workers: values [6.0, 7.0, 8.0, 9.0]; bound tree back as BinOp, "
+        "op is Op.ADD: True, equal: True"
+    ) in lines, lines
     assert "workers still usable: True" in lines, lines
     assert lines[-1] == "cluster shut down"
