@@ -94,3 +94,47 @@ def test_explicit_include_with_tvm_export_macro(tmp_path):
     assert mod.ndim_of(np.zeros((2, 3))) == 2
     with pytest.raises(packedfun.InternalError):
         mod.ndim_of(np.zeros(()))
+
+
+# Sources that include tvm-ffi's headers by name: packedfun's tvm/ffi tree answers them.
+TREE_KERNELS = r"""
+#include <tvm/ffi/tvm_ffi.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/error.h>
+
+int64_t deref_positive(int64_t x) {
+  const int64_t* p = x > 0 ? &x : nullptr;
+  return *TVM_FFI_CHECK_NOTNULL(p, ValueError);  // an expression, as in tvm-ffi
+}
+
+void add_one_cpu(tvm::ffi::TensorView x, tvm::ffi::TensorView y) {
+  TVM_FFI_DCHECK_EQ(x->ndim, 1);
+  for (int64_t i = 0; i < x->shape[0]; ++i) {
+    static_cast<float*>(y->data)[i] = static_cast<float*>(x->data)[i] + 1;
+  }
+}
+"""
+
+
+def test_tvm_ffi_includes_resolve_to_packedfun_tree(tmp_path):
+    mod = cpp.load_inline("tvm_tree_kernels", cpp_sources=TREE_KERNELS,
+                          functions=["deref_positive", "add_one_cpu"],
+                          build_directory=str(tmp_path), tvm_ffi_compat=True)  # fmt: skip
+    assert mod.deref_positive(7) == 7
+    with pytest.raises(ValueError, match="Check not null: p"):
+        mod.deref_positive(-1)
+    x = np.arange(4, dtype="float32")
+    y = np.empty_like(x)
+    mod.add_one_cpu(x, y)
+    np.testing.assert_array_equal(y, x + 1)
+
+
+@pytest.mark.parametrize("header", ["tvm/ffi/c_api.h", "tvm/ffi/extra/json.h"])
+def test_tree_refuses_what_packedfun_lacks_by_name(tmp_path, header):
+    """No silent stand-in: tvm-ffi's C API (its error cell among it) and extra/ fail the build
+    with the header's name and the migration page."""
+    source = f"#include <{header}>\nint64_t zero() {{ return 0; }}\n"
+    with pytest.raises(cpp.BuildError) as info:
+        cpp.build_inline("tvm_tree_refused", cpp_sources=source, functions="zero",
+                         build_directory=str(tmp_path), tvm_ffi_compat=True)  # fmt: skip
+    assert f"<{header}>" in str(info.value) and "migration-from-tvm-ffi.md" in str(info.value)

@@ -89,6 +89,7 @@ class _Request:
         extra_include_paths,
         build_directory,
         tvm_ffi: bool = False,
+        compat: bool = False,
     ) -> None:
         self.name = name
         self.root = _cache.cache_root(build_directory)
@@ -118,6 +119,8 @@ class _Request:
             self.identity += ["tvm_ffi", paths["library"]]
         else:
             includes += _package.include_dirs()
+            if compat:  # packedfun's <tvm/ffi/...> header tree, for sources that include them
+                includes.append(os.path.join(_package.include_dirs()[0], "packedfun", "compat"))
             lib = _package.lib_dir()
             self.ldflags = [f"-L{lib}", "-lpackedfun", f"-Wl,-rpath,{lib}"]
             self.stable_roots = list(_package.include_dirs())
@@ -206,8 +209,10 @@ def build_inline(
     build_directory : str or path, optional
         Cache root to use instead of ``$PACKEDFUN_CACHE_DIR`` or ``~/.cache/packedfun``.
     tvm_ffi_compat : bool, optional
-        Also include ``<packedfun/compat/tvm_ffi.h>``, so sources written for apache-tvm-ffi
-        (``tvm::ffi::TensorView``, ``TVM_FFI_ICHECK``, ...) compile unchanged.
+        Also include ``<packedfun/compat/tvm_ffi.h>`` and put packedfun's ``tvm/ffi`` header
+        tree on the include path, so sources written for apache-tvm-ffi
+        (``#include <tvm/ffi/tvm_ffi.h>``, ``tvm::ffi::TensorView``, ``TVM_FFI_ICHECK``, ...)
+        compile unchanged as packedfun code.
 
     Returns
     -------
@@ -251,6 +256,7 @@ def build_inline(
         extra_include_paths,
         build_directory,
         tvm_ffi=native,
+        compat=compat,
     )
 
     def builder(tmp: str) -> list[str]:

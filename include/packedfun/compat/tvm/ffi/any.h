@@ -1,0 +1,2 @@
+// packedfun's <tvm/ffi/any.h>: tvm-ffi's C++ names over packedfun (docs/migration-from-tvm-ffi.md).
+#include <packedfun/compat/tvm_ffi.h>

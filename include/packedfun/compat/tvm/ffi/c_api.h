@@ -1,0 +1,3 @@
+// <tvm/ffi/c_api.h> is not in packedfun's tvm/ffi header tree: a source that needs it fails here.
+#error \
+    "<tvm/ffi/c_api.h>: tvm-ffi's C API (the TVMFFI* names) is not provided by packedfun's tvm/ffi headers; build this source against apache-tvm-ffi's own headers (docs/migration-from-tvm-ffi.md, Sources and builds written for tvm-ffi)"

@@ -1,0 +1,3 @@
+// packedfun's <tvm/ffi/reflection/enum_def.h>: tvm-ffi's C++ names over packedfun
+// (docs/migration-from-tvm-ffi.md).
+#include <packedfun/compat/tvm_ffi.h>
