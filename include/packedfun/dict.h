@@ -17,7 +17,8 @@ namespace packedfun {
 /*!
  * A mutable map from K to V, written through the C ABI (PFDict*) so every language sees the
  * change. Reads as Map does; values are converted again when read (another language may have
- * stored something else since the Dict arrived).
+ * stored something else since the Dict arrived). The Dict stays the caller's object: nothing
+ * stored in it is converted in place (unlike Map, which converts by copying).
  */
 template <typename K = Any, typename V = Any>
 class Dict : public ObjectRef, public detail::MapAccess<K, V, Dict<K, V>> {

@@ -19,7 +19,9 @@ namespace packedfun {
 /*!
  * A mutable sequence of T (kPFTypeList). Writes go through the C ABI (PFList*), so every language
  * sees them. Elements are checked when the List arrives and converted again when read (another
- * language may have stored something else since). Never null: a default List is a new empty one.
+ * language may have stored something else since); the List stays the caller's object, so an int
+ * stored in a List<double> stays an int there (unlike Array, which converts by copying). Never
+ * null: a default List is a new empty one.
  */
 template <typename T = Any>
 class List : public ObjectRef, public detail::SeqAccess<T, List<T>> {

@@ -17,7 +17,9 @@ namespace packedfun {
 /*!
  * An immutable map from K to V. Keys hash by value for strings, bytes and numbers, by identity for
  * other objects. Keys and values are checked when the Map arrives ("Map[str, int] element ['k']:
- * expected int, got str"). Read with Get (optional), at / operator[] (KeyError), items().
+ * expected int, got str"), and converted, as for Array, when one is stored otherwise than K or V
+ * stores it (the Map is then a converted copy). Read with Get (optional), at / operator[]
+ * (KeyError), items().
  */
 template <typename K = Any, typename V = Any>
 class Map : public ObjectRef, public detail::MapAccess<K, V, Map<K, V>> {
@@ -38,9 +40,14 @@ class Map : public ObjectRef, public detail::MapAccess<K, V, Map<K, V>> {
   using Access::_type_name;
   static constexpr bool _type_is_nullable = false;
   static bool _type_accepts(int32_t type_index) noexcept { return type_index == kPFTypeMap; }
+  static constexpr bool _type_copies_to_convert = true;
+  /*! `obj` itself when its keys and values are stored as K and V store them; else a copy of the
+   *  entries converted (an int value arriving in a Map<str, double> becomes a float). */
   static Map _type_try_from(PFObject* obj) {
-    detail::ReportElementMismatch(_type_name(), [&] { Access::_type_check_elements(obj); });
-    return Map(ObjectPtr<PFObject>::FromBorrowed(obj), 0);
+    bool kept = true;
+    detail::ReportElementMismatch(_type_name(), [&] { kept = Access::_type_check_elements(obj); });
+    if (kept) return Map(ObjectPtr<PFObject>::FromBorrowed(obj), 0);
+    return Map(Own(Access::Converted(obj, &PFMapCreate)), 0);
   }
 
  private:

@@ -68,6 +68,33 @@ TEST(Containers, ElementTypesAreCheckedAtTheBoundary) {
             "TypeError: Array[Array[int]] element [1][2]: expected int, got str");
 }
 
+TEST(Containers, ElementsStoredOtherwiseAreConvertedByCopy) {
+  // An int in an Array<double> reads as a double; the typed Array holds the double, so handing it
+  // on gives what reading it gave. Kept elements: the same object.
+  pf::Array<pf::Any> ints{pf::Any(1), pf::Any(2.5)};
+  pf::Array<double> doubles(ints);
+  EXPECT_FALSE(doubles.same_as(ints));
+  EXPECT_EQ(pf::Any(doubles).cast<pf::Array<pf::Any>>()[0].type_index(), kPFTypeFloat);
+  pf::Array<double> again(doubles);
+  EXPECT_TRUE(again.same_as(doubles));
+  pf::Array<pf::Any> nested{pf::Any(pf::Array<double>{1.5}), pf::Any(ints)};
+  auto outer = pf::Any(nested).cast<pf::Array<pf::Array<double>>>();
+  EXPECT_FALSE(outer.same_as(nested));
+  EXPECT_TRUE(outer[0].same_as(nested[0].cast<pf::ObjectRef>()));
+  EXPECT_EQ(pf::Any(outer[1]).cast<pf::Array<pf::Any>>()[0].type_index(), kPFTypeFloat);
+  using AnyMap = pf::Map<pf::String, pf::Any>;
+  using DoubleMap = pf::Map<pf::String, double>;
+  AnyMap m{{"a", pf::Any(1)}};
+  auto typed = pf::Any(m).cast<DoubleMap>();
+  EXPECT_FALSE(typed.same_as(m));
+  EXPECT_EQ(pf::Any(typed).cast<AnyMap>()["a"].type_index(), kPFTypeFloat);
+  // A List stays the caller's object: it is converted on each read instead.
+  pf::List<pf::Any> list{pf::Any(1)};
+  auto typed_list = pf::Any(list).cast<pf::List<double>>();
+  EXPECT_TRUE(typed_list.same_as(list));
+  EXPECT_EQ(typed_list[0], 1.0);
+}
+
 TEST(Containers, TypedFunctionReceivesCheckedArray) {
   pf::Function sum = pf::Function::FromTyped(
       [](pf::Array<int64_t> a) {

@@ -8,6 +8,7 @@
 #include <packedfun/error.h>
 #include <packedfun/object.h>
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -80,7 +81,6 @@ inline std::string KeyPathPiece(const PFAny& key) {
   return "[<" + AnyTypeName(key) + ">]";
 }
 
-/*! Checks that `v` converts to T, throwing ElementMismatch with `piece` prepended to the path. */
 /*! The mismatch of a scalar element: an int out of T's range is an overflow, not a type error. */
 template <typename T>
 [[noreturn]] __attribute__((noinline, cold)) void ThrowElementMismatch(const PFAny& v,
@@ -96,31 +96,86 @@ template <typename T>
   throw m;
 }
 
+/*! Whether a container type converts by copying when its elements are not stored as its element
+ *  type stores them (Array, Map: immutable values), rather than staying a checked view of the same
+ *  object (List, Dict: mutable, shared by identity). */
+template <typename T, typename = void>
+struct CopiesToConvert : std::false_type {};
 template <typename T>
-void CheckElement(const PFAny& v, const std::string& piece) {
+struct CopiesToConvert<T, std::enable_if_t<T::_type_copies_to_convert>> : std::true_type {};
+
+template <typename T>
+struct IsStdOptional : std::false_type {};
+template <typename T>
+struct IsStdOptional<std::optional<T>> : std::true_type {};
+
+template <typename T, typename Piece>
+bool CheckElement(const PFAny& v, Piece&& piece);
+
+/*! Whether element `v`, already known to convert to T, is stored the way T stores its values, so
+ *  that a container of T holding it gives back what reading it as T gives. An int or bool in an
+ *  Array<float> is not (it reads as a float), nor a float that a 32-bit float rounds, nor a
+ *  nested Array or Map that is not itself kept. */
+template <typename T>
+bool KeptAs(const PFAny& v) {
+  if constexpr (std::is_same<T, bool>::value) {
+    return v.type_index == kPFTypeBool;
+  } else if constexpr (std::is_integral<T>::value) {
+    return v.type_index != kPFTypeBool;
+  } else if constexpr (std::is_floating_point<T>::value) {
+    if (v.type_index != kPFTypeFloat) return false;
+    if constexpr (sizeof(T) < sizeof(double)) {
+      double x = v.v_float64;
+      if (x != x || x == std::numeric_limits<double>::infinity() ||
+          x == -std::numeric_limits<double>::infinity()) {
+        return true;
+      }
+      if (x > std::numeric_limits<T>::max() || x < -std::numeric_limits<T>::max()) return false;
+      return static_cast<double>(static_cast<T>(x)) == x;
+    }
+    return true;
+  } else if constexpr (IsStdOptional<T>::value) {
+    return v.type_index == kPFTypeNone || KeptAs<typename T::value_type>(v);
+  } else if constexpr (HasCheckElements<T>::value) {
+    if constexpr (CopiesToConvert<T>::value) {
+      return T::_type_check_elements(v.v_obj);
+    }
+    return true;
+  } else {
+    return true;
+  }
+}
+
+/*! Checks that `v` converts to T, throwing ElementMismatch with `piece()` (called only on a
+ *  mismatch) prepended to the path. Returns KeptAs<T>(v): false when converting the container
+ *  holding `v` to a container of T must copy it. */
+template <typename T, typename Piece>
+bool CheckElement(const PFAny& v, Piece&& piece) {
   if constexpr (IsAnyElement<T>()) {
-    return;
+    return true;
   } else if constexpr (HasCheckElements<T>::value) {
     if (T::_type_accepts(v.type_index)) {
+      bool kept;
       try {
-        T::_type_check_elements(v.v_obj);
+        kept = T::_type_check_elements(v.v_obj);
       } catch (ElementMismatch& e) {
-        e.path = piece + e.path;
+        e.path = piece() + e.path;
         throw;
       }
-      return;
+      return kept || !CopiesToConvert<T>::value;
     }
-    throw ElementMismatch{piece, ElementTypeName<T>(), AnyTypeName(v)};
+    throw ElementMismatch{piece(), ElementTypeName<T>(), AnyTypeName(v)};
   } else if constexpr (HasTryFromNested<T>::value) {  // std containers, Tuple (nested_convert.h)
     try {
-      if (TypeTraits<T>::TryFromNested(&v)) return;
+      if (TypeTraits<T>::TryFromNested(&v)) return true;
     } catch (ElementMismatch& e) {
-      e.path = piece + e.path;
+      e.path = piece() + e.path;
       throw;
     }
-    throw ElementMismatch{piece, ElementTypeName<T>(), AnyTypeName(v)};
+    throw ElementMismatch{piece(), ElementTypeName<T>(), AnyTypeName(v)};
   } else {
-    if (!TypeTraits<T>::TryFrom(&v)) ThrowElementMismatch<T>(v, piece);
+    if (!TypeTraits<T>::TryFrom(&v)) ThrowElementMismatch<T>(v, piece());
+    return KeptAs<T>(v);
   }
 }
 

@@ -72,17 +72,22 @@ class MapAccess {
     return out;
   }
 
-  /*! Throws ElementMismatch unless every key is a K and every value a V. */
-  static void _type_check_elements(PFObject* obj) {
+  /*! Throws ElementMismatch unless every key is a K and every value a V. Returns whether every
+   *  key and value is also stored as K and V store them (detail::KeptAs); when not, a Map<K, V>
+   *  made from `obj` is a converted copy (Converted). */
+  static bool _type_check_elements(PFObject* obj) {
+    bool kept = true;
     if constexpr (!(IsAnyElement<K>() && IsAnyElement<V>())) {
       Any arr = MapItemsOf(obj);
       const PFSeqObject* s = reinterpret_cast<const PFSeqObject*>(arr.raw().v_obj);
       for (int64_t i = 0; i + 1 < s->size; i += 2) {
-        std::string piece = KeyPathPiece(s->data[i]);
-        CheckElement<K>(s->data[i], piece + " key");
-        CheckElement<V>(s->data[i + 1], piece);
+        const PFAny& key = s->data[i];
+        bool k = CheckElement<K>(key, [&key] { return KeyPathPiece(key) + " key"; });
+        bool v = CheckElement<V>(s->data[i + 1], [&key] { return KeyPathPiece(key); });
+        kept = kept && k && v;
       }
     }
+    return kept;
   }
   static std::string _type_name() {
     if constexpr (IsAnyElement<K>() && IsAnyElement<V>()) {
@@ -95,6 +100,25 @@ class MapAccess {
 
  protected:
   const Self& self() const noexcept { return static_cast<const Self&>(*this); }
+  /*! A new map (by `create`) of the entries of `obj` converted to K and V, for entries that
+   *  _type_check_elements accepted but did not keep. */
+  static PFObject* Converted(PFObject* obj, int (*create)(const PFAny*, int64_t, PFAny*)) {
+    Any arr = MapItemsOf(obj);
+    const PFSeqObject* s = reinterpret_cast<const PFSeqObject*>(arr.raw().v_obj);
+    OwnedAnys kv(static_cast<size_t>(s->size));
+    for (int64_t i = 0; i + 1 < s->size; i += 2) {
+      std::optional<K> k = TypeTraits<K>::TryFrom(&s->data[i]);
+      if (!k) k = ElementAs<K>(s->data[i], Self::_type_name() + " key", i / 2);
+      std::optional<V> v = TypeTraits<V>::TryFrom(&s->data[i + 1]);
+      if (!v) v = ElementAs<V>(s->data[i + 1], Self::_type_name() + " value", i / 2);
+      kv.push(ToOwnedAny<K>(std::move(*k)));
+      kv.push(ToOwnedAny<V>(std::move(*v)));
+    }
+    PFAny out;
+    SetPod(&out, kPFTypeNone);
+    CheckCallResult(create(kv.data(), kv.size() / 2, &out));
+    return out.v_obj;
+  }
   /*! A new map from C++ pairs, made by `create` (PFMapCreate or PFDictCreate). */
   template <typename It>
   static PFObject* Build(It first, It last, int (*create)(const PFAny*, int64_t, PFAny*)) {

@@ -29,7 +29,7 @@ T ElementFrom(const PFAny& v, Piece&& piece) {
       throw;
     }
   } else if constexpr (HasCheckElements<T>::value) {
-    CheckElement<T>(v, piece());  // Array<...>, Map<...>: their element path joins ours
+    CheckElement<T>(v, piece);  // Array<...>, Map<...>: their element path joins ours
     r = TypeTraits<T>::TryFrom(&v);
   } else {
     r = TypeTraits<T>::TryFrom(&v);

@@ -73,17 +73,25 @@ class SeqAccess {
     return out;
   }
 
-  /*! Throws ElementMismatch unless every element of `obj` (a sequence) converts to T. */
-  static void _type_check_elements(PFObject* obj) {
+  /*! Throws ElementMismatch unless every element of `obj` (a sequence) converts to T. Returns
+   *  whether every element is also stored as T stores it (detail::KeptAs): when not, an Array<T>
+   *  made from `obj` is a converted copy (Converted), so that it holds what reading gives. */
+  static bool _type_check_elements(PFObject* obj) {
+    bool kept = true;
     if constexpr (!IsAnyElement<T>()) {
       const PFSeqObject* s = reinterpret_cast<const PFSeqObject*>(obj);
       for (int64_t i = 0; i < s->size; ++i) {
         if constexpr (kPlainElement) {  // the path piece only for the element that fails
-          if (TypeTraits<T>::TryFrom(&s->data[i])) continue;
+          if (TypeTraits<T>::TryFrom(&s->data[i])) {
+            kept = kept && KeptAs<T>(s->data[i]);
+            continue;
+          }
         }
-        CheckElement<T>(s->data[i], "[" + std::to_string(i) + "]");
+        bool k = CheckElement<T>(s->data[i], [i] { return "[" + std::to_string(i) + "]"; });
+        kept = kept && k;
       }
     }
+    return kept;
   }
   static std::string _type_name() {
     if constexpr (IsAnyElement<T>()) {
@@ -104,6 +112,22 @@ class SeqAccess {
                                     " out of range for size " + std::to_string(n));
     }
     return ElementAs<T>(seq()->data[j], Self::_type_name(), j);
+  }
+  /*! A new sequence (by `create`) of the elements of `obj` converted to T, for elements that
+   *  _type_check_elements accepted but did not keep. */
+  static PFObject* Converted(PFObject* obj, int (*create)(const PFAny*, int64_t, PFAny*)) {
+    const PFSeqObject* s = reinterpret_cast<const PFSeqObject*>(obj);
+    OwnedAnys items(static_cast<size_t>(s->size));
+    for (int64_t i = 0; i < s->size; ++i) {
+      std::optional<T> v = TypeTraits<T>::TryFrom(&s->data[i]);
+      // checked already: only a List element changed meanwhile by another thread can fail here
+      if (!v) v = ElementAs<T>(s->data[i], Self::_type_name(), i);
+      items.push(ToOwnedAny<T>(std::move(*v)));
+    }
+    PFAny out;
+    SetPod(&out, kPFTypeNone);
+    CheckCallResult(create(items.data(), items.size(), &out));
+    return out.v_obj;
   }
   /*! A new sequence from C++ values, made by `create` (PFArrayCreate or PFListCreate). */
   template <typename It>
