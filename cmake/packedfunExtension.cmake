@@ -3,7 +3,8 @@
 #   packedfun_add_extension(<name>
 #     SOURCES <file>...                 # C, C++ or CUDA sources
 #     [INSTALL_DIR <dir>]               # relative to the install prefix; default: the prefix
-#     [LINK_LIBRARIES <target-or-lib>...])
+#     [LINK_LIBRARIES <target-or-lib>...]
+#     [NO_DEBUG_INFO])                  # no -g1: tracebacks then name functions, without lines
 #
 # Creates the shared library target <name> (file lib<name>.so) linked to packedfun::packedfun,
 # with hidden visibility (the exported __packedfun_* symbols stay visible), installs it into
@@ -14,10 +15,17 @@
 #   - otherwise: the absolute directory of the libpackedfun.so that find_package(packedfun) found.
 # In the build tree CMake's own build rpath finds the runtime. Set INSTALL_RPATH on the target
 # after the call to override.
+#
+# Native frames in error tracebacks need the library's debug information (file and line) and its
+# symbol table (names of hidden functions): the C and C++ sources are compiled with -g1 (line tables
+# and function entries, what a traceback reads; a third of -g's size) whatever the build type, the
+# linker compresses the debug sections where it can, and the installed file is never stripped, not
+# even by `cmake --install --strip`, which scikit-build-core runs for Release wheels. NO_DEBUG_INFO
+# leaves -g1 out; the symbol table is kept all the same.
 include_guard(GLOBAL)
 
 function(packedfun_add_extension name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "INSTALL_DIR" "SOURCES;LINK_LIBRARIES")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "NO_DEBUG_INFO" "INSTALL_DIR" "SOURCES;LINK_LIBRARIES")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "packedfun_add_extension(${name}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -34,6 +42,10 @@ function(packedfun_add_extension name)
   set_target_properties(${name} PROPERTIES
     C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden CUDA_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
+  if(NOT arg_NO_DEBUG_INFO AND NOT MSVC)
+    target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-g1>)
+    _packedfun_compress_debug_sections(${name})
+  endif()
 
   if(DEFINED SKBUILD_PLATLIB_DIR)
     # Both paths lie inside the wheel being built: the relation survives installation.
@@ -47,5 +59,24 @@ function(packedfun_add_extension name)
     get_filename_component(_rpath "${_runtime}" DIRECTORY)
   endif()
   set_target_properties(${name} PROPERTIES INSTALL_RPATH "${_rpath}")
+  # cmake_install.cmake runs these in order: strip is off for this target alone.
+  install(CODE "set(_packedfun_do_strip \"\${CMAKE_INSTALL_DO_STRIP}\")\nset(CMAKE_INSTALL_DO_STRIP OFF)")
   install(TARGETS ${name} LIBRARY DESTINATION ${arg_INSTALL_DIR} RUNTIME DESTINATION ${arg_INSTALL_DIR})
+  install(CODE "set(CMAKE_INSTALL_DO_STRIP \"\${_packedfun_do_strip}\")")
+endfunction()
+
+# Compressed line tables are about half the size; pyelftools (the traceback's reader) reads them.
+function(_packedfun_compress_debug_sections name)
+  if(NOT DEFINED CACHE{PACKEDFUN_LINKER_COMPRESSES_DEBUG})
+    get_property(_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+    set(_lang C)
+    if(CXX IN_LIST _languages)
+      set(_lang CXX)
+    endif()
+    include(CheckLinkerFlag)
+    check_linker_flag(${_lang} "-Wl,--compress-debug-sections=zlib" PACKEDFUN_LINKER_COMPRESSES_DEBUG)
+  endif()
+  if(PACKEDFUN_LINKER_COMPRESSES_DEBUG)
+    target_link_options(${name} PRIVATE "-Wl,--compress-debug-sections=zlib")
+  endif()
 endfunction()

@@ -4,6 +4,7 @@
 the library's ``AddIntegers`` / ``Greet``."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import packedfun
 import packedfun.config
 import pytest
+import suite
 from cmake_project import REPO_ROOT, build_external, run
 
 EXAMPLE = REPO_ROOT / "examples" / "add_integers"
@@ -135,3 +137,77 @@ def test_package_loads_its_own_library(example_library, tmp_path, monkeypatch):
         assert mod.add_integers(20, 22) == 42
     finally:
         sys.modules.pop("add_integers_pkg", None)
+
+
+_FRAMES_CMAKE = """\
+cmake_minimum_required(VERSION 3.18)
+project(frames LANGUAGES CXX)
+find_package(packedfun CONFIG REQUIRED)
+packedfun_add_extension(frames SOURCES frames.cc INSTALL_DIR lib)
+packedfun_add_extension(frames_nodebug SOURCES frames.cc INSTALL_DIR lib NO_DEBUG_INFO)
+"""
+_FRAMES_SOURCE = """\
+#include <packedfun/packedfun.h>
+namespace mylib {
+__attribute__((noinline)) void Fail(int64_t x) {
+  PACKEDFUN_THROW(ValueError) << "bad " << x;  // THROW
+}
+}  // namespace mylib
+int64_t RaiseError(int64_t x) {
+  mylib::Fail(x);
+  return x;
+}
+PACKEDFUN_DLL_EXPORT_TYPED_FUNC(raise_error, RaiseError);
+"""
+_FRAMES_CHILD = """
+import sys, traceback
+import packedfun
+try:
+    packedfun.load_module(sys.argv[1]).raise_error(3)
+except ValueError as exc:
+    print("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+"""
+
+
+@pytest.fixture(scope="module")
+def release_install(tmp_path_factory) -> Path:
+    """The two libraries of _FRAMES_CMAKE, built as Release (no -g of CMake's own) and installed
+    with `cmake --install --strip`, as scikit-build-core installs a Release wheel."""
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        pytest.skip("cmake not found")
+    base = tmp_path_factory.mktemp("frames")
+    (base / "src").mkdir()
+    (base / "src" / "CMakeLists.txt").write_text(_FRAMES_CMAKE)
+    (base / "src" / "frames.cc").write_text(_FRAMES_SOURCE)
+    configure = [cmake, "-S", base / "src", "-B", base / "build", "-DCMAKE_BUILD_TYPE=Release"]
+    configure += [f"-Dpackedfun_DIR={packedfun.config.get_cmake_dir()}"]
+    if shutil.which("ninja"):
+        configure += ["-G", "Ninja"]
+    run(configure)
+    run([cmake, "--build", base / "build"])
+    run([cmake, "--install", base / "build", "--strip", "--prefix", base / "prefix"])
+    return base / "prefix" / "lib"
+
+
+@pytest.mark.parametrize("backend", ["_core", "ctypes"])
+@pytest.mark.parametrize("debug_info", [True, False])
+def test_installed_release_extension_names_its_frames(release_install, backend, debug_info):
+    """packedfun_add_extension compiles with -g1 and keeps the installed file unstripped: a Release
+    build installed with --strip still prints file and line; with NO_DEBUG_INFO, the names."""
+    suite.require("elftools")
+    lib = release_install / ("libframes.so" if debug_info else "libframes_nodebug.so")
+    env = {k: v for k, v in os.environ.items() if k != "PACKEDFUN_BACKEND"}
+    if backend == "ctypes":
+        env["PACKEDFUN_BACKEND"] = "ctypes"
+    proc = subprocess.run([sys.executable, "-c", _FRAMES_CHILD, str(lib)], capture_output=True,
+                          text=True, timeout=120, env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    native = proc.stdout[proc.stdout.index("Native backtrace") :]
+    line = next(i for i, t in enumerate(_FRAMES_SOURCE.splitlines(), 1) if "// THROW" in t)
+    if debug_info:
+        assert re.search(rf'File "[^"]*frames\.cc", line {line}, in mylib::Fail\n', native), native
+    else:
+        assert re.search(r'File "[^"]*libframes_nodebug\.so", offset 0x[0-9a-f]+, in mylib::Fail',
+                         native), native  # fmt: skip
+    assert "??" not in native, native
