@@ -6,7 +6,13 @@ Rows, each beside its peers measured in the same rounds:
 
 - a 3-field class constructed with keywords, a field read, a field set: packedfun's ``py_class``,
   apache-tvm-ffi's ``py_class`` (when installed), ``@dataclass(slots=True)`` and the C++-defined
-  ``testing.TestIntPair`` (2 read-only fields: construct and read only);
+  ``testing.TestIntPair`` (2 read-only fields: construct and read only), and two descriptors
+  written in C, which CPython's attribute specialization leaves on the generic path as it leaves
+  every C-level descriptor other than a ``__slots__`` member: ``slice.start`` (a member of a C
+  type that only returns the stored object: the floor of that path) and a ``ctypes.Structure``
+  field (``c_int64``, converting on read and write as packedfun's field does). A field of a
+  Python-defined or C++-defined object is such a descriptor; it cannot be a ``__slots__`` member,
+  since the value lives in the native object, where C++ reads and writes it;
 - a C++ function (``load_inline``) reading one field by name through reflection, 1000 times per
   call: a Python-defined instance against a C++-defined one (``testing.TestIntPair``);
 - ``structural_hash`` and ``structural_first_difference`` over trees of 10k and 100k nodes:
@@ -122,6 +128,31 @@ def _native_loops():
     return {"construct (keywords)": construct, "read a field": read}
 
 
+def _c_member_loops():
+    """The generic attribute path with the cheapest C-level data descriptor: a member of a C type
+    (``slice.start``, which only returns the stored object)."""
+    obj = slice(1, 2, 3)
+
+    def read(n):
+        o = obj
+        for _ in range(n):
+            o.start  # noqa: B018
+
+    return {"read a field": read}
+
+
+def _ctypes_field_loops():
+    """A C-level data descriptor that converts an int on read and write: a ctypes field."""
+    import ctypes
+
+    class CPoint3(ctypes.Structure):
+        _fields_ = [("x", ctypes.c_int64), ("y", ctypes.c_int64), ("z", ctypes.c_int64)]
+
+    loops = _loops(CPoint3)
+    del loops["construct (keywords)"]
+    return loops
+
+
 def micro_rows():
     peers = {"packedfun py_class": Point3, "dataclass(slots=True)": DPoint3}
     tvm = _tvm_ffi_point()
@@ -130,6 +161,10 @@ def micro_rows():
     loops = {name: _loops(cls) for name, cls in peers.items()}
     peers["C++-defined (TestIntPair)"] = None
     loops["C++-defined (TestIntPair)"] = _native_loops()
+    peers["C member (slice.start)"] = None
+    loops["C member (slice.start)"] = _c_member_loops()
+    peers["ctypes field"] = None
+    loops["ctypes field"] = _ctypes_field_loops()
     n = 2000 if QUICK else 20000
     rows = []
     for case in ("construct (keywords)", "read a field", "set a field"):
