@@ -151,9 +151,18 @@ class Enum(core.Object, metaclass=_EnumMeta):
         if type_key is None:  # an abstract base (IntEnum, StrEnum) or a py_class rebuild
             return
         payload = int if issubclass(cls, IntEnum) else str if issubclass(cls, StrEnum) else None
-        declared = _declarations(cls, payload)
+        planned: list = []  # (alias, int index, str index, field values), all checked first
+        seen: set = set()
+        for alias, decl in _declarations(cls, payload):
+            int_index, str_index, decl = _indices(cls, alias, len(planned), decl, payload)
+            if int_index in seen or str_index in seen:
+                raise ValueError(f"enum {cls.__qualname__}.{alias}: duplicate enum index")
+            seen.update((int_index, str_index))
+            planned.append((alias, int_index, str_index, decl))
+        fresh = _dc._key_is_free(type_key)
         _dc.py_class(type_key, frozen=True, repr=False)(cls)
         if "__pf_type_index__" not in cls.__dict__:
+            _dc._forget(cls, fresh)
             raise TypeError(
                 f"enum {cls.__qualname__}: its field annotations name classes not defined yet"
             )
@@ -164,14 +173,15 @@ class Enum(core.Object, metaclass=_EnumMeta):
         cls.__deepcopy__ = Enum.__deepcopy__  # type: ignore[method-assign]
         state = _EnumState()
         setattr(cls, "__pf_enum__", state)  # noqa: B010
-        for alias, decl in declared:
-            int_index, str_index, decl = _indices(cls, alias, len(state.entries), decl, payload)
-            if int_index in state.by_index or str_index in state.by_index:
-                raise ValueError(f"enum {cls.__qualname__}.{alias}: duplicate enum index")
-            variant = _make_variant(cls, int_index, str_index, decl)
-            state.entries.append(variant)
-            state.by_index[int_index] = state.by_index[str_index] = variant
-            setattr(cls, alias, variant)
+        try:
+            for alias, int_index, str_index, decl in planned:
+                variant = _make_variant(cls, int_index, str_index, decl)
+                state.entries.append(variant)
+                state.by_index[int_index] = state.by_index[str_index] = variant
+                setattr(cls, alias, variant)
+        except BaseException:
+            _dc._forget(cls, fresh)  # a corrected definition can take the key, any layout
+            raise
         _graph.canonical[type_key] = _canonical_of(cls)
 
     @classmethod

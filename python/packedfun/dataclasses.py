@@ -512,6 +512,29 @@ def _register_group(group: list) -> None:
         _install(s, index)
 
 
+def _forget(cls: typing.Any, free_key: bool) -> None:
+    """Undoes the definition of ``cls``, a ``py_class`` nothing refers to yet whose definition
+    then failed (an enum whose variants are refused): it no longer waits or counts as defined,
+    and with ``free_key`` (the definition created the key) its key is free for a corrected
+    definition of any layout."""
+    spec: _Spec = cls.__dict__["__pf_py_spec__"]
+    key = spec.key
+    if spec in _pending:
+        _pending.remove(spec)
+    cls.__pf_failed__ = True
+    index = cls.__dict__.get("__pf_type_index__")
+    if index is None:
+        return
+    if _defined.get(key) is spec:
+        del _defined[key]
+    if _object._registered.get(index) is cls:
+        del _object._registered[index]
+    _object._infos.pop(index, None)
+    _object._automatic.clear()
+    if free_key:
+        _func("packedfun.slot_type_release")([index])
+
+
 def _key_is_free(key: str) -> bool:
     try:
         core.type_key_to_index(key)

@@ -160,6 +160,30 @@ def test_refused_definitions():
         class Manual(Enum, type_key="test_pe.Manual"):
             A = entry(_int_index=3)
 
+    for key in ("test_pe.Dup", "test_pe.Bad", "test_pe.Big", "test_pe.Typed", "test_pe.Manual"):
+        with pytest.raises(KeyError):  # no type is left behind
+            core.type_key_to_index(key)
+
+
+def test_a_refused_enum_frees_its_key_for_a_corrected_definition():
+    with pytest.raises(TypeError, match=r"Retry\.B: invalid enum entry"):
+
+        class Retry(Enum, type_key="test_pe.Retry"):
+            code: int
+            A = entry(1)
+            B = entry("two")  # registered the type and made A before failing
+
+    with pytest.raises(KeyError):
+        core.type_key_to_index("test_pe.Retry")
+
+    class Retry2(Enum, type_key="test_pe.Retry"):  # the same key, another layout
+        code: str
+        A = entry("one")
+        B = entry("two")
+
+    assert [v.code for v in Retry2] == ["one", "two"]
+    assert testing.echo(Retry2.B) is Retry2.B and pickle.loads(pickle.dumps(Retry2.A)) is Retry2.A
+
 
 def test_tvm_ffi_names():
     from packedfun import dataclasses
