@@ -110,7 +110,7 @@ def _canonical_of(cls: typing.Any) -> typing.Callable[[typing.Any], typing.Any]:
     """The class's own variant for a rebuilt one (the value graphs of pickle and JSON)."""
 
     def canonical(obj: typing.Any) -> typing.Any:
-        return cls.get(obj._str_index)
+        return _lookup(cls, obj._str_index)
 
     return canonical
 
@@ -129,8 +129,19 @@ def _variant(module: str, key: str, str_index: str) -> typing.Any:
         importlib.import_module(module)
     from . import object as _object
 
-    cls: typing.Any = _object._class_for(core.type_key_to_index(key))
-    return cls.get(str_index)
+    return _lookup(_object._class_for(core.type_key_to_index(key)), str_index)
+
+
+def _lookup(cls: typing.Any, str_index: str) -> typing.Any:
+    """The variant a pickle or a value graph names (``ValueError`` when the class has none: a
+    document written by another definition of the enum, or a forged one)."""
+    try:
+        return cls.get(str_index)
+    except KeyError:
+        raise ValueError(
+            f"enum {cls.__dict__.get('__pf_enum_key__', cls.__qualname__)!r} has no variant "
+            f"{str_index!r}"
+        ) from None
 
 
 @_dc.py_class("packedfun.Enum", frozen=True, repr=False)

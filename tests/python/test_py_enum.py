@@ -102,6 +102,16 @@ def test_identity_through_native_code_containers_pickle_copy_and_json():
     assert structural_hash(job) == structural_hash(Job(Mode.FAST, Level.HIGH, Color.BLUE))
 
 
+def test_a_document_naming_no_variant_is_refused():
+    text = to_json(Job(Mode.FAST, Level.HIGH, Color.BLUE))
+    assert text.count('"BLUE"') == 1
+    with pytest.raises(ValueError, match="enum 'test_pe.Color' has no variant 'PURPLE'"):
+        from_json(text.replace('"BLUE"', '"PURPLE"'))
+    data = pickle.dumps(Color.BLUE)
+    with pytest.raises(ValueError, match="has no variant 'BLUX'"):
+        pickle.loads(data.replace(b"BLUE", b"BLUX"))
+
+
 def test_a_field_declared_with_an_enum_checks_its_values():
     job = Job(Mode.FAST, Level.LOW, Color.RED)
     job.color = Color.GREEN
