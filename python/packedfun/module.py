@@ -79,6 +79,11 @@ class Module(metaclass=_ModuleMeta):
         """The backend's native Module object."""
         return self._pf_handle
 
+    def __tvm_ffi_object__(self):
+        """What a Module passed to a Function is: its native Module object (``handle``), as
+        apache-tvm-ffi's protocol says (a tvm-ffi library's Module goes back as itself)."""
+        return self._pf_handle
+
     @property
     def path(self) -> str:
         """The path of the library (``""`` for the system library)."""

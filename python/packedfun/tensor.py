@@ -12,6 +12,7 @@ array([0., 1., 2., 3.], dtype=float32)
 from __future__ import annotations
 
 from ._backend import core
+from ._rules import protocols as _protocols
 
 __all__ = [
     "DLDeviceType",  # noqa: F822 - made on first use by __getattr__ below
@@ -456,3 +457,4 @@ def _print_dtype(code: int, bits: int, lanes: int) -> str:
 
 
 core._set_tensor_classes(dtype, device)
+_protocols.set_classes(dtype, device)

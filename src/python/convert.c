@@ -260,6 +260,60 @@ static int set_number(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fna
   return 0;
 }
 
+/* packedfun._rules.protocols.<name> (a new reference), or NULL with an exception. */
+static PyObject* protocols_attr(const char* name) {
+  PyObject* module = PyImport_ImportModule("packedfun._rules.protocols");
+  if (module == NULL) return NULL;
+  PyObject* attr = PyObject_GetAttrString(module, name);
+  Py_DECREF(module);
+  return attr;
+}
+
+/* Whether `t` defines one of tvm-ffi's conversion methods (asked once per type, by classify). */
+static int has_protocol(PyTypeObject* t) {
+  PyObject* check = protocols_attr("has_protocol");
+  PyObject* found = check != NULL ? PyObject_CallOneArg(check, (PyObject*)t) : NULL;
+  Py_XDECREF(check);
+  int yes = found != NULL && PyObject_IsTrue(found) == 1;
+  Py_XDECREF(found);
+  if (PyErr_Occurred()) PyErr_Clear(); /* not a protocol class then: the rule goes on */
+  return yes;
+}
+
+/* A value of a class with a tvm-ffi conversion method: converted as what the shared rule
+ * (_rules.protocols.protocol_value) gives. That value is a temporary: a view of its text is made
+ * an owned string, and an object it is gets a reference of its own, so the slot outlives it. */
+static PFPY_NOINLINE int set_protocol(PyObject* o, PFPyArgs* pack, Py_ssize_t pos,
+                                      PyObject* fname) {
+  PyObject* rule = protocols_attr("protocol_value");
+  PyObject* value = rule != NULL ? PyObject_CallOneArg(rule, o) : NULL;
+  Py_XDECREF(rule);
+  if (value == NULL) return -1;
+  int temps = pack->num_temps;
+  int rc = pfpy_arg_from_py(value, pack, pos, fname);
+  PFAny* slot = SLOT(pack, pos);
+  if (rc == 0 && pack->num_temps == temps) { /* no temporary made: the slot may borrow `value` */
+    if (slot->type_index == kPFTypeStrView || slot->type_index == kPFTypeBytesView) {
+      PFAny owned;
+      int made = slot->type_index == kPFTypeStrView ? PFStringCreate(slot->v_ptr, &owned)
+                                                    : PFBytesCreate(slot->v_ptr, &owned);
+      if (made != 0) {
+        pfpy_raise_native(NULL);
+        rc = -1;
+      } else if (owned.type_index >= kPFTypeStaticObjectBegin) {
+        rc = push_temp(pack, owned.v_obj, slot);
+      } else {
+        *slot = owned; /* an inline small string */
+      }
+    } else if (slot->type_index >= kPFTypeStaticObjectBegin) {
+      PFObjectIncRef(slot->v_obj);
+      rc = push_temp(pack, slot->v_obj, slot);
+    }
+  }
+  Py_DECREF(value);
+  return rc;
+}
+
 typedef int (*Setter)(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
 
 static const Setter setters[PFPY_KIND_COUNT] = {
@@ -269,7 +323,7 @@ static const Setter setters[PFPY_KIND_COUNT] = {
     [PFPY_KIND_OBJECT] = set_object,     [PFPY_KIND_CONTAINER] = set_container,
     [PFPY_KIND_CALLABLE] = set_callable, [PFPY_KIND_TENSOR] = set_tensor,
     [PFPY_KIND_VOID_P] = set_void_p,     [PFPY_KIND_NUMBER] = set_number,
-    [PFPY_KIND_OPAQUE] = set_opaque,
+    [PFPY_KIND_OPAQUE] = set_opaque,     [PFPY_KIND_PROTOCOL] = set_protocol,
 };
 
 /* ---- choosing the setter: once per type ------------------------------------------------------ */
@@ -296,6 +350,7 @@ static int classify(PyTypeObject* t) {
       PyType_IsSubtype(t, &PyDict_Type)) {
     return PFPY_KIND_CONTAINER;
   }
+  if (has_protocol(t)) return PFPY_KIND_PROTOCOL;    /* before callable: packedfun.Module is one */
   if (t->tp_call != NULL) return PFPY_KIND_CALLABLE; /* before the array probes: not callable */
   if (pfpy_tensor_type_probe(t)) return PFPY_KIND_TENSOR;
   PyObject* void_p = pfpy_ctypes_void_p(); /* c_void_p instances are not callable */

@@ -230,6 +230,7 @@ enum {
   PFPY_KIND_VOID_P,    /* ctypes.c_void_p: an opaque pointer */
   PFPY_KIND_NUMBER,    /* __index__ / numpy.bool_ / __float__ (NumPy scalars) */
   PFPY_KIND_OPAQUE,    /* everything else: an Opaque object holding it */
+  PFPY_KIND_PROTOCOL,  /* a tvm-ffi conversion method (__tvm_ffi_object__, ...): _rules.protocols */
   PFPY_KIND_COUNT
 };
 

@@ -273,3 +273,98 @@ def test_dl_device_type_has_dlpack_names():
 
         for name, member in apache.DLDeviceType.__members__.items():
             assert kinds[name] == int(member), name
+
+
+class _Holds:
+    def __init__(self, value):
+        self.value = value
+
+
+class _AsObject(_Holds):
+    def __tvm_ffi_object__(self):
+        return self.value
+
+
+class _AsPtr(_Holds):
+    def __tvm_ffi_opaque_ptr__(self):
+        return self.value
+
+
+class _AsDataType(_Holds):
+    def __dlpack_data_type__(self):
+        return self.value
+
+
+class _AsDevice(_Holds):
+    def __dlpack_device__(self):
+        return self.value
+
+
+class _AsInt(_Holds):
+    def __tvm_ffi_int__(self):
+        return self.value
+
+
+class _AsFloat(_Holds):
+    def __tvm_ffi_float__(self):
+        return self.value
+
+
+class _AsValue(_Holds):
+    def __tvm_ffi_value__(self):
+        return self.value
+
+
+class _CallableInt(_AsInt):
+    def __call__(self):  # the protocol wins over the callable rule
+        raise AssertionError("called")
+
+
+def test_conversion_protocols():
+    import ctypes
+
+    echo = tvm_ffi.get_global_func("testing.echo")
+    arr = tvm_ffi.Array([1, 2])
+    assert echo(_AsObject(arr)).same_as(arr)
+    ptr = echo(_AsPtr(10))
+    assert isinstance(ptr, ctypes.c_void_p) and ptr.value == 10
+    f32 = tvm_ffi.dtype("float32")
+    assert echo(_AsDataType((f32.type_code, f32.bits, f32.lanes))) == f32
+    assert tvm_ffi.convert(_AsDataType((0, 8, 1))) == tvm_ffi.dtype("int8")
+    assert echo(_AsDevice((2, 1))) == tvm_ffi.device("cuda", 1)
+    assert echo(_AsInt(10)) == 10 and type(echo(_AsInt(10))) is int
+    assert echo(_AsFloat(10)) == 10.0 and type(echo(_AsFloat(10))) is float
+    assert echo(_CallableInt(3)) == 3
+    assert echo(_AsValue(10)) == 10
+    assert tuple(echo(_AsValue([1, 2, _AsValue(3)]))) == (1, 2, 3)
+    assert echo(_AsValue(_AsValue(_AsValue(10)))) == 10
+    long_text = "héllo, a string longer than seven bytes"  # a view of a temporary str
+    assert echo(_AsValue(long_text)) == long_text
+    assert echo(_AsValue(b"some bytes, more than 7")) == b"some bytes, more than 7"
+    assert echo([_AsInt(1), _AsValue("x")]) == [1, "x"]  # elements too
+
+
+def test_conversion_protocol_errors():
+    echo = tvm_ffi.get_global_func("testing.echo")
+
+    class Loop:
+        def __tvm_ffi_value__(self):
+            return self
+
+    with pytest.raises(TypeError, match="nest more than"):
+        echo(Loop())
+    with pytest.raises(TypeError):
+        echo(_AsInt("not an int"))
+    with pytest.raises(ZeroDivisionError):
+        echo(_Raises())
+
+
+class _Raises:
+    def __tvm_ffi_int__(self):
+        raise ZeroDivisionError("from the protocol method")
+
+
+def test_module_passed_as_argument_is_its_native_module():
+    mod = tvm_ffi.system_lib()
+    echoed = tvm_ffi.get_global_func("testing.echo")(mod)
+    assert echoed.same_as(mod.handle)  # not a Function wrapping Module.__call__

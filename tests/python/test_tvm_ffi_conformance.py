@@ -106,7 +106,7 @@ KNOWN_FAILING: dict[str, str] = {
             "str arguments are not cached as objects (_tvm_ffi_cached_object)",
             "Function is not subclassable",
             "convert_func is not provided",
-            "the __tvm_ffi_*__ argument protocols (opaque ptr, value, dtype, device) are not read",
+            "tvm_ffi.core._OPAQUE_PTR_HANDLERS (a private table)",
             "tvm_ffi.core.DataType",
             "a registered Python function comes back as a new Function",
         ]

@@ -212,6 +212,7 @@ m = pf.Module(raw)
 assert m.triple(3) == 9 and m["triple"](4) == 12
 assert pf.get_global_func("pf_tvm_obj.module_call")(raw, "triple", 5) == 15  # back as itself
 assert pf.get_global_func("pf_tvm_obj.module_call")(m.handle, "triple", 6) == 18
+assert pf.get_global_func("pf_tvm_obj.module_call")(m, "triple", 7) == 21  # the wrapper too
 try:
     m.no_such_function
 except AttributeError:

@@ -15,6 +15,7 @@ import sys
 from ctypes import addressof, c_void_p
 
 from .._rules import messages as _msg
+from .._rules import protocols as _protocols
 from .._rules import signature as _signature
 from . import abi as abi
 from . import tensor as _tensor
@@ -247,6 +248,11 @@ class _Packer:
             return _pack_ptr(abi.kPFTypeOpaquePtr, 0, value.value or 0)
         if isinstance(value, (list, tuple, dict)):  # -> Array / Map, nested
             return self.keep(_containers.pack_container(self, value))
+        if _protocols.has_protocol(type(value)):  # before callable (packedfun.Module is one)
+            # and the array probes, as in _core
+            converted = _protocols.protocol_value(value)
+            self.temps.append(converted)  # alive until the call returns: the slot may borrow it
+            return self.pack(converted)
         packed = _tensor.pack_tensor_arg(value, self.fname, self.pos, self.temps)
         if packed is not None:  # an array, a dtype or a device
             return packed
