@@ -383,6 +383,35 @@ def _hints(fn: Any, cls: type) -> dict:
         return {}
 
 
+_ENUM_BASES = {
+    "packedfun.Enum": "Enum",
+    "packedfun.IntEnum": "IntEnum",
+    "packedfun.StrEnum": "StrEnum",
+}
+
+
+def _enum_base(index: int, namer: _Namer) -> str | None:
+    """``packedfun.dataclasses.Enum`` (or ``IntEnum``, ``StrEnum``) when ``index`` is that base
+    of the enums defined in Python; else None."""
+    from ._backend import core
+
+    try:
+        key = str(core.type_info(index)["type_key"])
+    except Exception:  # noqa: BLE001 - not a type index
+        return None
+    if key not in _ENUM_BASES:
+        return None
+    namer.typing.add("packedfun.dataclasses")
+    return "packedfun.dataclasses." + _ENUM_BASES[key]
+
+
+def _enum_variant_lines(spec: Any, name: str) -> list[str]:
+    """The variants of an enum defined in Python, as class attributes, in declaration order."""
+    state = spec.cls.__dict__["__pf_enum__"]
+    alias = {id(v): k for k, v in spec.cls.__dict__.items() if not k.startswith("_")}
+    return [f"    {alias[id(v)]}: {name}" for v in state.entries if id(v) in alias]
+
+
 def _class_lines(info: dict, name: str, base: str, namer: _Namer) -> list[str]:
     from ._rules.signature import metadata_of
 
@@ -390,6 +419,8 @@ def _class_lines(info: dict, name: str, base: str, namer: _Namer) -> list[str]:
     lines += _docstring(info.get("doc"), "    ")
     body: list[str] = []
     spec = _py_class_spec(str(info["type_key"]))
+    is_enum = spec is not None and "__pf_enum__" in spec.cls.__dict__
+    body += _enum_variant_lines(spec, name) if is_enum else []
     declared = {f.name: f._schema for f in spec.own} if spec is not None else {}
     for field in sorted(info["fields"], key=lambda f: f["name"]):
         schema = _INDEX_SCHEMA.get(field.get("static_type_index", -1), "Any")
@@ -403,6 +434,8 @@ def _class_lines(info: dict, name: str, base: str, namer: _Namer) -> list[str]:
     methods = sorted(info["methods"], key=lambda m: m["name"])
     for method in methods:
         if method["name"] == "__create__":
+            if is_enum or str(info["type_key"]) in _ENUM_BASES:
+                continue  # an enum's class looks variants up; it constructs none
             if spec is not None and spec.params["init"]:
                 body += _py_init_lines(spec, namer)
                 continue
@@ -553,7 +586,7 @@ def generate(
     for index, info in types:
         ancestors = list(info["ancestors"])
         parent = ancestors[-2] if len(ancestors) >= 2 else _OBJECT_INDEX
-        base = names.get(parent, "packedfun.Object")
+        base = names.get(parent) or _enum_base(parent, namer) or "packedfun.Object"
         body += [""] + _class_lines(info, names[index], base, namer) + [""]
     for name, record in sorted(functions, key=lambda item: item[0]):
         body += _function_lines(name, record, namer)
@@ -591,6 +624,8 @@ def _header(namer: _Namer) -> str:
     if len(lines) > 2:
         lines.append("")  # the standard library first, then packedfun (isort's order)
     lines.append("import packedfun")
+    if "packedfun.dataclasses" in namer.typing:
+        lines.append("import packedfun.dataclasses")
     return "\n".join(lines) + "\n\n"
 
 

@@ -160,3 +160,23 @@ def test_stub_of_python_defined_types():
     assert "    @staticmethod\n    def make(name: str) -> Node: ..." in text
     assert "def __init__(self, *args: Any)" not in text
     compile(text, "stub_py.pyi", "exec")  # valid Python
+
+
+def test_stub_of_enums_defined_in_python():
+    from packedfun.dataclasses import Enum, StrEnum, entry
+
+    class Shade(Enum, type_key="stub_pe.Shade"):
+        weight: float
+        LIGHT = entry(0.5)
+        DARK = entry(2.0)
+
+    class Speed(StrEnum, type_key="stub_pe.Speed"):
+        FAST = "fast"
+
+    text = stubgen.generate(["stub_pe"])
+    assert "import packedfun\nimport packedfun.dataclasses\n" in text
+    assert "class Shade(packedfun.dataclasses.Enum):\n    LIGHT: Shade\n    DARK: Shade\n" in text
+    assert "class Speed(packedfun.dataclasses.StrEnum):\n    FAST: Speed\n" in text
+    assert "    @property\n    def weight(self) -> float: ..." in text
+    assert "__init__" not in text  # the class looks variants up, it makes none
+    compile(text, "stub_pe.pyi", "exec")
