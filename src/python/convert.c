@@ -235,6 +235,18 @@ static int is_numpy_bool(PyTypeObject* t) {
   return strcmp(t->tp_name, "numpy.bool_") == 0 || strcmp(t->tp_name, "numpy.bool") == 0;
 }
 
+/* NumPy scalars whose nb_float is no float value: complex (it drops the imaginary part),
+ * datetime64 and timedelta64 (it drops the unit), void. Left out of the number rule, they travel
+ * as the objects they are (Opaque), as a Python complex does. */
+static int is_numpy_not_real(PyTypeObject* t) {
+  const char* name = t->tp_name;
+  if (strncmp(name, "numpy.", 6) != 0) return 0;
+  name += 6;
+  return strncmp(name, "complex", 7) == 0 || strcmp(name, "clongdouble") == 0 ||
+         strncmp(name, "datetime64", 10) == 0 || strncmp(name, "timedelta64", 11) == 0 ||
+         strcmp(name, "void") == 0;
+}
+
 /* The number rule (docs/calling.md): an object whose type has nb_index (NumPy integer scalars)
  * travels as int, numpy.bool_ as bool, one with nb_float (NumPy float scalars) as float.
  * Recognised by type slots and name: NumPy is never imported. */
@@ -356,6 +368,7 @@ static int classify(PyTypeObject* t) {
   PyObject* void_p = pfpy_ctypes_void_p(); /* c_void_p instances are not callable */
   if (void_p != NULL && PyType_IsSubtype(t, (PyTypeObject*)void_p)) return PFPY_KIND_VOID_P;
   PyNumberMethods* nb = t->tp_as_number;
+  if (is_numpy_not_real(t)) return PFPY_KIND_OPAQUE;
   if ((nb != NULL && (nb->nb_index != NULL || nb->nb_float != NULL)) || is_numpy_bool(t)) {
     return PFPY_KIND_NUMBER;
   }

@@ -432,6 +432,23 @@ def test_numbers_as_python_means_them():
         add(np.uint64(2**64 - 1))
 
 
+def test_numpy_scalars_that_are_not_real_numbers_travel_as_themselves():
+    # Their __float__ drops the imaginary part (a ComplexWarning, then 1.0 arrived) or the unit, or
+    # fails without naming the argument; a Python complex already travelled as itself.
+    np = suite.require("numpy")
+    echo_float = packedfun.get_global_func("testing.echo_float")
+    values = [np.complex128(1 + 2j), np.complex64(3j), np.clongdouble(1j)]
+    values += [np.datetime64("2020-01-01"), np.timedelta64(5, "s"), np.void(b"ab")]
+    for value in values:
+        name = f"numpy.{type(value).__name__}"
+        assert testing.echo(value) is value
+        assert testing.echo([value])[0] is value
+        assert packedfun.convert({"k": value})["k"] is value
+        with pytest.raises(TypeError, match=rf"argument 0: expected float, got {name}\b"):
+            echo_float(value)
+    assert testing.echo(1 + 2j) == 1 + 2j
+
+
 def test_stubgen_for_a_library(exported):
     from packedfun import stubgen
 

@@ -198,6 +198,11 @@ def _add_note(exc: BaseException, fname, pos) -> None:
             exc.add_note(_msg.text("NOTE_ARGUMENT", pos, fname))
 
 
+# NumPy scalars whose __float__ is no float value (complex, datetime64, timedelta64, void): they
+# travel as the objects they are (as _core's is_numpy_not_real decides).
+_NUMPY_NOT_REAL = ("complex", "clongdouble", "datetime64", "timedelta64", "void")
+
+
 def _python_number(value):
     """The number rule (docs/calling.md): an object with ``__index__`` (NumPy integers) travels
     as int, ``numpy.bool_`` as bool, one with ``__float__`` (NumPy floats) as float; None for
@@ -207,6 +212,8 @@ def _python_number(value):
         return operator.index(value)
     if cls.__module__ == "numpy" and cls.__name__ in ("bool_", "bool"):
         return bool(value)
+    if cls.__module__ == "numpy" and cls.__name__.startswith(_NUMPY_NOT_REAL):
+        return None  # its __float__ drops the imaginary part or the unit: an Opaque, as _core
     if hasattr(cls, "__float__"):
         return float(value)
     return None
