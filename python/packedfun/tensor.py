@@ -327,8 +327,11 @@ _INT32_MAX = 2**31 - 1
 def _check_field(field: str, value, low: int, high: int) -> int:
     """``value`` as an int in ``[low, high]``: TypeError for a non-integer, OverflowError above
     ``high``, ValueError below ``low``; each names the field."""
+    kind = type(value)
+    if not isinstance(value, int) and hasattr(kind, "__index__") and "bool" not in kind.__name__:
+        value = kind.__index__(value)  # an integer of another kind (numpy.int32): its value
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{field} must be an int, got {type(value).__name__}")
+        raise TypeError(f"{field} must be an int, got {kind.__name__}")
     if value > high:
         raise OverflowError(f"{field} {value} does not fit (the largest is {high})")
     if value < low:

@@ -368,3 +368,11 @@ def test_module_passed_as_argument_is_its_native_module():
     mod = tvm_ffi.system_lib()
     echoed = tvm_ffi.get_global_func("testing.echo")(mod)
     assert echoed.same_as(mod.handle)  # not a Function wrapping Module.__call__
+
+
+def test_device_index_of_another_integer_type():
+    assert tvm_ffi.device("cpu", np.int32(1)) == tvm_ffi.device("cpu", 1)
+    assert tvm_ffi.device("cuda", np.int64(2)).index == 2
+    for bad in (np.True_, np.float32(2), 1.5):
+        with pytest.raises(TypeError, match="device_id must be an int"):
+            tvm_ffi.device("cpu", bad)

@@ -87,7 +87,6 @@ KNOWN_FAILING: dict[str, str] = {
     "test_dataclass_namedtuple.py": _NO_DATACLASSES,
     "test_dataclass_py_class.py": "imports tvm_ffi._dunder; " + _NO_DATACLASSES,
     "test_dataclass_repr.py": "imports tvm_ffi._ffi_api; " + _NO_DATACLASSES,
-    "test_device.py::test_device_with_dev_id[cpu-dev_id5-1-1]": "a NumPy int32 device id",
     "test_device.py::test_device_rejects_noncanonical_aliases[llvm-cpu]": "accepts llvm as cpu",
     "test_device.py::test_device_rejects_noncanonical_aliases[c-cpu]": "accepts c as cpu",
     "test_device.py::test_device_rejects_noncanonical_aliases[test-cpu]": "accepts test as cpu",
