@@ -67,7 +67,7 @@ _ERROR_ATTRS = (
 )
 _DEVICE_MESSAGE = (
     "refused with packedfun's wording (\"unknown device type 'c' in 'c'\"), not the exact "
-    "\"Unknown device: c\" the test matches"
+    '"Unknown device: c" the test matches'
 )
 KNOWN_FAILING: dict[str, str] = {
     "test_access_path.py": "tvm_ffi.access_path (AccessPath objects) is not provided",
