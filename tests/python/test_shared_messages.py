@@ -113,3 +113,23 @@ def test_wording_comes_from_the_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     err = _raised(lambda: packedfun.Function(1.5))
     assert str(err) == "not callable: float"
     assert repr(echo).startswith("<function testing.echo at 0x")
+
+
+def test_every_message_name_the_compiled_binding_passes_exists() -> None:
+    # _core names its messages by key; a key that is not in packedfun._rules.messages turns the
+    # error into an AttributeError from the lookup (a datetime64 array argument raised
+    # "module 'packedfun._rules.messages' has no attribute 'it has no buffer ...'").
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "src" / "python"
+    call = re.compile(
+        r"\b(?:pfpy_message|pfpy_raise_message|numpy_dtype_error)\(([^;]*?)\)\s*;", re.S
+    )
+    names = set()
+    for path in src.glob("*.c"):
+        for args in call.findall(path.read_text()):
+            names.update(re.findall(r'"([^"]*)"', args)[:1])  # the key, else the format
+    build_value = set("()[]{}sszyOSNUCpbhiIlLkKnBHcdfD#:,| $")  # a Py_BuildValue format
+    names = {n for n in names if not set(n) <= build_value}
+    assert len(names) > 50, names  # the scan still finds the binding's message names
+    assert {n for n in names if not hasattr(messages, n)} == set()
