@@ -387,18 +387,15 @@ def function_doc(func: Any) -> str | None:
 def method_signature(func: Any, constructor: bool = False) -> inspect.Signature:
     """The ``__signature__`` of a reflected method or constructor (``__init__``) calling ``func``:
     ``self`` first, then the parameters of its metadata record (a method's record names the
-    object as its first parameter, a constructor's does not); ``(self, /, *args, **kwargs)``
-    without a record."""
+    object as its first parameter, a constructor's does not); ``(self, /, *args)`` without a
+    record (positional arguments only, as :func:`function_signature` says of a Function)."""
     import inspect
 
     self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
     sig = signature_or_none(func)
     if sig is None:
-        rest = [
-            inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
-            inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
-        ]
-        return inspect.Signature([self_param, *rest])
+        rest = inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)
+        return inspect.Signature([self_param, rest])
     params = list(sig.parameters.values())
     if constructor:
         return sig.replace(parameters=[self_param, *params], return_annotation=None)
