@@ -146,10 +146,17 @@ struct TypeTraits<ObjectPtr<T>, std::enable_if_t<std::is_base_of<Object, T>::val
 
 namespace detail {
 
-/*! Allocates the run-time index of object class T on first use (thread-safe static). */
+/*! The registration behind AllocateTypeIndex, out of line: it runs once per class. */
 template <typename T, typename Parent>
-int32_t AllocateTypeIndex() {
-  static const int32_t index = RegisterObjectType(T::_type_key, Parent::RuntimeTypeIndex());
+__attribute__((noinline, cold)) int32_t RegisterTypeIndex() {
+  return RegisterObjectType(T::_type_key, Parent::RuntimeTypeIndex());
+}
+
+/*! Allocates the run-time index of object class T on first use (thread-safe static). Small
+ *  enough to inline: every typed parameter check of an object reference reads it. */
+template <typename T, typename Parent>
+inline int32_t AllocateTypeIndex() {
+  static const int32_t index = RegisterTypeIndex<T, Parent>();
   return index;
 }
 

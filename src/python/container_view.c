@@ -19,7 +19,7 @@ typedef struct ViewTemp {
 
 static ViewTemp* view_free_list;
 
-static void view_recycle(PFObject* obj) {
+void pfpy_view_recycle(PFObject* obj) {
   ViewTemp* t = (ViewTemp*)obj;
   t->next = view_free_list;
   view_free_list = t;
@@ -136,7 +136,7 @@ int pfpy_container_view_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObjec
       return -1;
     }
     t->header.type_index = kPFTypeObject;
-    t->header.deleter = view_recycle;
+    t->header.deleter = pfpy_view_recycle;
     t->view.vtable = &view_vtable;
   }
   t->header.ref_count = 1;
@@ -168,7 +168,7 @@ int pfpy_container_views_settle(PFPyArgs* pack, Py_ssize_t n) {
     for (int k = 0; k < pack->num_temps; ++k) { /* the Array/Map takes the view's temp slot */
       if (pack->temps[k] == &t->header) pack->temps[k] = made.v_obj;
     }
-    view_recycle((PFObject*)&t->header);
+    pfpy_view_recycle((PFObject*)&t->header);
     *cell = made;
   }
   pack->num_views = 0;

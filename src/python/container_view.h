@@ -21,4 +21,9 @@ int pfpy_container_view_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObjec
  *  -1 with the conversion's Python exception. */
 int pfpy_container_views_settle(PFPyArgs* pack, Py_ssize_t n);
 
+/*! The deleter of a view's temp: back to the free list. A view never leaves the call as an object
+ *  (the callee gets the PFContainerView record, not its header), so its count is 1 until then and
+ *  pfpy_args_release calls this directly, sparing the runtime's release. */
+void pfpy_view_recycle(PFObject* obj);
+
 #endif /* PACKEDFUN_SRC_PYTHON_CONTAINER_VIEW_H_ */

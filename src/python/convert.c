@@ -1,5 +1,6 @@
 /* Conversion between Python objects and PFAny values, in both directions. */
 #include "callback.h"
+#include "container_view.h"
 
 #include <string.h>
 #include "object_system.h"
@@ -437,6 +438,8 @@ void pfpy_args_release(PFPyArgs* pack) {
     PFObject* temp = pack->temps[i];
     if (temp->type_index == kPFTypeFunction) { /* a wrapped callable: recycled when not kept */
       pfpy_temp_function_release(temp);
+    } else if (temp->deleter == &pfpy_view_recycle) { /* a container view: never shared */
+      pfpy_view_recycle(temp);
     } else {
       PFObjectDecRef(temp);
     }

@@ -267,13 +267,21 @@ struct OrderedCall {
   }
 };
 
-/*! Whether TypeTraits<T> has the parameter hooks ArgCheck (noexcept) and ArgGet (String, Bytes:
- *  they borrow views instead of copying them). */
+/*! Whether TypeTraits<T> has the parameter hooks ArgCheck and ArgGet (String, Bytes: they borrow
+ *  views instead of copying them; object references: no std::optional on the way). */
 template <typename T, typename = void>
 struct HasArgHooks : std::false_type {};
 template <typename T>
 struct HasArgHooks<T, std::void_t<decltype(TypeTraits<T>::ArgCheck(nullptr)),
                                   decltype(TypeTraits<T>::ArgGet(nullptr))>> : std::true_type {};
+
+/*! Whether a type's ArgCheck cannot throw (an object reference's may: its first use registers
+ *  the type); types without hooks are checked by their noexcept TryFrom. */
+template <typename T, bool = HasArgHooks<T>::value>
+struct ArgCheckNothrow : std::true_type {};
+template <typename T>
+struct ArgCheckNothrow<T, true>
+    : std::integral_constant<bool, noexcept(TypeTraits<T>::ArgCheck(nullptr))> {};
 
 template <typename T, typename = void>
 struct HasNothrowTryFrom : std::false_type {};
@@ -290,7 +298,7 @@ struct ArgAccess {
   static constexpr bool kHooks = HasArgHooks<T>::value;
   static constexpr bool kFast =
       kHooks || (std::is_trivially_copyable<T>::value && HasNothrowTryFrom<T>::value);
-  static bool Check(const PFAny* v) noexcept {
+  static bool Check(const PFAny* v) noexcept(ArgCheckNothrow<T>::value) {
     if constexpr (kHooks) {
       return TypeTraits<T>::ArgCheck(v);
     } else {
@@ -303,6 +311,46 @@ struct ArgAccess {
     } else {
       return *TypeTraits<T>::TryFrom(v);
     }
+  }
+};
+
+/*! Whether TypeTraits<T> says that T holds the caller's object as it is (kHoldsObjectAsIs). */
+template <typename T, typename = void>
+struct HoldsObjectAsIs : std::false_type {};
+template <typename T>
+struct HoldsObjectAsIs<T, std::void_t<decltype(TypeTraits<T>::kHoldsObjectAsIs)>>
+    : std::integral_constant<bool, TypeTraits<T>::kHoldsObjectAsIs> {};
+
+/*! A `const T&` parameter (T a reference type holding the object as it is) bound to the caller's
+ *  object without a reference of its own: the caller's argument keeps the object alive for the
+ *  whole call, and a const reference can only be read or copied (a copy takes its own reference),
+ *  so the two atomic reference-count updates per call are spared. The T inside never owns: it is
+ *  emptied, not released, when the call ends (also when the body throws). */
+template <typename T>
+class BorrowedObjectParam {
+ public:
+  explicit BorrowedObjectParam(PFObject* obj) noexcept : ref_(ObjectUnsafe::FromOwned<T>(obj)) {}
+  BorrowedObjectParam(const BorrowedObjectParam&) = delete;
+  BorrowedObjectParam& operator=(const BorrowedObjectParam&) = delete;
+  ~BorrowedObjectParam() { (void)ObjectUnsafe::MoveToPFObject(std::move(ref_)); }
+  operator const T&() const noexcept { return ref_; }  // NOLINT(runtime/explicit)
+
+ private:
+  T ref_;
+};
+
+/*! How the fast typed call builds parameter A: ArgAccess's builder, or a borrowed object for a
+ *  `const T&` parameter whose T holds the object as it is. */
+template <typename A, typename = void>
+struct ParamAccess {
+  static TraitsKey<A> Get(const PFAny* v) { return ArgAccess<TraitsKey<A>>::Get(v); }
+};
+template <typename A>
+struct ParamAccess<A, std::enable_if_t<std::is_lvalue_reference<A>::value &&
+                                       std::is_const<std::remove_reference_t<A>>::value &&
+                                       HoldsObjectAsIs<TraitsKey<A>>::value>> {
+  static BorrowedObjectParam<TraitsKey<A>> Get(const PFAny* v) noexcept {
+    return BorrowedObjectParam<TraitsKey<A>>(v->type_index == kPFTypeNone ? nullptr : v->v_obj);
   }
 };
 
@@ -334,12 +382,12 @@ void InvokeWithIndices(Fn& f, const char* name, const ParamNames* params, const 
     }
     // Each parameter is initialized straight from its builder's prvalue (guaranteed elision).
     if constexpr (std::is_void<R>::value) {
-      f(ArgAccess<TraitsKey<A>>::Get(argv + I)...);
+      f(ParamAccess<A>::Get(argv + I)...);
     } else {
       using Key = TraitsKey<R>;
       static_assert(HasTypeTraits<Key>::value,
                     "the result type of a typed Function has no TypeTraits");
-      TypeTraits<Key>::ToOwned(f(ArgAccess<TraitsKey<A>>::Get(argv + I)...), result);
+      TypeTraits<Key>::ToOwned(f(ParamAccess<A>::Get(argv + I)...), result);
     }
   } else {
     OrderedCall<R>{result, f, ConvertArgument<TraitsKey<A>>(argv, I, name, params)...};

@@ -343,6 +343,21 @@ struct TypeTraits<T, std::enable_if_t<std::is_base_of<ObjectRef, T>::value>> {
     return detail::ObjectUnsafe::FromBorrowed<T>(v->v_obj);
   }
   static std::string TypeName() { return T::_type_name(); }
+
+  /*! Whether T holds an accepted object as it is (no `_type_try_from` re-checking or re-making
+   *  it): a `const T&` parameter then borrows the caller's object (function_details.h). */
+  static constexpr bool kHoldsObjectAsIs = !detail::HasTypeTryFrom<T>::value;
+  /*! Typed Function parameters of such a T: check, then build (no std::optional on the way). */
+  template <typename U = T, typename = std::enable_if_t<!detail::HasTypeTryFrom<U>::value>>
+  static bool ArgCheck(const PFAny* v) {
+    if (v->type_index == kPFTypeNone) return T::_type_is_nullable;
+    return T::_type_accepts(v->type_index);
+  }
+  template <typename U = T, typename = std::enable_if_t<!detail::HasTypeTryFrom<U>::value>>
+  static T ArgGet(const PFAny* v) noexcept {
+    return detail::ObjectUnsafe::FromBorrowed<T>(v->type_index == kPFTypeNone ? nullptr
+                                                                               : v->v_obj);
+  }
 };
 
 /*! std::optional<T>: None or a T. */
