@@ -180,16 +180,16 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
   /* Tensor arguments (NumPy, DLPack, torch: always temps, never container views): their
    * framework's allocator and stream, and tensor results returned as they came. A call whose
    * temps are all views (a list read in place) has none: it skips both scans. */
-  int arrays = pack->num_temps != pack->num_views;
+  int tensors = pack->num_temps != pack->num_views;
   PFPyTensorEnv env;
-  int has_env = arrays && pfpy_tensor_env_enter(args, n, pack, &env);
+  int has_env = tensors && pfpy_tensor_env_enter(args, n, pack, &env);
   int rc = call_native(fo, pack->args, (int32_t)n, &rv);
   if (has_env) pfpy_tensor_env_exit(&env);
   if (PFPY_LIKELY(pack->num_temps == 0)) {
     if (PFPY_UNLIKELY(rc != 0)) return pfpy_function_call_error(f, args, n);
   } else {
     PyObject* failed = rc != 0 ? pfpy_function_call_error(f, args, n) : NULL;
-    int fw = rc == 0 && arrays ? pfpy_tensor_result_framework(args, n) : 0;
+    int fw = rc == 0 && tensors ? pfpy_tensor_result_framework(args, n) : 0;
     PyObject* out = fw != 0 ? pfpy_tensor_result_to_py(&rv, fw, pack) : NULL;
     pfpy_args_release(pack);
     if (rc != 0 || fw != 0) return rc != 0 ? failed : out;

@@ -355,8 +355,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_base_of<ObjectRef, T>::value>> {
   }
   template <typename U = T, typename = std::enable_if_t<!detail::HasTypeTryFrom<U>::value>>
   static T ArgGet(const PFAny* v) noexcept {
-    return detail::ObjectUnsafe::FromBorrowed<T>(v->type_index == kPFTypeNone ? nullptr
-                                                                               : v->v_obj);
+    return detail::ObjectUnsafe::FromBorrowed<T>(v->type_index == kPFTypeNone ? nullptr : v->v_obj);
   }
 };
 
