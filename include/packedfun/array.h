@@ -53,7 +53,7 @@ class Array : public ObjectRef, public detail::SeqAccess<T, Array<T>> {
    *  back what reading it gives. */
   static Array _type_try_from(PFObject* obj) {
     bool kept = true;
-    detail::ReportElementMismatch(_type_name(), [&] { kept = Access::_type_check_elements(obj); });
+    detail::ReportElementMismatch(&_type_name, [&] { kept = Access::_type_check_elements(obj); });
     if (kept) return Array(ObjectPtr<PFObject>::FromBorrowed(obj), 0);
     return Array(Own(Access::Converted(obj, &PFArrayCreate)), 0);
   }

@@ -58,7 +58,7 @@ class Dict : public ObjectRef, public detail::MapAccess<K, V, Dict<K, V>> {
   static constexpr bool _type_is_nullable = false;
   static bool _type_accepts(int32_t type_index) noexcept { return type_index == kPFTypeDict; }
   static Dict _type_try_from(PFObject* obj) {
-    detail::ReportElementMismatch(_type_name(), [&] { Access::_type_check_elements(obj); });
+    detail::ReportElementMismatch(&_type_name, [&] { Access::_type_check_elements(obj); });
     return Dict(ObjectPtr<PFObject>::FromBorrowed(obj), 0);
   }
 

@@ -72,7 +72,7 @@ class List : public ObjectRef, public detail::SeqAccess<T, List<T>> {
   static constexpr bool _type_is_nullable = false;
   static bool _type_accepts(int32_t type_index) noexcept { return type_index == kPFTypeList; }
   static List _type_try_from(PFObject* obj) {
-    detail::ReportElementMismatch(_type_name(), [&] { Access::_type_check_elements(obj); });
+    detail::ReportElementMismatch(&_type_name, [&] { Access::_type_check_elements(obj); });
     return List(ObjectPtr<PFObject>::FromBorrowed(obj), 0);
   }
 

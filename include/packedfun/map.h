@@ -45,7 +45,7 @@ class Map : public ObjectRef, public detail::MapAccess<K, V, Map<K, V>> {
    *  entries converted (an int value arriving in a Map<str, double> becomes a float). */
   static Map _type_try_from(PFObject* obj) {
     bool kept = true;
-    detail::ReportElementMismatch(_type_name(), [&] { kept = Access::_type_check_elements(obj); });
+    detail::ReportElementMismatch(&_type_name, [&] { kept = Access::_type_check_elements(obj); });
     if (kept) return Map(ObjectPtr<PFObject>::FromBorrowed(obj), 0);
     return Map(Own(Access::Converted(obj, &PFMapCreate)), 0);
   }

@@ -180,13 +180,14 @@ bool CheckElement(const PFAny& v, Piece&& piece) {
 }
 
 /*! Runs `check` (which throws ElementMismatch) and reports a mismatch as one TypeError:
- *  "Array[int] element [3]: expected int, got str". */
+ *  "Array[int] element [3]: expected int, got str". The container's name is made (by
+ *  `container_name`) only then: every typed container argument passes here. */
 template <typename F>
-void ReportElementMismatch(const std::string& container, F&& check) {
+void ReportElementMismatch(std::string (*container_name)(), F&& check) {
   try {
     check();
   } catch (ElementMismatch& e) {
-    throw ElementError(container, std::move(e));
+    throw ElementError(container_name(), std::move(e));
   }
 }
 
