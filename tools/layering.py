@@ -42,6 +42,7 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("packedfun.stubgen", "packedfun._rules.signature"): "stubgen is a tool: it imports on demand",
     ("packedfun.stubgen", "packedfun.registry"): "stubgen is a tool: it imports on demand",
     ("packedfun.stubgen", "packedfun.module"): "stubgen is a tool: it imports on demand",
+    ("packedfun.stubgen", "packedfun._py_class"): "stubgen is a tool: it imports on demand",
     # cpp's build helpers answer paths without loading the runtime; they load it only when asked.
     ("packedfun.cpp._package", "packedfun._backend"): "runtime loaded only for its path/ABI",
     # The import hook is installed before packedfun may be imported (sitecustomize, .pth).

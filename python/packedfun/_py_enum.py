@@ -17,7 +17,8 @@ from __future__ import annotations
 import typing
 
 from . import _graph
-from . import dataclasses as _dc
+from . import _py_class as _dc
+from . import object as _object
 from ._backend import core
 
 __all__ = ["Enum", "EnumAttrMap", "IntEnum", "StrEnum", "auto", "entry"]
@@ -127,8 +128,6 @@ def _variant(module: str, key: str, str_index: str) -> typing.Any:
 
     if module != "__main__" and module not in sys.modules:
         importlib.import_module(module)
-    from . import object as _object
-
     return _lookup(_object._class_for(core.type_key_to_index(key)), str_index)
 
 

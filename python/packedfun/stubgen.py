@@ -283,8 +283,8 @@ def _method_lines(method: dict, namer: _Namer) -> list[str]:
 
 def _py_class_spec(type_key: str) -> Any:
     """The definition of ``type_key`` when a Python class defined it (``py_class``), else None."""
-    dataclasses = sys.modules.get("packedfun.dataclasses")
-    return None if dataclasses is None else dataclasses._defined.get(type_key)
+    py_class = sys.modules.get("packedfun._py_class")
+    return None if py_class is None else py_class._defined.get(type_key)
 
 
 def _declared_schema(declared: Any, nullable: bool) -> str:
@@ -329,7 +329,7 @@ def _py_annotation_schema(ann: Any) -> str:
 def _py_init_lines(spec: Any, namer: _Namer) -> list[str]:
     """``__init__`` of a Python-defined type: its fields, keyword-only ones and defaults as the
     generated ``__init__`` takes them."""
-    from .dataclasses import MISSING, _all_fields
+    from ._py_class import MISSING, _all_fields
 
     params: list[str] = []
     kw_params: list[str] = []
