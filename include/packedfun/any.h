@@ -91,6 +91,11 @@ class AnyView {
   std::optional<T> as() const {
     return detail::AnyTryAs<T>(&data_);
   }
+  /*! tvm-ffi's spelling of as(): the value as T with conversions, or nullopt. */
+  template <typename T>
+  std::optional<T> try_cast() const {
+    return detail::AnyTryAs<T>(&data_);
+  }
   /*! The value as T; throws TypeError "expected T, got X" when it does not convert. */
   template <typename T>
   T cast() const {
@@ -155,6 +160,10 @@ class Any {
 
   template <typename T>
   std::optional<T> as() const {
+    return detail::AnyTryAs<T>(&data_);
+  }
+  template <typename T>
+  std::optional<T> try_cast() const {
     return detail::AnyTryAs<T>(&data_);
   }
   template <typename T>

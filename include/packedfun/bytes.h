@@ -28,6 +28,7 @@ class Bytes : public detail::BytesHolder<kPFTypeSmallBytes, kPFTypeBytes> {
   /*! A typed Function parameter borrowing the caller's bytes (as String does, see string.h). */
   Bytes(detail::BorrowArgument tag, const PFByteArray* view, bool nul_terminated = false)
       : Base(tag, view, nul_terminated) {}
+  operator std::string() const { return str(); }  // NOLINT
 
   /*! Bytes from a borrowed value of any bytes kind (BytesView, SmallBytes, Bytes); nullopt for
    *  other kinds. Views are copied; the small form and objects are shared. */

@@ -6,6 +6,7 @@
 #include <packedfun/c_api.h>
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -114,6 +115,13 @@ class Object : public PFObject {
   static constexpr int32_t _type_depth = 0;
   static constexpr bool _type_final = false;
   static int32_t RuntimeTypeIndex() noexcept { return kPFTypeObject; }
+
+  /*! Whether this object is a T (an object class), as IsInstance<T>(obj); defined in
+   *  object_type.h. */
+  template <typename T>
+  bool IsInstance() const;
+  /*! The type key of this object's most derived type (reads the type table). */
+  std::string GetTypeKey() const;
 };
 
 namespace detail {

@@ -86,6 +86,12 @@ inline bool IsInstance(const PFObject* obj) {
   return obj != nullptr && IsInstanceIndex<T>(obj->type_index);
 }
 
+template <typename T>
+inline bool Object::IsInstance() const {
+  return IsInstanceIndex<T>(PFObject::type_index);
+}
+inline std::string Object::GetTypeKey() const { return detail::TypeKeyOf(PFObject::type_index); }
+
 /*! Downcasts `ref` to the reference class SubRef: a null reference gives a null SubRef when
  *  SubRef is nullable; anything that is not a SubRef::ContainerType throws TypeError naming both
  *  type keys ("cannot downcast an object of type 'a.Base' to 'a.Derived'"). */

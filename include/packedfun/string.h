@@ -6,8 +6,10 @@
 #include <packedfun/detail/bytes_holder.h>
 #include <packedfun/detail/type_traits.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -55,6 +57,28 @@ class String : public detail::BytesHolder<kPFTypeSmallStr, kPFTypeString> {
   const char* c_str() const { return data(); }
   operator std::string() const { return str(); }  // NOLINT
 
+  // STL-style search and slicing, as std::string_view (and tvm-ffi's String) spell them.
+  static constexpr size_t npos = std::string_view::npos;
+  /*! Position of the first match of `s` at or after `pos`, or npos. */
+  size_t find(const String& s, size_t pos = 0) const { return view().find(s.view(), pos); }
+  size_t find(const char* s, size_t pos = 0) const { return view().find(s, pos); }
+  size_t find(const char* s, size_t pos, size_t count) const { return view().find(s, pos, count); }
+  /*! The bytes [pos, pos + count), clamped to the end; std::out_of_range when pos > size(). */
+  String substr(size_t pos = 0, size_t count = npos) const {
+    if (pos > size()) throw std::out_of_range("String::substr: position past the end");
+    return String(data() + pos, std::min(count, size() - pos));
+  }
+  bool starts_with(std::string_view p) const { return view().substr(0, p.size()) == p; }
+  bool starts_with(const String& p) const { return starts_with(p.view()); }
+  bool starts_with(const char* p) const { return starts_with(std::string_view(p)); }
+  bool starts_with(const char* p, size_t n) const { return starts_with(std::string_view(p, n)); }
+  bool ends_with(std::string_view x) const {
+    return size() >= x.size() && view().substr(size() - x.size()) == x;
+  }
+  bool ends_with(const String& x) const { return ends_with(x.view()); }
+  bool ends_with(const char* x) const { return ends_with(std::string_view(x)); }
+  bool ends_with(const char* x, size_t n) const { return ends_with(std::string_view(x, n)); }
+
   /*! A String from a borrowed value of any string kind (RawStr, StrView, SmallStr, String);
    *  nullopt for other kinds. Views are copied; the small form and objects are shared. */
   static std::optional<String> TryFrom(const PFAny& v) {
@@ -83,6 +107,49 @@ inline bool operator==(const String& a, const std::string& b) noexcept { return 
 inline bool operator!=(const String& a, const std::string& b) noexcept { return !(a == b); }
 inline bool operator==(const std::string& a, const String& b) noexcept { return b == a; }
 inline bool operator!=(const std::string& a, const String& b) noexcept { return !(b == a); }
+// The orderings, by bytes, with a String on either side.
+#define PACKEDFUN_STRING_ORDER_(OP)                                         \
+  inline bool operator OP(const String& a, const String& b) noexcept {      \
+    return a.view() OP b.view();                                            \
+  }                                                                         \
+  inline bool operator OP(const String& a, const char* b) noexcept {        \
+    return a.view() OP std::string_view(b);                                 \
+  }                                                                         \
+  inline bool operator OP(const char* a, const String& b) noexcept {        \
+    return std::string_view(a) OP b.view();                                 \
+  }                                                                         \
+  inline bool operator OP(const String& a, const std::string& b) noexcept { \
+    return a.view() OP std::string_view(b);                                 \
+  }                                                                         \
+  inline bool operator OP(const std::string& a, const String& b) noexcept { \
+    return std::string_view(a) OP b.view();                                 \
+  }
+PACKEDFUN_STRING_ORDER_(>)
+PACKEDFUN_STRING_ORDER_(<=)
+PACKEDFUN_STRING_ORDER_(>=)
+#undef PACKEDFUN_STRING_ORDER_
+/*! Concatenation, a new String (tvm-ffi's String does the same). */
+inline String operator+(const String& a, std::string_view b) {
+  std::string r;
+  r.reserve(a.size() + b.size());
+  r.append(a.view()).append(b);
+  return String(r);
+}
+inline String operator+(std::string_view a, const String& b) {
+  std::string r;
+  r.reserve(a.size() + b.size());
+  r.append(a).append(b.view());
+  return String(r);
+}
+inline String operator+(const String& a, const String& b) { return a + b.view(); }
+inline String operator+(const String& a, const char* b) { return a + std::string_view(b); }
+inline String operator+(const char* a, const String& b) { return std::string_view(a) + b; }
+inline String operator+(const String& a, const std::string& b) { return a + std::string_view(b); }
+inline String operator+(const std::string& a, const String& b) { return std::string_view(a) + b; }
+inline bool operator<(const String& a, const char* b) noexcept { return a.view() < b; }
+inline bool operator<(const char* a, const String& b) noexcept { return a < b.view(); }
+inline bool operator<(const String& a, const std::string& b) noexcept { return a.view() < b; }
+inline bool operator<(const std::string& a, const String& b) noexcept { return a < b.view(); }
 
 namespace detail {
 /*! Lets String be streamed into error messages. */

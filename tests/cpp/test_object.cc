@@ -98,6 +98,19 @@ TEST(Object, IsInstanceFollowsTheHierarchy) {
   EXPECT_EQ(PFTypeIsInstance(-5, kPFTypeObject), 0);
 }
 
+TEST(Object, IsInstanceMemberAndTypeKey) {
+  pf::ObjectPtr<PuppyObj> puppy = pf::make_object<PuppyObj>();
+  const pf::Object* obj = puppy.get();
+  EXPECT_TRUE(obj->IsInstance<PuppyObj>());
+  EXPECT_TRUE(obj->IsInstance<AnimalObj>());
+  EXPECT_TRUE(obj->IsInstance<pf::Object>());
+  EXPECT_FALSE(obj->IsInstance<BirdObj>());
+  pf::ObjectPtr<AnimalObj> animal = pf::make_object<AnimalObj>(3);
+  EXPECT_FALSE(animal->IsInstance<DogObj>());
+  EXPECT_EQ(obj->GetTypeKey(), "test_object.Puppy");
+  EXPECT_EQ(animal->GetTypeKey(), "test_object.Animal");
+}
+
 TEST(Object, RefAccessAndAs) {
   Animal a(6);
   EXPECT_EQ(a->legs, 6);

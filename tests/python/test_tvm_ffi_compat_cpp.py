@@ -138,3 +138,76 @@ def test_tree_refuses_what_packedfun_lacks_by_name(tmp_path, header):
         cpp.build_inline("tvm_tree_refused", cpp_sources=source, functions="zero",
                          build_directory=str(tmp_path), tvm_ffi_compat=True)  # fmt: skip
     assert f"<{header}>" in str(info.value) and "migration-from-tvm-ffi.md" in str(info.value)
+
+
+# tvm-ffi's spellings on String, Any and TypeIndex, used from a source written for tvm-ffi.
+SPELLING_KERNELS = r"""
+#include <tvm/ffi/any.h>
+#include <tvm/ffi/string.h>
+
+#include <unordered_set>
+
+namespace ffi = tvm::ffi;
+
+ffi::String string_ops(ffi::String s, ffi::String needle) {
+  size_t at = s.find(needle);
+  bool found = at != ffi::String::npos;
+  ffi::String where = found ? ffi::String(std::to_string(at)) : ffi::String("none");
+  ffi::String tail = found ? s.substr(at + needle.size()) : ffi::String("");
+  return where + "|" + tail + "|" + (s.starts_with(needle) ? "S" : "-") +
+         (s.ends_with(needle) ? "E" : "-") + (s > needle ? ">" : "<=") +
+         std::to_string(s.compare(needle));
+}
+
+ffi::String substr_at(ffi::String s, int64_t pos) { return s.substr(static_cast<size_t>(pos), 2); }
+
+int64_t distinct(ffi::String a, ffi::String b, ffi::String c) {
+  std::unordered_set<ffi::String> seen{a, b, c};
+  return static_cast<int64_t>(seen.size());
+}
+
+ffi::String try_cast_float(ffi::Any v) {
+  std::optional<double> d = v.try_cast<double>();
+  if (!d) return "none";
+  return std::to_string(static_cast<int64_t>(*d * 10));
+}
+
+ffi::String kind(ffi::Any v) {
+  switch (v.type_index()) {
+    case ffi::TypeIndex::kTVMFFINone: return "none";
+    case ffi::TypeIndex::kTVMFFIInt: return "int";
+    case ffi::TypeIndex::kTVMFFIFloat: return "float";
+    case ffi::TypeIndex::kTVMFFISmallStr:
+    case ffi::TypeIndex::kTVMFFIStr: return "str";
+    default: return v.type_index() >= ffi::TypeIndex::kTVMFFIStaticObjectBegin ? "object" : "?";
+  }
+}
+"""
+
+
+def test_tvm_ffi_string_any_and_type_index_spellings(tmp_path):
+    mod = cpp.load_inline("tvm_spellings", cpp_sources=SPELLING_KERNELS,
+                          functions=["string_ops", "substr_at", "distinct", "try_cast_float",
+                                     "kind"],
+                          build_directory=str(tmp_path), tvm_ffi_compat=True)  # fmt: skip
+    # find / substr / starts_with / ends_with / ordering / compare (-1, 0, 1 as tvm-ffi's)
+    assert mod.string_ops("hello world", "wor") == "6|ld|--<=-1"
+    assert mod.string_ops("abcabc", "abc") == "0|abc|SE>1"
+    assert mod.string_ops("abc", "abc") == "0||SE<=0"
+    assert mod.string_ops("abc", "zz") == "none||--<=-1"
+    assert mod.string_ops("a long string past the small form", "form") == "29||-E<=-1"
+    assert mod.substr_at("hello", 3) == "lo"
+    assert mod.substr_at("hello", 5) == ""
+    with pytest.raises(IndexError, match="position past the end"):
+        mod.substr_at("hello", 6)
+    # std::hash<String> hashes by content: equal strings, small or not, are one key
+    long = "x" * 40
+    assert mod.distinct("a", "a", "b") == 2
+    assert mod.distinct(long, "x" * 40, long + "y") == 2
+    # Any::try_cast converts (int -> double) and gives nullopt where no conversion exists
+    assert mod.try_cast_float(1.5) == "15"
+    assert mod.try_cast_float(3) == "30"
+    assert mod.try_cast_float("no") == "none"
+    # TypeIndex names compare with type_index()
+    assert [mod.kind(v) for v in (None, 1, 2.5, "s", "a string longer than seven", [1])] == [
+        "none", "int", "float", "str", "str", "object"]  # fmt: skip

@@ -35,6 +35,9 @@ PASSING: dict[str, list[str]] = {
         "Array.FuncArrayAnyArg",
         "Array.Iterator",
     ],
+    "test_device.cc": [
+        "Device.RejectInvalidStrings",
+    ],
     "test_dict.cc": [
         "Dict.AnyConversion",
         "Dict.Basic",
@@ -52,6 +55,7 @@ PASSING: dict[str, list[str]] = {
         "CheckError.PassingCondition",
     ],
     "test_example.cc": [
+        "Example.Any",
         "Example.Map",
         "Example.ObjectPtr",
         "Example.Optional",
@@ -61,6 +65,7 @@ PASSING: dict[str, list[str]] = {
         "Expected.BadAccessThrowsOriginalError",
         "Expected.RvalueErrorAccess",
         "Expected.RvalueValueAccess",
+        "Expected.TryCastIncompatible",
         "Expected.ValueOrWithError",
         "ExpectedRvalueMove.DLDataTypeMoveCompiles",
         "ExpectedRvalueMove.PodTypesCompile",
@@ -84,6 +89,9 @@ PASSING: dict[str, list[str]] = {
     "test_object.cc": [
         "Object.MakeObjectPropagatesConstructorException",
     ],
+    "test_object_ptr.cc": [
+        "ObjectPtr.AnyRoundTripUsesRuntimeAncestry",
+    ],
     "test_optional.cc": [
         "Optional.OptionalInArray",
         "Optional.StorageEnabledPassThrough",
@@ -92,9 +100,20 @@ PASSING: dict[str, list[str]] = {
         "String.Assignment",
         "String.CString",
         "String.Cast",
+        "String.Compare",
         "String.CompareSameMemoryRegionDifferentSize",
+        "String.Comparisons",
+        "String.Concat",
         "String.CopyFromStd",
+        "String.EndsWith",
+        "String.Find",
+        "String.NullByteHandling",
+        "String.StartsWith",
+        "String.StdHash",
+        "String.Substr",
+        "String.compare",
         "String.empty",
+        "String.hash",
     ],
 }
 

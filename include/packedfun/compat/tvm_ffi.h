@@ -22,8 +22,61 @@ using namespace ::packedfun;  // NOLINT(build/namespaces)
 /*! tvm-ffi's tag for a constructor that leaves the fields to be set afterwards (its readers'
  * pattern). Objects written for tvm-ffi declare such constructors; packedfun never calls them. */
 struct UnsafeInit {};
+
+/*! tvm-ffi's type-index names, each with packedfun's number for the same kind (compare them with
+ * `type_index()`; the numbers themselves differ from tvm-ffi's from Shape on). Kinds packedfun
+ * does not have (ByteArrayPtr, ObjectRValueRef, Unchanged, VisitInterrupt, BigInt) are absent, so
+ * a source that names them fails to compile instead of comparing against a wrong number. */
+struct TypeIndex {
+  enum : int32_t {
+    kTVMFFIAny = kPFTypeAny,
+    kTVMFFINone = kPFTypeNone,
+    kTVMFFIInt = kPFTypeInt,
+    kTVMFFIBool = kPFTypeBool,
+    kTVMFFIFloat = kPFTypeFloat,
+    kTVMFFIOpaquePtr = kPFTypeOpaquePtr,
+    kTVMFFIDataType = kPFTypeDataType,
+    kTVMFFIDevice = kPFTypeDevice,
+    kTVMFFIDLTensorPtr = kPFTypeDLTensorPtr,
+    kTVMFFIRawStr = kPFTypeRawStr,
+    kTVMFFISmallStr = kPFTypeSmallStr,
+    kTVMFFISmallBytes = kPFTypeSmallBytes,
+    kTVMFFIStaticObjectBegin = kPFTypeStaticObjectBegin,
+    kTVMFFIObject = kPFTypeObject,
+    kTVMFFIStr = kPFTypeString,
+    kTVMFFIBytes = kPFTypeBytes,
+    kTVMFFIError = kPFTypeError,
+    kTVMFFIFunction = kPFTypeFunction,
+    kTVMFFIShape = kPFTypeShape,
+    kTVMFFITensor = kPFTypeTensor,
+    kTVMFFIArray = kPFTypeArray,
+    kTVMFFIMap = kPFTypeMap,
+    kTVMFFIModule = kPFTypeModule,
+    kTVMFFIOpaquePyObject = kPFTypeOpaque,
+    kTVMFFIList = kPFTypeList,
+    kTVMFFIDict = kPFTypeDict,
+    kTVMFFIStaticObjectEnd = kPFTypeStaticObjectEnd,
+    kTVMFFIDynObjectBegin = kPFTypeDynamicBegin,
+  };
+};
 }  // namespace ffi
 }  // namespace tvm
+
+namespace std {
+/*! String and Bytes hash by content (equal values hash equal), as tvm-ffi's do. */
+template <>
+struct hash<::packedfun::String> {
+  size_t operator()(const ::packedfun::String& s) const noexcept {
+    return hash<string_view>()(s.view());
+  }
+};
+template <>
+struct hash<::packedfun::Bytes> {
+  size_t operator()(const ::packedfun::Bytes& b) const noexcept {
+    return hash<string_view>()(b.view());
+  }
+};
+}  // namespace std
 
 /*! How tvm-ffi's structural equality treats an object type (`_type_s_eq_hash_kind`). packedfun
  * compares every reflected object field by field, as tvm-ffi's TreeNode does, whatever the class

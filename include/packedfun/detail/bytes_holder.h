@@ -60,7 +60,14 @@ class BytesHolder {
   /*! Whether this holder borrows the caller's bytes (a typed Function parameter). */
   bool is_borrowed() const noexcept { return data_.type_index == kView; }
 
-  int compare(std::string_view other) const noexcept { return view().compare(other); }
+  /*! -1, 0 or 1 as this sorts before, equal to or after `other`, byte by byte. */
+  int compare(std::string_view other) const noexcept {
+    int c = view().compare(other);
+    return (c > 0) - (c < 0);
+  }
+  int compare(const BytesHolder& other) const noexcept { return compare(other.view()); }
+  int compare(const char* other) const noexcept { return compare(std::string_view(other)); }
+  int compare(const std::string& other) const noexcept { return compare(std::string_view(other)); }
 
   /*! Stores an owned copy of the held value in `*out` (a new ref; owned forms are shared). */
   void CopyToOwned(PFAny* out) const {
