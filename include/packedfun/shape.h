@@ -56,6 +56,8 @@ class Shape : public ObjectRef {
     for (int64_t d : *this) n *= d;
     return n;
   }
+  /*! tvm-ffi's name of numel(). */
+  int64_t Product() const noexcept { return numel(); }
   std::vector<int64_t> to_vector() const { return std::vector<int64_t>(begin(), end()); }
 
   static constexpr bool _type_is_nullable = false;

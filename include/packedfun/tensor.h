@@ -26,6 +26,12 @@ class ShapeView {
   ShapeView(const int64_t* data, int64_t size) noexcept : data_(data), size_(size) {}
   int64_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
+  /*! Product of the extents (1 for a 0-d shape). */
+  int64_t Product() const noexcept {
+    int64_t n = 1;
+    for (int64_t i = 0; i < size_; ++i) n *= data_[i];
+    return n;
+  }
   const int64_t* data() const noexcept { return data_; }
   const int64_t* begin() const noexcept { return data_; }
   const int64_t* end() const noexcept { return data_ + size_; }

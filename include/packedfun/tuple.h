@@ -30,6 +30,16 @@ class Tuple : public std::tuple<T...> {
   Tuple() = default;
   Tuple(const std::tuple<T...>& t) : std::tuple<T...>(t) {}        // NOLINT(runtime/explicit)
   Tuple(std::tuple<T...>&& t) : std::tuple<T...>(std::move(t)) {}  // NOLINT(runtime/explicit)
+
+  /*! tvm-ffi's spellings: element I (a copy), and assigning element I. */
+  template <size_t I>
+  std::tuple_element_t<I, std::tuple<T...>> get() const {
+    return std::get<I>(static_cast<const std::tuple<T...>&>(*this));
+  }
+  template <size_t I, typename U>
+  void Set(U&& value) {
+    std::get<I>(static_cast<std::tuple<T...>&>(*this)) = std::forward<U>(value);
+  }
 };
 
 }  // namespace packedfun

@@ -39,6 +39,15 @@ class Variant : public std::variant<T...> {
   const U& as() const {
     return std::get<U>(base());
   }
+  /*! tvm-ffi's spelling: the active alternative as a U (a copy); TypeError if not a U. */
+  template <typename U>
+  U get() const {
+    if (!is<U>()) {
+      throw Error("TypeError", "Variant::get: the variant holds alternative " +
+                                   std::to_string(this->index()) + ", not the type asked for");
+    }
+    return std::get<U>(base());
+  }
   const std::variant<T...>& base() const noexcept { return *this; }
 };
 

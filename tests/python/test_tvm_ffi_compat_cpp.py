@@ -143,6 +143,10 @@ def test_tree_refuses_what_packedfun_lacks_by_name(tmp_path, header):
 # tvm-ffi's spellings on String, Any and TypeIndex, used from a source written for tvm-ffi.
 SPELLING_KERNELS = r"""
 #include <tvm/ffi/any.h>
+#include <tvm/ffi/container/shape.h>
+#include <tvm/ffi/container/tensor.h>
+#include <tvm/ffi/container/tuple.h>
+#include <tvm/ffi/container/variant.h>
 #include <tvm/ffi/string.h>
 
 #include <unordered_set>
@@ -172,6 +176,19 @@ ffi::String try_cast_float(ffi::Any v) {
   return std::to_string(static_cast<int64_t>(*d * 10));
 }
 
+int64_t tuple_ops(int64_t a, double b) {
+  ffi::Tuple<int64_t, double> t(a, b);
+  t.Set<0>(t.get<0>() * 10);
+  return t.get<0>() + static_cast<int64_t>(t.get<1>());
+}
+
+int64_t variant_int(ffi::Variant<int64_t, ffi::String> v) { return v.get<int64_t>(); }
+
+int64_t products(int64_t a, int64_t b, ffi::TensorView x) {
+  ffi::Shape s({a, b});
+  return s.Product() * 1000 + x.shape().Product();
+}
+
 ffi::String kind(ffi::Any v) {
   switch (v.type_index()) {
     case ffi::TypeIndex::kTVMFFINone: return "none";
@@ -188,7 +205,7 @@ ffi::String kind(ffi::Any v) {
 def test_tvm_ffi_string_any_and_type_index_spellings(tmp_path):
     mod = cpp.load_inline("tvm_spellings", cpp_sources=SPELLING_KERNELS,
                           functions=["string_ops", "substr_at", "distinct", "try_cast_float",
-                                     "kind"],
+                                     "tuple_ops", "variant_int", "products", "kind"],
                           build_directory=str(tmp_path), tvm_ffi_compat=True)  # fmt: skip
     # find / substr / starts_with / ends_with / ordering / compare (-1, 0, 1 as tvm-ffi's)
     assert mod.string_ops("hello world", "wor") == "6|ld|--<=-1"
@@ -208,6 +225,13 @@ def test_tvm_ffi_string_any_and_type_index_spellings(tmp_path):
     assert mod.try_cast_float(1.5) == "15"
     assert mod.try_cast_float(3) == "30"
     assert mod.try_cast_float("no") == "none"
+    # Tuple::get/Set, Variant::get, Shape/ShapeView::Product
+    assert mod.tuple_ops(3, 2.5) == 32
+    assert mod.variant_int(7) == 7
+    with pytest.raises(TypeError, match="holds alternative 1"):
+        mod.variant_int("seven")
+    assert mod.products(3, 4, np.zeros((2, 5))) == 12010
+    assert mod.products(0, 4, np.zeros(())) == 1
     # TypeIndex names compare with type_index()
     assert [mod.kind(v) for v in (None, 1, 2.5, "s", "a string longer than seven", [1])] == [
         "none", "int", "float", "str", "str", "object"]  # fmt: skip
