@@ -23,22 +23,6 @@ from . import object as _object
 from ._backend import core
 from .registry import get_global_func
 
-__all__ = [
-    "KW_ONLY",
-    "MISSING",
-    "Field",
-    "Object",
-    "asdict",
-    "astuple",
-    "c_class",
-    "field",
-    "fields",
-    "is_dataclass",
-    "method",
-    "py_class",
-    "replace",
-]
-
 Object = core.Object
 
 _ANY, _INT, _BOOL, _FLOAT = -1, 1, 2, 3
