@@ -34,21 +34,26 @@ class Variant : public std::variant<T...> {
   bool is() const noexcept {
     return std::holds_alternative<U>(base());
   }
-  /*! The active alternative as U; std::bad_variant_access (a TypeError across a call) if not. */
+  /*! The active alternative as U; a TypeError naming the alternative held if it is not a U. */
   template <typename U>
   const U& as() const {
-    return std::get<U>(base());
+    if (const U* p = std::get_if<U>(&base())) return *p;
+    WrongAlternative("as");
   }
   /*! tvm-ffi's spelling: the active alternative as a U (a copy); TypeError if not a U. */
   template <typename U>
   U get() const {
-    if (!is<U>()) {
-      throw Error("TypeError", "Variant::get: the variant holds alternative " +
-                                   std::to_string(this->index()) + ", not the type asked for");
-    }
-    return std::get<U>(base());
+    if (const U* p = std::get_if<U>(&base())) return *p;
+    WrongAlternative("get");
   }
   const std::variant<T...>& base() const noexcept { return *this; }
+
+ private:
+  [[noreturn]] __attribute__((noinline, cold)) void WrongAlternative(const char* method) const {
+    throw Error("TypeError", std::string("Variant::") + method +
+                                 ": the variant holds alternative " +
+                                 std::to_string(this->index()) + ", not the type asked for");
+  }
 };
 
 namespace detail {

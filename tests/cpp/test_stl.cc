@@ -155,6 +155,9 @@ TEST(Stl, VariantTakesTheFirstAlternativeThatAccepts) {
   pf::Variant<int64_t, std::string> v = std::string("z");
   EXPECT_TRUE(v.is<std::string>());
   EXPECT_EQ(v.as<std::string>(), "z");
+  // The wrong alternative is a TypeError (not std::bad_variant_access, a RuntimeError in Python).
+  EXPECT_EQ(ErrorOf([&] { v.as<int64_t>(); }),
+            "TypeError: Variant::as: the variant holds alternative 1, not the type asked for");
 }
 
 TEST(Stl, ExpectedReturnsErrorsWithoutThrowing) {
