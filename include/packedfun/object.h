@@ -13,11 +13,16 @@
 namespace packedfun {
 namespace detail {
 
-/*! The PFObject header at the start of `p`: T is PFObject, derives from it, or is a C struct whose
- *  first member is the header (PFBytesObject, PFFunctionObject, ...). */
+/*! The PFObject header of `p`: T is PFObject or derives from it (a static cast, which finds the
+ *  header also when Object is not T's first base, `class X : public Pad, public Object`), or T is
+ *  a C struct whose first member is the header (PFBytesObject, PFFunctionObject, ...). */
 template <typename T>
 inline PFObject* HeaderOf(T* p) noexcept {
-  return reinterpret_cast<PFObject*>(p);
+  if constexpr (std::is_base_of<PFObject, T>::value) {
+    return static_cast<PFObject*>(p);
+  } else {
+    return reinterpret_cast<PFObject*>(p);
+  }
 }
 
 /*! Adds a strong reference; identical to PFObjectIncRef, inlined for the hot path. */

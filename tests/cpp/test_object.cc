@@ -98,6 +98,42 @@ TEST(Object, IsInstanceFollowsTheHierarchy) {
   EXPECT_EQ(PFTypeIsInstance(-5, kPFTypeObject), 0);
 }
 
+// Object as the second base (tvm-ffi's tests do this): the header is found by a static cast, so
+// reference counts land on the object, not on the first base's bytes.
+struct PadFirst {
+  int64_t pad[4] = {0, 0, 0, 0};
+};
+int g_padded_live = 0;
+class PaddedObj : public PadFirst, public pf::Object {
+ public:
+  explicit PaddedObj(int64_t v) : value(v) { ++g_padded_live; }
+  ~PaddedObj() { --g_padded_live; }
+  int64_t value;
+  PACKEDFUN_DECLARE_OBJECT_INFO_FINAL("test_object.Padded", PaddedObj, pf::Object);
+};
+class Padded : public pf::ObjectRef {
+ public:
+  explicit Padded(int64_t v) { data_ = pf::make_object<PaddedObj>(v); }
+  PACKEDFUN_DEFINE_OBJECT_REF_METHODS(Padded, pf::ObjectRef, PaddedObj);
+};
+
+TEST(Object, ObjectAsASecondBaseIsCountedOnItsHeader) {
+  {
+    auto p = pf::make_object<PaddedObj>(7);
+    EXPECT_EQ(p.use_count(), 1u);
+    Padded r(5);
+    EXPECT_EQ(r.use_count(), 1u);
+    Padded copy = r;
+    EXPECT_EQ(r.use_count(), 2u);
+    EXPECT_EQ(copy->value, 5);
+    pf::Array<Padded> arr{r, copy};
+    EXPECT_EQ(arr[1]->value, 5);
+    EXPECT_EQ(p->pad[0], 0);  // the first base's bytes are untouched
+    EXPECT_EQ(g_padded_live, 2);
+  }
+  EXPECT_EQ(g_padded_live, 0);
+}
+
 TEST(Object, IsInstanceMemberAndTypeKey) {
   pf::ObjectPtr<PuppyObj> puppy = pf::make_object<PuppyObj>();
   const pf::Object* obj = puppy.get();

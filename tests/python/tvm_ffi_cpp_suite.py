@@ -298,31 +298,17 @@ def run_suite(
     return results
 
 
-def _env() -> dict:
-    """The environment of tvm-ffi's test programs. Under the sanitized run their leak check is off:
-    tvm-ffi's Tuple tests (ArrayIterForwarding*) leak their TIntObj elements (64 B each, 6 reports)
-    in the harness-built programs, not yet traced (a packedfun Tuple-of-objects refcount, or a
-    declaration the harness drops from tvm-ffi's testing_object.h); memory errors still report."""
-    env = dict(os.environ)
-    if "ASAN_OPTIONS" in env or "LD_PRELOAD" in env:
-        env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"), "detect_leaks=0"]))
-    return env
-
-
 def _run(exe: str, res: FileResult) -> None:
     report = exe + ".json"
-    env = _env()
     try:
-        subprocess.run(
-            [exe, f"--gtest_output=json:{report}"], capture_output=True, timeout=300, env=env
-        )
+        subprocess.run([exe, f"--gtest_output=json:{report}"], capture_output=True, timeout=300)
     except subprocess.TimeoutExpired:
         pass
     if not os.path.exists(report):  # crashed or hung: run each test alone to charge the right one
         for name in res.kept:
             try:
                 proc = subprocess.run(
-                    [exe, f"--gtest_filter={name}"], capture_output=True, timeout=60, env=env
+                    [exe, f"--gtest_filter={name}"], capture_output=True, timeout=60
                 )
                 (res.passed if proc.returncode == 0 else res.failed).append(name)
             except subprocess.TimeoutExpired:
