@@ -250,6 +250,14 @@ def _payload_ne(self: typing.Any, other: object) -> typing.Any:
     return result if result is NotImplemented else not result
 
 
+def _payload_hash(self: typing.Any) -> int:
+    return hash(self.value)
+
+
+def _payload_str(self: typing.Any) -> str:
+    return str(self.value)
+
+
 @_dc.py_class("packedfun.IntEnum", frozen=True, repr=False)
 class IntEnum(Enum):
     """An enum whose variants are declared with their integer (``LOW = 1``), which is their
@@ -257,12 +265,8 @@ class IntEnum(Enum):
 
     __eq__ = _payload_eq
     __ne__ = _payload_ne
-
-    def __hash__(self) -> int:
-        return hash(self.value)
-
-    def __str__(self) -> str:
-        return str(self.value)
+    __hash__ = _payload_hash
+    __str__ = _payload_str
 
 
 @_dc.py_class("packedfun.StrEnum", frozen=True, repr=False)
@@ -273,12 +277,8 @@ class StrEnum(Enum):
 
     __eq__ = _payload_eq
     __ne__ = _payload_ne
-
-    def __hash__(self) -> int:
-        return hash(self.value)
-
-    def __str__(self) -> str:
-        return str(self.value)
+    __hash__ = _payload_hash
+    __str__ = _payload_str
 
     @property
     def value(self) -> typing.Any:
