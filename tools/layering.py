@@ -49,6 +49,10 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
     ("packedfun.tvm_ffi_compat", "packedfun"): "the tvm_ffi alias imports packedfun when installed",
     ("packedfun.libinfo", "packedfun.module"): "libinfo is imported by extensions' packages first",
     (
+        "packedfun",
+        "packedfun.dataclasses",
+    ): "tvm-ffi's top-level `method`: dataclasses on first use",
+    (
         "packedfun.tvm_ffi_compat",
         "packedfun.module",
     ): "the hook imports no runtime at interpreter start; libtvm_ffi's path only when asked",

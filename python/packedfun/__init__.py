@@ -33,7 +33,16 @@ from .registry import (
     remove_global_func,
 )
 from .stream import StreamContext, current_stream, get_raw_stream, use_raw_stream, use_stream
-from .structural import structural_equal, structural_first_difference, structural_hash
+from .structural import (
+    StructuralKey,
+    VisitInterrupt,
+    get_first_structural_mismatch,
+    structural_equal,
+    structural_first_difference,
+    structural_hash,
+    structural_mutate,
+    structural_walk,
+)
 from .tensor import (
     Device,
     Tensor,
@@ -95,6 +104,10 @@ def __getattr__(name: str) -> object:
         serialize = importlib.import_module(".serialize", __name__)  # binds packedfun.serialize
 
         return serialize if name == "serialize" else getattr(serialize, name)
+    if name == "method":  # apache-tvm-ffi's top-level name for dataclasses.method
+        from .dataclasses import method
+
+        return method
     if name in ("cpp", "testing", "libinfo"):  # as `import tvm_ffi` gives tvm_ffi.cpp
         import importlib
 
@@ -172,9 +185,15 @@ __all__ = [
     "register_global_func",
     "register_lazy_namespace",
     "remove_global_func",
+    "StructuralKey",
+    "VisitInterrupt",
+    "get_first_structural_mismatch",
+    "method",
     "structural_equal",
     "structural_first_difference",
     "structural_hash",
+    "structural_mutate",
+    "structural_walk",
     "system_lib",
     "from_json",
     "to_json",

@@ -175,6 +175,27 @@ class AccessPath:
         """This path followed by the entry ``key``, which this side's map lacks."""
         return self._extend(("key_missing", key))
 
+    @property
+    def parent(self) -> AccessPath | None:
+        """This path without its last step; None for the root."""
+        return self._parent if self._step is not None else None
+
+    @property
+    def depth(self) -> int:
+        """The number of steps (``len(path)``)."""
+        return self._len
+
+    @property
+    def step(self) -> Any:
+        """The last step as an :class:`~packedfun.access_path.AccessStep`; None for the root."""
+        return self.to_steps()[-1] if self._step is not None else None
+
+    def to_steps(self) -> tuple:
+        """The steps from the root as :class:`AccessStep` records (a ``kind`` from
+        :class:`AccessKind` and a ``key``): tvm-ffi's form of :attr:`steps`."""
+        kind, step = _step_types()
+        return tuple(step(kind(_KIND_CODES[k]), v) for k, v in self.steps)
+
     def is_prefix_of(self, other: AccessPath) -> bool:
         """Whether ``other`` starts with every step of this path."""
         return self.steps == other.steps[: len(self)]
@@ -256,6 +277,40 @@ _KIND_CODES = {
     "key_missing": 5,
 }
 _KIND_NAMES = {code: name for name, code in _KIND_CODES.items()}
+_STEP_TYPES: tuple = ()
+
+
+def _step_types() -> tuple:
+    """``(AccessKind, AccessStep)``, tvm-ffi's step records, made on first use (``enum`` is not
+    imported by ``import packedfun``)."""
+    global _STEP_TYPES
+    if not _STEP_TYPES:
+        import collections
+        import enum
+
+        AccessKind = enum.IntEnum(  # noqa: N806 - the class's own name
+            "AccessKind",
+            [
+                ("ATTR", 0),
+                ("ARRAY_ITEM", 1),
+                ("MAP_ITEM", 2),
+                ("ATTR_MISSING", 3),
+                ("ARRAY_ITEM_MISSING", 4),
+                ("MAP_ITEM_MISSING", 5),
+            ],
+            module=__name__,
+        )  # the numbers are _KIND_CODES', tvm-ffi's and the runtime's
+        AccessKind.__doc__ = "The kind of one access step."
+        AccessStep = collections.namedtuple("AccessStep", ["kind", "key"], module=__name__)  # noqa: N806
+        AccessStep.__doc__ = "One step of an AccessPath: its ``kind`` (AccessKind) and its ``key``."
+        _STEP_TYPES = (AccessKind, AccessStep)
+    return _STEP_TYPES
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("AccessKind", "AccessStep"):
+        return _step_types()[name == "AccessStep"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class StructuralKey:

@@ -1,0 +1,118 @@
+# tvm-ffi's JSON graph format and access-step records over packedfun's values (both backends).
+"""``packedfun.serialization`` and ``packedfun.access_path`` are the switch's
+``tvm_ffi.serialization`` and ``tvm_ffi.access_path``: tvm-ffi's document layout over packedfun's
+values and tvm-ffi's step records over packedfun's own AccessPath."""
+
+from __future__ import annotations
+
+import json
+
+import packedfun
+import pytest
+from packedfun import testing
+from packedfun.access_path import AccessKind, AccessPath, AccessStep
+from packedfun.serialization import from_json_graph_str, to_json_graph_str
+
+
+def _doc(value, metadata=None) -> dict:
+    return json.loads(to_json_graph_str(value, metadata))
+
+
+def test_leaves_are_nodes_of_tvm_ffi_type_names():
+    for value, type_key, data in [
+        (True, "bool", True),
+        (7, "int", 7),
+        (2.5, "float", 2.5),
+        ("héllo", "ffi.String", "héllo"),
+        (packedfun.dtype("float32x4"), "DataType", "float32x4"),
+        (packedfun.device("cuda", 1), "Device", [2, 1]),
+    ]:
+        doc = _doc(value)
+        assert doc["nodes"][doc["root_index"]] == {"type": type_key, "data": data}
+    assert _doc(None) == {"root_index": 0, "nodes": [{"type": "None"}]}
+    assert from_json_graph_str(to_json_graph_str(b"\x00\xff")) == b"\x00\xff"
+
+
+def test_containers_refer_to_shared_nodes_written_first():
+    inner = packedfun.convert([1, 1])
+    doc = _doc(packedfun.Dict({"a": inner, "b": inner, "t": True, "one": 1}))
+    nodes, root = doc["nodes"], doc["nodes"][doc["root_index"]]
+    assert root["type"] == "ffi.Dict" and doc["root_index"] == len(nodes) - 1
+    keys = {nodes[k]["data"]: v for k, v in zip(root["data"][::2], root["data"][1::2])}
+    assert keys["a"] == keys["b"]  # the same Array: one node
+    assert nodes[keys["a"]] == {"type": "ffi.Array", "data": [keys["one"]] * 2}  # 1 once
+    assert keys["t"] != keys["one"]  # True and 1 are different values
+    back = from_json_graph_str(to_json_graph_str(packedfun.Dict({"a": inner, "b": inner})))
+    assert isinstance(back, packedfun.Dict) and back["a"].same_as(back["b"])
+    assert list(back["a"]) == [1, 1]
+
+
+def test_objects_inline_their_pod_fields_and_round_trip():
+    doc = _doc(testing.TestIntPair(3, -7), {"version": "1"})
+    assert doc["metadata"] == {"version": "1"}
+    assert doc["nodes"][doc["root_index"]] == {
+        "type": "testing.TestIntPair",
+        "data": {"a": 3, "b": -7},
+    }
+    back = from_json_graph_str(json.dumps(doc))
+    assert isinstance(back, testing.TestIntPair) and (back.a, back.b) == (3, -7)
+    shape = from_json_graph_str(to_json_graph_str(packedfun.Shape((2, 3))))
+    assert isinstance(shape, packedfun.Shape) and list(shape) == [2, 3]
+
+
+def test_a_document_written_by_tvm_ffi_loads():
+    text = (
+        '{"root_index":3,"nodes":[{"type":"int","data":1},{"type":"ffi.String","data":"k"},'
+        '{"type":"ffi.Array","data":[0,0]},{"type":"ffi.Map","data":[1,2]}]}'
+    )
+    value = from_json_graph_str(text)
+    assert isinstance(value, packedfun.Map) and list(value["k"]) == [1, 1]
+
+
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("not json", ValueError),
+        ("", ValueError),
+        ("[]", ValueError),
+        ('{"nodes": []}', ValueError),
+        ('{"root_index": 0}', ValueError),
+        ('{"root_index": 1, "nodes": [{"type": "None"}]}', ValueError),
+        ('{"root_index": 0, "nodes": [{"type": "ffi.Array", "data": [5]}]}', ValueError),
+        ('{"root_index": 0, "nodes": [{"type": "ffi.Map", "data": [0]}]}', ValueError),
+        ('{"root_index": 0, "nodes": [{"type": "Device", "data": [1]}]}', ValueError),
+        ('{"root_index": 0, "nodes": [{"type": "int", "data": "x"}]}', ValueError),
+        ('{"root_index": 0, "nodes": [{"type": "no.such.Type", "data": {}}]}', TypeError),
+        (
+            '{"root_index": 0, "nodes": [{"type": "testing.TestIntPair", "data": {"a": 1}}]}',
+            TypeError,
+        ),
+    ],  # fmt: skip
+)
+def test_malformed_documents_raise(text, error):
+    with pytest.raises(error):
+        from_json_graph_str(text)
+
+
+def test_values_without_a_json_graph_form_raise():
+    lst = packedfun.List([1])
+    lst.append(lst)
+    with pytest.raises(ValueError, match="Cycle"):
+        to_json_graph_str(lst)
+    with pytest.raises(TypeError, match="Tensor"):
+        to_json_graph_str(packedfun.from_dlpack(__import__("numpy").zeros(2)))
+
+
+def test_access_steps_are_tvm_ffi_records_of_packedfuns_paths():
+    path = AccessPath.root().attr("body").array_item(2).map_item_missing("k")
+    assert path.to_steps() == (
+        AccessStep(AccessKind.ATTR, "body"),
+        AccessStep(AccessKind.ARRAY_ITEM, 2),
+        AccessStep(AccessKind.MAP_ITEM_MISSING, "k"),
+    )
+    assert path.step.kind is AccessKind.MAP_ITEM_MISSING and path.depth == 3
+    assert path.parent == AccessPath.root().attr("body").array_item(2)
+    assert AccessPath.root().parent is None and AccessPath.root().step is None
+    assert AccessPath.root().to_steps() == ()
+    lhs, rhs = packedfun.get_first_structural_mismatch([1, 2], [1, 3])
+    assert isinstance(lhs, AccessPath) and rhs.to_steps() == (AccessStep(AccessKind.ARRAY_ITEM, 1),)
