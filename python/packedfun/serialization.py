@@ -9,7 +9,9 @@ node, written once (equal values and the same object share one node); ``T`` is `
 ``"ffi.Bytes"`` (base64), ``"ffi.Array"``/``"ffi.List"`` (node indices),
 ``"ffi.Map"``/``"ffi.Dict"`` (key and value indices alternating), ``"ffi.Shape"`` or an object's
 type key, whose ``D`` maps field names to values: fields declared ``None``, ``bool``, ``int``,
-``float`` or dtype hold the value itself, other fields a node index.
+``float`` or dtype hold the value itself, other fields a node index. A variant of an enum
+(:class:`packedfun.dataclasses.Enum`) is its index: the integer of an ``IntEnum``, the string
+index of any other, and it loads as the class's own variant.
 
 The walk and the rebuild are packedfun's (:mod:`packedfun._graph`): objects are rebuilt through
 their reflected constructors, as :func:`packedfun.serialize.from_json` does.
@@ -24,7 +26,8 @@ from typing import Any
 
 from . import _graph
 from ._backend import core
-from .object import type_info
+from ._py_enum import Enum, IntEnum
+from .object import _class_for, type_info
 from .tensor import device, dtype
 
 __all__ = ["from_json_graph_str", "to_json_graph_str"]
@@ -49,6 +52,20 @@ def _field_types(type_key: str) -> list[int]:
     """The declared (static) type index of each field of ``type_key``, ancestors' first."""
     info = type_info(core.type_key_to_index(type_key))
     return [f["static_type_index"] for i in info["ancestors"] for f in type_info(i)["fields"]]
+
+
+def _enum_class(type_key: str) -> type | None:
+    """The Python enum class (:class:`packedfun.dataclasses.Enum`) of ``type_key``, or None."""
+    try:
+        cls = _class_for(core.type_key_to_index(type_key))
+    except Exception:  # an unknown type key: no enum (the caller says what is wrong)
+        return None
+    return cls if isinstance(cls, type) and issubclass(cls, Enum) else None
+
+
+def _enum_index_field(cls: type) -> str:
+    """tvm-ffi writes an IntEnum variant as its integer index, any other variant as its string."""
+    return "_int_index" if issubclass(cls, IntEnum) else "_str_index"
 
 
 def _leaf_node(v: Any) -> dict:
@@ -129,7 +146,10 @@ class _Writer:
             return {"type": _CONTAINER_KEYS[kind], "data": [self.value(v) for v in node[1]]}
         key, values = node[1], node[2]
         _, names, _, _, _ = _graph.object_plan(core.type_key_to_index(key))
-        data = {}
+        enum = _enum_class(key)
+        if enum is not None:  # a variant is its index: the integer one of an IntEnum
+            return {"type": key, "data": values[names.index(_enum_index_field(enum))]}
+        data: dict[str, Any] = {}
         for name, static, v in zip(names, _field_types(key), values):
             if static in _INLINE_TYPES and type(v) is not tuple:
                 data[name] = str(v) if isinstance(v, dtype) else v
@@ -187,7 +207,9 @@ class _Reader:
         for i, node in enumerate(nodes):
             if not isinstance(node, dict) or not isinstance(node.get("type"), str):
                 raise _malformed(f"node {i} is not an object with a string `type`")
-            if node["type"] in _CONTAINER_KINDS or not _is_leaf_type(node["type"]):
+            if node["type"] in _CONTAINER_KINDS or not (
+                _is_leaf_type(node["type"]) or _enum_class(node["type"]) is not None
+            ):
                 self.slot[i] = len(self.table)
                 self.table.append(None)
         for i, t in self.slot.items():
@@ -245,6 +267,15 @@ def _is_leaf_type(key: str) -> bool:
 
 def _leaf_value(node: dict) -> Any:
     key, data = node["type"], node.get("data")
+    enum: Any = _enum_class(key) if not _is_leaf_type(key) else None
+    if enum is not None:
+        want_type = int if _enum_index_field(enum) == "_int_index" else str
+        if type(data) is not want_type:
+            raise _malformed(f"the data of a `{key}` variant is {data!r}")
+        try:
+            return enum.get(data)
+        except KeyError:
+            raise ValueError(f"from_json_graph_str: enum `{key}` has no variant {data!r}") from None
     data_any: Any = data
     want: dict[str, type | tuple[type, ...]] = {
         "bool": bool,

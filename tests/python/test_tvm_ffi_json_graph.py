@@ -116,3 +116,37 @@ def test_access_steps_are_tvm_ffi_records_of_packedfuns_paths():
     assert AccessPath.root().to_steps() == ()
     lhs, rhs = packedfun.get_first_structural_mismatch([1, 2], [1, 3])
     assert isinstance(lhs, AccessPath) and rhs.to_steps() == (AccessStep(AccessKind.ARRAY_ITEM, 1),)
+
+
+def test_enum_variants_are_their_index_and_load_as_the_same_variant():
+    from packedfun.dataclasses import Enum, IntEnum, StrEnum, auto, py_class
+
+    class Status(Enum, type_key="test_json_graph.Status"):
+        READY = auto()
+
+    class Priority(IntEnum, type_key="test_json_graph.Priority"):
+        LOW = -9
+
+    class Opcode(StrEnum, type_key="test_json_graph.Opcode"):
+        ADD = "+"
+
+    @py_class("test_json_graph.Holder")
+    class Holder(packedfun.Object):
+        priority: Priority
+        opcode: Opcode
+
+    for variant, data in [(Status.READY, "READY"), (Priority.LOW, -9), (Opcode.ADD, "+")]:
+        text = to_json_graph_str(variant)
+        doc = json.loads(text)
+        assert doc["nodes"][doc["root_index"]] == {"type": variant.__pf_enum_key__, "data": data}
+        assert from_json_graph_str(text).same_as(variant)
+    back = from_json_graph_str(to_json_graph_str(Holder(priority=Priority.LOW, opcode=Opcode.ADD)))
+    assert back.priority.same_as(Priority.LOW) and back.opcode.same_as(Opcode.ADD)
+    with pytest.raises(ValueError, match="no variant"):
+        from_json_graph_str(
+            '{"root_index":0,"nodes":[{"type":"test_json_graph.Status","data":"X"}]}'
+        )
+    with pytest.raises(ValueError):
+        from_json_graph_str(
+            '{"root_index":0,"nodes":[{"type":"test_json_graph.Priority","data":"LOW"}]}'
+        )
