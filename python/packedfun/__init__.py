@@ -40,8 +40,6 @@ from .structural import (
     structural_equal,
     structural_first_difference,
     structural_hash,
-    structural_mutate,
-    structural_walk,
 )
 from .tensor import (
     Device,
@@ -192,8 +190,6 @@ __all__ = [
     "structural_equal",
     "structural_first_difference",
     "structural_hash",
-    "structural_mutate",
-    "structural_walk",
     "system_lib",
     "from_json",
     "to_json",

@@ -334,9 +334,21 @@ class StructuralKey:
     def __repr__(self) -> str:
         return f"StructuralKey({self.value!r})"
 
+    @property
+    def key(self) -> Any:
+        """The wrapped value (tvm-ffi's name for :attr:`value`)."""
+        return self.value
+
 
 class VisitInterrupt(Exception):
-    """Raised by a visitor of :func:`structural_walk` to end the walk early (not an error)."""
+    """Raised by a visitor of :func:`structural_walk` to end the walk early (not an error).
+
+    ``VisitInterrupt(payload)`` carries ``payload`` as :attr:`value` (tvm-ffi's spelling)."""
+
+    @property
+    def value(self) -> Any:
+        """The first argument it was raised with (None without arguments)."""
+        return self.args[0] if self.args else None
 
 
 _LEAF_TYPES = (type(None), bool, int, float, str, bytes)

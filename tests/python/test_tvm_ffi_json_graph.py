@@ -150,3 +150,14 @@ def test_enum_variants_are_their_index_and_load_as_the_same_variant():
         from_json_graph_str(
             '{"root_index":0,"nodes":[{"type":"test_json_graph.Priority","data":"LOW"}]}'
         )
+
+
+def test_tvm_ffi_spellings_of_structural_key_and_visit_interrupt():
+    key = packedfun.StructuralKey({"a": [1, 2]})
+    assert key.key is key.value
+    assert packedfun.structural_equal(key.key, {"a": [1, 2]})
+    assert packedfun.VisitInterrupt({"found": 2}).value == {"found": 2}
+    assert packedfun.VisitInterrupt().value is None
+    # packedfun's own walk and mutate keep their signatures in packedfun.structural only: tvm-ffi's
+    # callback forms differ, so `tvm_ffi.structural_walk` is missing rather than different.
+    assert not hasattr(packedfun, "structural_walk") and not hasattr(packedfun, "structural_mutate")
