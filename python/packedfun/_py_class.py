@@ -167,10 +167,28 @@ def method(fn: typing.Any) -> typing.Any:
     """Marks a method of a :func:`py_class` body for the type table, so native code calls it.
 
     Instance methods receive the object first; a ``staticmethod`` is registered as static.
+
+    Raises
+    ------
+    TypeError
+        For a ``classmethod`` (native callers pass the object, not the class) and for anything
+        that is not callable.
     """
-    target = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
+    if isinstance(fn, classmethod):
+        raise TypeError(
+            "@method: @classmethod is not supported (a native caller passes the object first, "
+            "not the class); use @staticmethod or an instance method"
+        )
+    target = fn.__func__ if isinstance(fn, staticmethod) else fn
+    if not callable(target):
+        raise TypeError(f"@method: expected a callable, got {type(fn).__name__}")
     target.__pf_method__ = True  # type: ignore[union-attr]
     return fn
+
+
+def _is_marked(fn: typing.Any) -> bool:
+    """Marked by :func:`method` (or with tvm-ffi's marker attribute, ``__ffi_method__``)."""
+    return bool(getattr(fn, "__pf_method__", False) or getattr(fn, "__ffi_method__", False))
 
 
 # ---- annotations -> the runtime's declared field types -----------------------------------------
@@ -569,7 +587,7 @@ def _register_methods(cls: typing.Any, index: int, info: dict) -> None:
     register = _func("packedfun.type_register_method")
     for name, value in cls.__dict__.items():
         target = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
-        if not getattr(target, "__pf_method__", False) or name in have:
+        if not _is_marked(target) or name in have:
             continue
         is_static = isinstance(value, staticmethod)
         register(index, name, core.to_function(target), is_static, target.__doc__ or "")
@@ -819,6 +837,12 @@ def _decorate(cls: typing.Any, key: str | None, params: dict) -> typing.Any:
             )
         if getattr(parent, "__pf_failed__", False):
             raise TypeError(f"py_class {cls.__qualname__}: its parent failed to register")
+    for name, value in cls.__dict__.items():  # @classmethod over @method, or a hand-set marker
+        if isinstance(value, classmethod) and _is_marked(value.__func__):
+            raise TypeError(
+                f"py_class {cls.__qualname__}.{name}: a method marked with @method is wrapped by "
+                "@classmethod, which is not supported (a native caller passes the object first)"
+            )
     own = _own_fields(cls, params["kw_only"])
     key = key or f"{cls.__module__}.{cls.__qualname__}"
     if key in _defined or any(s.key == key for s in _pending):
