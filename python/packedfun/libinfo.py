@@ -26,10 +26,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "find_cmake_path",
+    "find_cython_lib",
     "find_dlpack_include_path",
     "find_include_path",
     "find_libtvm_ffi",
     "find_package_library",
+    "find_python_helper_include_path",
+    "find_source_path",
     "include_paths",
     "load_lib_module",
     "load_package_library",
@@ -165,6 +168,81 @@ def find_dlpack_include_path() -> str:
 def find_cmake_path() -> str:
     """The installed apache-tvm-ffi's CMake package folder (``find_package(tvm_ffi)``)."""
     return _tvm_ffi_path("cmake")
+
+
+def find_source_path() -> str:
+    """The installed apache-tvm-ffi's folder that holds its C++ sources (``src/``; its name)."""
+    return _tvm_ffi_path("root")
+
+
+def find_python_helper_include_path() -> str:
+    """The folder of the installed apache-tvm-ffi's ``tvm_ffi_python_helpers.h`` (its name)."""
+    return _tvm_ffi_path("include")
+
+
+def find_cython_lib() -> str:
+    """The installed apache-tvm-ffi's compiled Python extension (``tvm_ffi/core.*.so``; its
+    name). Found in its folder without importing it (under the switch ``tvm_ffi`` is packedfun).
+
+    Raises
+    ------
+    RuntimeError
+        When apache-tvm-ffi, or its extension, is not installed.
+    """
+    return tvm_ffi_compat._cython_lib()
+
+
+def _find_library_by_basename(
+    package: str,
+    target_name: str,
+    extra_lib_paths: list[Path] | None = None,
+    *,
+    use_fallback_build_path: bool = True,
+    use_env_path: bool = True,
+) -> Path:
+    """The shared library ``target_name`` (``lib<target_name>.so``) that the distribution
+    ``package`` ships, else the first found in ``extra_lib_paths`` (``pathlib.Path`` folders),
+    then ``LD_LIBRARY_PATH`` and ``PATH`` (apache-tvm-ffi's helper, same arguments;
+    ``use_fallback_build_path`` is accepted: packedfun has no build tree of apache-tvm-ffi's to
+    look in).
+
+    Raises
+    ------
+    TypeError
+        When an element of ``extra_lib_paths`` is not a ``pathlib.Path`` (the message names it).
+    RuntimeError
+        When the library is not found; the message lists the folders searched.
+    """
+    del use_fallback_build_path
+    for i, folder in enumerate(extra_lib_paths or []):
+        if not isinstance(folder, Path):
+            raise TypeError(
+                f"extra_lib_paths[{i}] must be a pathlib.Path, got {type(folder).__name__}: "
+                f"{folder!r}"
+            )
+    names = _candidate_names(target_name)
+    import importlib.metadata
+
+    try:
+        files = importlib.metadata.distribution(package).files or []
+    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
+        files = []
+    for file in files:
+        if file.name in names:
+            path = Path(file.locate()).resolve()
+            if path.is_file():
+                return path
+    folders = list(extra_lib_paths or [])
+    if use_env_path:
+        for var in ("LD_LIBRARY_PATH", "PATH"):
+            folders += [Path(p) for p in os.environ.get(var, "").split(os.pathsep) if p]
+    for folder in folders:
+        for name in names:
+            path = (folder / name).resolve()
+            if path.is_file():
+                return path
+    searched = ", ".join(str(f) for f in folders) or "no folders"
+    raise RuntimeError(f"cannot find {' or '.join(names)} of {package!r}; searched: {searched}")
 
 
 def include_paths() -> list[str]:

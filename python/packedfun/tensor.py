@@ -11,6 +11,8 @@ array([0., 1., 2., 3.], dtype=float32)
 
 from __future__ import annotations
 
+import sys
+
 from ._backend import core
 from ._rules import protocols as _protocols
 
@@ -258,7 +260,7 @@ class device:  # noqa: N801 - named like torch.device
             name, sep, rest = type.partition(":")
             dev_type = _DEVICE_TYPES.get(name)
             if dev_type is None:
-                raise ValueError(f"unknown device type {name!r} in {type!r}") from None
+                raise ValueError(_unknown_device_message(name, type)) from None
             if sep:
                 if index is not None or not rest.isdigit():
                     raise ValueError(f"cannot parse {type!r} as a device (expected 'cuda:1')")
@@ -320,6 +322,15 @@ class device:  # noqa: N801 - named like torch.device
 
 #: apache-tvm-ffi's name for the device class.
 Device = device
+
+
+def _unknown_device_message(name: str, text: str) -> str:
+    """The ValueError's text for an unknown device name: packedfun's, or under the tvm_ffi
+    switch apache-tvm-ffi's exact ``Unknown device: <name>`` (code written for it matches it)."""
+    if getattr(sys.modules.get("tvm_ffi"), "__name__", None) == __package__:  # the switch is on
+        return f"Unknown device: {name}"
+    return f"unknown device type {name!r} in {text!r}"
+
 
 _INT32_MAX = 2**31 - 1
 

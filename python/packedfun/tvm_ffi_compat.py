@@ -256,7 +256,22 @@ _CONFIG_OPTIONS = {
     "cflags": lambda p: f"-I{p['include']} -I{p['include']}",
     "libs": lambda p: "-ltvm_ffi",
     "ldflags": lambda p: f"-L{p['lib']}",
+    "sourcedir": lambda p: p["root"],
+    "cython-lib-path": lambda p: _cython_lib(),
 }
+
+
+def _cython_lib() -> str:
+    """The installed apache-tvm-ffi's compiled extension (``tvm_ffi/core.*.so``), found in its
+    folder without importing it; RuntimeError when it is missing."""
+    import importlib.machinery
+
+    root = tvm_ffi_paths()["root"]
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(root, f"core{suffix}")
+        if os.path.isfile(path):
+            return os.path.realpath(path)
+    raise RuntimeError(f"apache-tvm-ffi's compiled extension (core.*.so) is not in {root}")
 
 
 def config_main(argv: list[str] | None = None) -> int:
@@ -265,7 +280,8 @@ def config_main(argv: list[str] | None = None) -> int:
 
     Libraries built with these flags (or with ``find_package(tvm_ffi)`` from ``--cmakedir``) are
     tvm-ffi libraries; ``tvm_ffi.load_module`` (packedfun's) loads them through its bridge.
-    ``--sourcedir`` and ``--cython-lib-path`` (tvm-ffi's Python internals) are not answered.
+    ``--sourcedir`` and ``--cython-lib-path`` name apache-tvm-ffi's own folder and compiled
+    extension.
     """
     import argparse
 

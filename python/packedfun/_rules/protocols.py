@@ -10,7 +10,11 @@ callable rule (so a callable such a class stays what its method says):
   device;
 - ``__tvm_ffi_int__()`` / ``__tvm_ffi_float__()``: that int / float;
 - ``__tvm_ffi_value__()``: the value it returns, converted by the whole rule again (nested
-  protocol values, inside containers too).
+  protocol values, inside containers too);
+- ``__cuda_stream__()`` (the CUDA stream protocol, ``(version, handle)``): an opaque pointer at
+  the stream's handle;
+- a NumPy dtype (``numpy.dtype(...)``, ml_dtypes' included) or a torch dtype: the package's
+  ``dtype`` of the same type.
 """
 
 from __future__ import annotations
@@ -28,7 +32,10 @@ _NAMES = (
     "__tvm_ffi_int__",
     "__tvm_ffi_float__",
     "__tvm_ffi_value__",
+    "__cuda_stream__",
 )
+#: The foreign dtype classes that convert as the package's dtype, by (module, class name).
+_FOREIGN_DTYPES = (("numpy", "dtype"), ("torch", "dtype"))
 #: How deep ``__tvm_ffi_value__`` may nest before the value is refused (a cycle).
 _MAX_DEPTH = 64
 _classes: dict = {}
@@ -44,6 +51,9 @@ def _protocol_of(cls) -> str | None:
     for name in _NAMES:
         if hasattr(cls, name) and not (name == "__dlpack_device__" and hasattr(cls, "__dlpack__")):
             return name
+    for base in getattr(cls, "__mro__", ()):
+        if (base.__module__, base.__name__) in _FOREIGN_DTYPES:
+            return "dtype"
     return None
 
 
@@ -91,6 +101,12 @@ def protocol_value(value):
             return _classes["device"](int(device_type), int(index))
         if name == "__tvm_ffi_int__":
             return operator.index(value.__tvm_ffi_int__())
+        if name == "__cuda_stream__":
+            import ctypes
+
+            return ctypes.c_void_p(operator.index(value.__cuda_stream__()[1]))
+        if name == "dtype":
+            return _classes["dtype"](value)
         return float(value.__tvm_ffi_float__())
     raise TypeError(
         f"{type(value).__name__}.__tvm_ffi_value__ values nest more than {_MAX_DEPTH} deep"

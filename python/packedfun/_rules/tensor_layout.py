@@ -88,11 +88,12 @@ def tensor_is_contiguous(tensor) -> bool:
 
 
 def is_contiguous(shape: tuple, strides: tuple) -> bool:
-    """Whether ``shape``/``strides`` (in elements) describe compact row-major data."""
+    """Whether ``shape``/``strides`` (in elements) describe compact row-major data (an empty
+    tensor is, whatever its strides: it has no element to be out of place)."""
+    if 0 in shape:
+        return True
     expected = 1
     for extent, stride in zip(reversed(shape), reversed(strides)):
-        if extent == 0:
-            return True
         if extent != 1 and stride != expected:
             return False
         expected *= extent

@@ -1,0 +1,136 @@
+# apache-tvm-ffi's value forms that its own suite relies on: dtype objects, stream objects,
+# devices, tensors and its libinfo helpers, on packedfun (both backends).
+"""What tvm-ffi code passes and reads: NumPy/torch/ml_dtypes dtypes and ``__cuda_stream__``
+objects as arguments, empty tensors' ``is_contiguous``, the ``Unknown device`` wording under the
+switch, and ``libinfo``'s path helpers (docs/migration-from-tvm-ffi.md)."""
+
+from __future__ import annotations
+
+import ctypes
+import pathlib
+import sys
+
+import packedfun
+import pytest
+import suite
+from test_tvm_ffi_switch import run_child
+
+np = suite.require("numpy")
+echo = packedfun.get_global_func("testing.echo")
+
+
+@pytest.mark.parametrize(
+    "name, code, bits",
+    [("int8", 0, 8), ("uint16", 1, 16), ("float32", 2, 32), ("float64", 2, 64), ("bool", 6, 8)],
+)
+def test_numpy_dtype_argument_arrives_as_a_dtype(name, code, bits):
+    for value in (np.dtype(name), [np.dtype(name)]):
+        back = echo(value)
+        back = back[0] if isinstance(value, list) else back
+        assert isinstance(back, packedfun.dtype), type(back)
+        assert (back.type_code, back.bits, back.lanes) == (code, bits, 1)
+    converted = packedfun.convert(np.dtype(name))
+    assert isinstance(converted, packedfun.dtype) and converted == name
+
+
+def test_torch_and_ml_dtypes_arguments_arrive_as_dtypes():
+    torch = pytest.importorskip("torch")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    cases = [
+        (torch.bfloat16, (4, 16, 1)),
+        (torch.float8_e4m3fn, (10, 8, 1)),
+        (torch.uint8, (1, 8, 1)),
+        (np.dtype(ml_dtypes.int4), (0, 4, 1)),
+        (np.dtype(ml_dtypes.float4_e2m1fn), (17, 4, 1)),
+    ]
+    for value, fields in cases:
+        back = echo(value)
+        assert isinstance(back, packedfun.dtype), (value, type(back))
+        assert (back.type_code, back.bits, back.lanes) == fields
+
+
+def test_a_numpy_scalar_type_is_not_a_dtype_argument():
+    # only dtype *instances* convert; the scalar class np.int8 is a callable, so a Function
+    assert not isinstance(echo(np.int8), packedfun.dtype)
+
+
+class _Stream:
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+    def __cuda_stream__(self) -> tuple:
+        return (0, self.handle)
+
+
+def test_cuda_stream_object_argument_is_an_opaque_pointer():
+    back = echo(_Stream(0x1234))
+    assert isinstance(back, ctypes.c_void_p) and back.value == 0x1234
+    assert echo([_Stream(7)])[0].value == 7
+
+
+def test_cuda_stream_object_with_a_bad_handle_raises_type_error():
+    with pytest.raises(TypeError):
+        echo(_Stream("not a handle"))  # type: ignore[arg-type]
+
+
+def test_empty_tensor_is_contiguous_whatever_its_strides():
+    for shape in [(4, 0, 4), (0,), (0, 3)]:
+        data = np.zeros(shape, dtype="int16")
+        assert packedfun.from_dlpack(data).is_contiguous(), shape
+    assert not packedfun.from_dlpack(np.zeros((4, 4), "int16")[:, ::2]).is_contiguous()
+
+
+def test_unknown_device_wording_packedfun_and_under_the_switch():
+    with pytest.raises(ValueError, match=r"unknown device type 'llvm' in 'llvm'"):
+        packedfun.device("llvm")
+    out = run_child("""
+        import packedfun.tvm_ffi_compat
+        packedfun.tvm_ffi_compat.install()
+        import tvm_ffi
+        for alias in ("llvm", "c", "nvptx"):
+            try:
+                tvm_ffi.device(alias)
+            except ValueError as exc:
+                print(exc)
+    """)
+    assert out.splitlines() == [f"Unknown device: {a}" for a in ("llvm", "c", "nvptx")]
+
+
+def test_libinfo_path_helpers_answer_for_apache_tvm_ffi():
+    pytest.importorskip("tvm_ffi")  # apache-tvm-ffi installed (not imported)
+    from packedfun import libinfo
+
+    root = pathlib.Path(libinfo.find_source_path())
+    assert (root / "src").is_dir()
+    helpers = pathlib.Path(libinfo.find_python_helper_include_path())
+    assert (helpers / "tvm_ffi_python_helpers.h").is_file()
+    cython = pathlib.Path(libinfo.find_cython_lib())
+    assert cython.is_file() and cython.name.startswith("core.")
+    lib = libinfo._find_library_by_basename("apache-tvm-ffi", "tvm_ffi")
+    assert lib == pathlib.Path(libinfo.find_libtvm_ffi()).resolve()
+
+
+def test_find_library_by_basename_extra_paths_and_errors(tmp_path):
+    from packedfun import libinfo
+
+    (tmp_path / "libmine.so").write_bytes(b"")
+    found = libinfo._find_library_by_basename("no-such-dist", "mine", extra_lib_paths=[tmp_path])
+    assert found == (tmp_path / "libmine.so").resolve()
+    with pytest.raises(TypeError, match=r"extra_lib_paths\[1\] must be a pathlib\.Path"):
+        libinfo._find_library_by_basename("x", "mine", [tmp_path, str(tmp_path)])
+    with pytest.raises(RuntimeError, match="libnothing_here.so"):
+        libinfo._find_library_by_basename("no-such-dist", "nothing_here", [tmp_path],
+                                          use_env_path=False)  # fmt: skip
+
+
+def test_config_answers_sourcedir_and_cython_lib_path():
+    pytest.importorskip("tvm_ffi")
+    from packedfun import libinfo
+
+    out = run_child("""
+        import sys
+        from packedfun.tvm_ffi_compat import config_main
+        config_main(["--sourcedir"]); config_main(["--cython-lib-path"])
+    """)
+    assert out.splitlines() == [libinfo.find_source_path(), libinfo.find_cython_lib()]
+    assert sys.executable  # the child ran with this interpreter
