@@ -11,7 +11,9 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace packedfun {
@@ -57,11 +59,59 @@ class Array : public ObjectRef, public detail::SeqAccess<T, Array<T>> {
     if (kept) return Array(ObjectPtr<PFObject>::FromBorrowed(obj), 0);
     return Array(Own(Access::Converted(obj, &PFArrayCreate)), 0);
   }
+  /*! An Array of numbers (T an integer type but bool, or double) taken as a typed Function
+   *  parameter reads the caller's list in place (kPFTypeContainerView): the Array is filled
+   *  straight from the list's items, with no Array made by the caller to be checked, shared and
+   *  released. */
+  static constexpr bool _type_reads_container_view =
+      (std::is_integral<T>::value && !std::is_same<T, bool>::value) ||
+      std::is_same<T, double>::value;
+  /*! The Array of `view`'s items, or nullopt unless every item is plain and fits T (the typed call
+   *  then converts the Array the caller would have passed: same result, same errors). */
+  static std::optional<Array> _type_from_container_view(const PFContainerView* view) {
+    if (view->kind != kPFTypeArray) return std::nullopt;
+    PFAny made;
+    detail::SetPod(&made, kPFTypeNone);
+    detail::CheckCallResult(PFArrayCreate(nullptr, view->size, &made));  // room, size 0
+    Array out(Own(made.v_obj), 0);
+    if (!FillFromView(view, out.seq())) return std::nullopt;
+    return out;
+  }
 
  private:
   Array(ObjectPtr<PFObject> p, int) noexcept : ObjectRef(std::move(p)) {}
   static ObjectPtr<PFObject> Own(PFObject* obj) noexcept {
     return ObjectPtr<PFObject>::FromOwned(obj);
+  }
+  /*! Appends `view`'s items to the new, unshared `seq` as T stores them (int cells, or float cells
+   *  for double, as the checked Array would hold them), read in chunks; false at the first item
+   *  that is not a plain number fitting T. */
+  static bool FillFromView(const PFContainerView* view, PFSeqObject* seq) {
+    constexpr int64_t kChunk = 64;
+    for (int64_t start = 0; start < view->size; start += kChunk) {
+      const int64_t m = view->size - start < kChunk ? view->size - start : kChunk;
+      PFAny* cells = seq->data + start;
+      if constexpr (std::is_same<T, double>::value) {
+        double buf[kChunk];
+        if (view->vtable->read_float64(view, start, buf, m) != m) return false;
+        for (int64_t k = 0; k < m; ++k) {
+          detail::SetPod(&cells[k], kPFTypeFloat);
+          cells[k].v_float64 = buf[k];
+        }
+      } else {
+        int64_t buf[kChunk];
+        if (view->vtable->read_int64(view, start, buf, m) != m) return false;
+        for (int64_t k = 0; k < m; ++k) {
+          detail::SetPod(&cells[k], kPFTypeInt);
+          cells[k].v_int64 = buf[k];
+          if constexpr (!std::is_same<T, int64_t>::value) {  // a narrower type: its range check
+            if (!TypeTraits<T>::TryFrom(&cells[k])) return false;
+          }
+        }
+      }
+      seq->size = start + m;
+    }
+    return true;
   }
 };
 

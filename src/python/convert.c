@@ -293,14 +293,25 @@ static int has_protocol(PyTypeObject* t) {
   return yes;
 }
 
+/* The shared rule _rules.protocols.protocol_value, looked up on the first protocol value and kept
+ * for the process (as the DLPack producer rule is, tensor.c): every argument, element and
+ * callback result of such a class goes through it. */
+static PyObject* protocol_value_rule = NULL; /* owned */
+
+static PFPY_NOINLINE PyObject* load_protocol_value_rule(void) {
+  PyObject* rule = protocols_attr("protocol_value");
+  if (rule != NULL) protocol_value_rule = rule;
+  return rule;
+}
+
 /* A value of a class with a tvm-ffi conversion method: converted as what the shared rule
  * (_rules.protocols.protocol_value) gives. That value is a temporary: a view of its text is made
  * an owned string, and an object it is gets a reference of its own, so the slot outlives it. */
 static PFPY_NOINLINE int set_protocol(PyObject* o, PFPyArgs* pack, Py_ssize_t pos,
                                       PyObject* fname) {
-  PyObject* rule = protocols_attr("protocol_value");
-  PyObject* value = rule != NULL ? PyObject_CallOneArg(rule, o) : NULL;
-  Py_XDECREF(rule);
+  PyObject* rule = protocol_value_rule;
+  if (PFPY_UNLIKELY(rule == NULL) && (rule = load_protocol_value_rule()) == NULL) return -1;
+  PyObject* value = PyObject_CallOneArg(rule, o);
   if (value == NULL) return -1;
   int temps = pack->num_temps;
   int rc = pfpy_arg_from_py(value, pack, pos, fname);

@@ -72,30 +72,39 @@ int VisitFields(PFObject* obj, PFObjectVisitor visit, void* ctx) {
 namespace {
 /*! Deleters nested deeper than this on one thread defer their children (Destroy). */
 constexpr int kMaxNestedDeleters = 64;
-thread_local int nested_deleters = 0;
-/*! Dead objects whose deleter has not run yet, linked through their ref_count (unread by anyone
- *  once an object is dead but TryIncRefAlive, which the kDeferredTag bit turns away), newest
- *  first. */
-thread_local PFObject* deferred = nullptr;
+/*! One thread's deleter state, in one thread_local so that Destroy finds it with one TLS address
+ *  lookup: the runtime is loaded with dlopen, where each lookup of a thread_local is a call
+ *  (__tls_get_addr / the TLS descriptor), and every object's death goes through here. */
+struct DeleterState {
+  int nested = 0;
+  /*! Dead objects whose deleter has not run yet, linked through their ref_count (unread by anyone
+   *  once an object is dead but TryIncRefAlive, which the kDeferredTag bit turns away), newest
+   *  first. */
+  PFObject* deferred = nullptr;
+};
+thread_local DeleterState deleter_state;
 
 struct NestedDeleter {
-  NestedDeleter() noexcept { ++nested_deleters; }
-  ~NestedDeleter() { --nested_deleters; }  // also on a forced unwind
+  explicit NestedDeleter(DeleterState* s) noexcept : s_(s) { ++s_->nested; }
+  ~NestedDeleter() { --s_->nested; }  // also on a forced unwind
+  DeleterState* s_;
 };
 }  // namespace
 
 void Destroy(PFObject* obj) {
-  if (nested_deleters >= kMaxNestedDeleters) {
-    obj->ref_count = reinterpret_cast<uintptr_t>(deferred) | kDeferredTag;
-    deferred = obj;
+  DeleterState* s = &deleter_state;
+  if (s->nested >= kMaxNestedDeleters) {
+    obj->ref_count = reinterpret_cast<uintptr_t>(s->deferred) | kDeferredTag;
+    s->deferred = obj;
     return;
   }
-  NestedDeleter nested;
+  NestedDeleter nested(s);
   obj->deleter(obj);
-  if (nested_deleters != 1) return;
-  while (deferred != nullptr) {  // the outermost deleter: each waiting object in turn
-    PFObject* next = deferred;
-    deferred = reinterpret_cast<PFObject*>(static_cast<uintptr_t>(next->ref_count & ~kDeferredTag));
+  if (s->nested != 1) return;
+  while (s->deferred != nullptr) {  // the outermost deleter: each waiting object in turn
+    PFObject* next = s->deferred;
+    s->deferred =
+        reinterpret_cast<PFObject*>(static_cast<uintptr_t>(next->ref_count & ~kDeferredTag));
     next->ref_count = 0;
     next->deleter(next);
   }

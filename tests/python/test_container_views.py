@@ -75,11 +75,29 @@ int64_t mixed(std::vector<int64_t> a, packedfun::Array<int64_t> b, std::vector<d
   for (double x : c) s += static_cast<int64_t>(100 * x);
   return s;
 }
+int64_t asum(packedfun::Array<int64_t> a) {
+  int64_t s = 0;
+  for (int64_t x : a) s += x;
+  return s;
+}
+double adsum(const packedfun::Array<double>& a) {
+  double s = 0;
+  for (double x : a) s += x;
+  return s;
+}
+int64_t ai32sum(packedfun::Array<int32_t> a) {
+  int64_t s = 0;
+  for (int32_t x : a) s += x;
+  return s;
+}
+packedfun::Array<int64_t> aecho(packedfun::Array<int64_t> a) { return a; }
+packedfun::Array<double> adecho(packedfun::Array<double> a) { return a; }
 PACKEDFUN_REGISTER_GLOBAL("test_container_views.named")
     .set_body_typed([](const std::vector<int64_t>& values, int64_t k) { return vsum(values) * k; },
                     {"values", "k"});
 """
-FUNCTIONS = ["vsum", "fsum", "vecho", "i32sum", "u8sum", "f32sum", "msum", "usum", "mjoin", "mixed"]
+FUNCTIONS = ["vsum", "fsum", "vecho", "i32sum", "u8sum", "f32sum", "msum", "usum", "mjoin", "mixed",
+             "asum", "adsum", "ai32sum", "aecho", "adecho"]  # fmt: skip
 
 # A C library reading argument 0 through the ABI: what it arrived as, what read_int64 gave, and
 # what PFAnyViewToOwned made of it. `probe` declares a view argument; `old_probe` is a library
@@ -207,14 +225,40 @@ MAPPINGS = [
 ]
 
 
-@pytest.mark.parametrize("name", ["vsum", "fsum", "vecho", "i32sum", "u8sum", "f32sum"])
+@pytest.mark.parametrize(
+    "name",
+    ["vsum", "fsum", "vecho", "i32sum", "u8sum", "f32sum", "asum", "adsum", "ai32sum", "aecho",
+     "adecho"],
+)  # fmt: skip
 def test_sequences_convert_as_before(m, name):
     f = getattr(m, name)
     for arg in SEQUENCES:
         held, released = both_policies(f, arg)
-        if name == "vecho" and held[0] == "ok":
-            held, released = ("ok", list(held[1])), ("ok", list(released[1]))
+        if name in ("vecho", "aecho", "adecho") and held[0] == "ok":
+            held = ("ok", [(type(x), x) for x in held[1]])
+            released = ("ok", [(type(x), x) for x in released[1]])
         assert held == released, arg
+
+
+def test_array_parameters_of_numbers_read_the_list_in_place(m):
+    # An Array<int64_t>/Array<double> parameter is built from the list it reads (no Array made by
+    # the caller): the same values, an Array of its own per call, ints read as floats for double.
+    assert m.asum(list(range(100))) == 4950 and m.asum([]) == 0
+    assert m.adsum([1, 2.5, 3]) == 6.5
+    assert m.ai32sum([2**31 - 1, 1]) == 2**31
+    echoed = m.aecho([3, 1, 2])
+    assert isinstance(echoed, pf.Array) and list(echoed) == [3, 1, 2]
+    assert m.aecho([3, 1, 2]) is not echoed
+    floats = m.adecho([1, 2.5])
+    assert list(floats) == [1.0, 2.5] and all(type(x) is float for x in floats)
+    assert list(m.aecho(list(range(130)))) == list(range(130))  # past one read chunk (64)
+    with pytest.raises(
+        TypeError,
+        match=r"^asum\(a: Array\[int\]\) -> int: argument 'a'\[1\]: expected int, got str",
+    ):
+        m.asum([1, "x"])
+    with pytest.raises(OverflowError, match=r"argument 'a'\[1\]: value 2147483648 does not fit"):
+        m.ai32sum([1, 2**31])
 
 
 @pytest.mark.parametrize("name", ["msum", "usum", "mjoin"])
@@ -277,7 +321,8 @@ def test_results_and_messages(m):
 def test_runtime_sets_the_view_argument_bits(m):
     bits = {name: core.function_flags(getattr(m, name)) >> VIEW_SHIFT for name in FUNCTIONS}
     assert bits == {"vsum": 1, "fsum": 1, "vecho": 1, "i32sum": 1, "u8sum": 1, "f32sum": 0,
-                    "msum": 1, "usum": 1, "mjoin": 1, "mixed": 0b101}  # fmt: skip
+                    "msum": 1, "usum": 1, "mjoin": 1, "mixed": 0b111, "asum": 1, "adsum": 1,
+                    "ai32sum": 1, "aecho": 1, "adecho": 1}  # fmt: skip
     assert m.mixed([1, 2], [3], [0.5]) == 3 + 30 + 50  # the Array<int64_t> in the middle
     assert core.function_flags(pf.get_global_func("testing.echo")) >> VIEW_SHIFT == 0
 

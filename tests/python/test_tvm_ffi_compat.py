@@ -344,6 +344,24 @@ def test_conversion_protocols():
     assert echo([_AsInt(1), _AsValue("x")]) == [1, "x"]  # elements too
 
 
+def test_conversion_protocols_on_every_call_after_the_first():
+    # The rule is fetched once and kept: later values of other protocol classes, as arguments, as
+    # elements and as a callback's result, still convert through it, each as its own method says.
+    echo = tvm_ffi.get_global_func("testing.echo")
+    apply = tvm_ffi.get_global_func("testing.apply")
+    for i in range(3):
+        text = f"text number {i}, longer than seven bytes"
+        assert echo(_AsInt(i)) == i and type(echo(_AsInt(i))) is int
+        assert echo(_AsFloat(i)) == float(i) and type(echo(_AsFloat(i))) is float
+        assert echo(_AsValue(text)) == text
+        assert tuple(echo([_AsFloat(i), _AsValue(i), _AsInt(i + 1)])) == (float(i), i, i + 1)
+        assert apply(lambda i=i: _AsInt(i + 10)) == i + 10
+        assert apply(lambda text=text: _AsValue(text)) == text
+    with pytest.raises(ZeroDivisionError):  # the kept rule still raises what the method raises
+        echo(_Raises())
+    assert echo(_AsInt(7)) == 7
+
+
 def test_conversion_protocol_errors():
     echo = tvm_ffi.get_global_func("testing.echo")
 

@@ -323,6 +323,12 @@ template <typename T, typename = void>
 struct HasTypeTryFrom : std::false_type {};
 template <typename T>
 struct HasTypeTryFrom<T, std::void_t<decltype(T::_type_try_from(nullptr))>> : std::true_type {};
+/*! Whether a reference type reads a caller's container in place (`_type_reads_container_view`). */
+template <typename T, typename = void>
+struct RefReadsContainerView : std::false_type {};
+template <typename T>
+struct RefReadsContainerView<T, std::void_t<decltype(T::_type_reads_container_view)>>
+    : std::integral_constant<bool, T::_type_reads_container_view> {};
 }  // namespace detail
 
 /*! ObjectRef and every typed reference, through the reference's _type_* hooks. */
@@ -343,6 +349,12 @@ struct TypeTraits<T, std::enable_if_t<std::is_base_of<ObjectRef, T>::value>> {
     return detail::ObjectUnsafe::FromBorrowed<T>(v->v_obj);
   }
   static std::string TypeName() { return T::_type_name(); }
+  /*! A reference that reads a caller's container in place (an Array of numbers) as a typed
+   *  Function parameter: built from the view, nullopt to convert as usual. */
+  static constexpr bool kReadsContainerView = detail::RefReadsContainerView<T>::value;
+  static std::optional<T> TryFromContainerView(const PFContainerView* view) {
+    return T::_type_from_container_view(view);
+  }
 
   /*! Whether T holds an accepted object as it is (no `_type_try_from` re-checking or re-making
    *  it): a `const T&` parameter then borrows the caller's object (function_details.h). */
