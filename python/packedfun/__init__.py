@@ -23,6 +23,7 @@ from .error import Error, InternalError, register_error
 from .module import Module, load_module, system_lib
 from .object import register_object
 from .registry import (
+    convert_func,
     get_global_func,
     get_global_func_metadata,
     init_ffi_api,
@@ -162,6 +163,7 @@ __all__ = [
     "UnresolvedFunction",
     "__version__",
     "convert",
+    "convert_func",
     "device",
     "dtype",
     "enum_class",

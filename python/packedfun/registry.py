@@ -19,6 +19,7 @@ __all__ = [
     "init_ffi_api",
     "get_global_func_metadata",
     "register_lazy_namespace",
+    "convert_func",
 ]
 
 
@@ -169,3 +170,51 @@ def get_global_func_metadata(name: str) -> dict | None:
         if doc:
             record["doc"] = doc
     return record
+
+
+def convert_func(func, tensor_cls=None):
+    """A Python callable as a :class:`Function` (apache-tvm-ffi's name; ``convert(func)``).
+
+    Parameters
+    ----------
+    func : callable
+        The Python function.
+    tensor_cls : type, optional
+        A framework's tensor class with the DLPack C exchange API (``torch.Tensor``): the
+        Function hands each tensor argument to ``func`` as an instance of that class, sharing
+        memory (made by the framework's ``from_dlpack``).
+
+    Returns
+    -------
+    Function
+
+    Raises
+    ------
+    TypeError
+        When ``func`` is not callable, or ``tensor_cls`` is not a class defining
+        ``__dlpack_c_exchange_api__`` in a module that has ``from_dlpack``.
+    """
+    if not callable(func):
+        raise TypeError(f"convert_func expects a callable, got {type(func).__name__}")
+    if tensor_cls is None:
+        return core.convert(func)
+    module = sys.modules.get(getattr(tensor_cls, "__module__", "").partition(".")[0])
+    to_framework = getattr(module, "from_dlpack", None)
+    if not (
+        isinstance(tensor_cls, type)
+        and hasattr(tensor_cls, "__dlpack_c_exchange_api__")
+        and callable(to_framework)
+    ):
+        raise TypeError(
+            "convert_func: tensor_cls must be a tensor class with __dlpack_c_exchange_api__ "
+            f"(such as torch.Tensor), got {tensor_cls!r}"
+        )
+    tensor = core.Tensor
+
+    def call(*args, **kwargs):
+        args = tuple(to_framework(a) if isinstance(a, tensor) else a for a in args)
+        return func(*args, **kwargs)
+
+    call.__name__ = getattr(func, "__name__", "convert_func")
+    call.__doc__ = getattr(func, "__doc__", None)
+    return core.convert(call)

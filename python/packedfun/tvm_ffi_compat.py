@@ -145,6 +145,9 @@ def _load_tvm_ffi_testing() -> None:
     testing = library and os.path.join(os.path.dirname(library), "libtvm_ffi_testing.so")
     if not testing or not os.path.exists(testing):
         return
+    # packedfun's own testing.* first, loaded now: its lazy namespace loads only on a lookup that
+    # finds nothing, and tvm-ffi's testing.* names would be found first.
+    importlib.import_module("packedfun.testing")
     try:
         _tvm_ffi_testing = load_module(testing)
     except OSError:  # a libtvm_ffi packedfun cannot read: `import tvm_ffi` itself still works

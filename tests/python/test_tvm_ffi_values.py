@@ -134,3 +134,57 @@ def test_config_answers_sourcedir_and_cython_lib_path():
     """)
     assert out.splitlines() == [libinfo.find_source_path(), libinfo.find_cython_lib()]
     assert sys.executable  # the child ran with this interpreter
+
+
+def test_convert_func_is_convert_and_hands_framework_tensors():
+    f = packedfun.convert_func(lambda a, b: a + b)
+    assert isinstance(f, packedfun.Function) and f(1, 2) == 3
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        pytest.skip("torch.Tensor.__dlpack_c_exchange_api__ not available")
+    seen = []
+
+    def body(t, n):
+        seen.append(type(t))
+        return n
+
+    g = packedfun.convert_func(body, tensor_cls=torch.Tensor)
+    tensor = packedfun.from_dlpack(np.arange(3, dtype="float32"))
+    assert g(tensor, 5) == 5 and seen == [torch.Tensor]
+    apply = packedfun.get_global_func("testing.apply")
+    assert apply(g, tensor, 6) == 6 and seen[-1] is torch.Tensor  # called from C++ too
+
+
+def test_convert_func_refuses_bad_arguments():
+    class NoExchange:
+        pass
+
+    for cls in (NoExchange, object, 3):
+        with pytest.raises(TypeError, match="__dlpack_c_exchange_api__"):
+            packedfun.convert_func(lambda x: x, tensor_cls=cls)
+    with pytest.raises(TypeError, match="callable"):
+        packedfun.convert_func(42)
+
+    def raises(x):
+        raise ValueError(f"boom {x}")
+
+    with pytest.raises(ValueError, match="boom 7"):
+        packedfun.convert_func(raises)(7)
+
+
+def test_packedfun_testing_names_come_first_under_the_switch():
+    pytest.importorskip("tvm_ffi")
+    out = run_child("""
+        import packedfun.tvm_ffi_compat
+        packedfun.tvm_ffi_compat.install()
+        import tvm_ffi
+
+        class Mine:
+            pass
+
+        x = Mine()
+        print(tvm_ffi.get_global_func("testing.echo")(x) is x)  # packedfun's echo: any object
+        print(tvm_ffi.get_global_func("testing.get_add_one_c_symbol", allow_missing=True)
+              is not None)  # tvm-ffi's own testing names are there too
+    """)
+    assert out.split() == ["True", "True"]
