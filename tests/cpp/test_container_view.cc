@@ -161,8 +161,35 @@ TEST(ContainerView, TypedFunctionsDeclareTheirViewArguments) {
   pf::Function mixed = pf::Function::FromTyped([](std::vector<double>, pf::Array<int64_t>,
                                                   std::map<std::string, int64_t>,
                                                   std::vector<std::string>, pf::Any) { return 0; });
-  EXPECT_EQ(ViewBits(mixed), 0b101u);
+  EXPECT_EQ(ViewBits(mixed), 0b111u);  // an Array of numbers reads a view too
   EXPECT_EQ(ViewBits(pf::Function::FromTyped([](int64_t x) { return x; })), 0u);
+  EXPECT_EQ(ViewBits(pf::Function::FromTyped([](pf::Array<pf::Any> a) { return a.size(); })), 0u);
+  EXPECT_EQ(ViewBits(pf::Function::FromTyped([](pf::Array<bool> a) { return a.size(); })), 0u);
+}
+
+TEST(ContainerView, ArrayOfNumbersIsFilledFromTheView) {
+  pf::Function asum = pf::Function::FromTyped(
+      [](const pf::Array<int32_t>& a) {
+        int64_t s = 0;
+        for (int32_t x : a) s += x;
+        return s;
+      },
+      "asum");
+  std::vector<PFAny> many;
+  for (int i = 0; i < 150; ++i) many.push_back(Int(i));  // past one 64-item chunk
+  FakeView v = Seq(many);
+  EXPECT_EQ(Call(asum, AsArg(v)), "ok 11175");
+  EXPECT_EQ(v.materialized, 0);
+  FakeView wide = Seq({Int(1), Int(int64_t{1} << 40)});  // does not fit int32: as its Array
+  EXPECT_EQ(Call(asum, AsArg(wide)), CallMaterialized(asum, wide));
+  EXPECT_EQ(wide.materialized, 2);
+  pf::Function first = pf::Function::FromTyped([](pf::Array<double> a) { return a[0] + a[1]; });
+  FakeView floats = Seq({Float(1.0), Float(0.5)});
+  EXPECT_EQ(Call(first, AsArg(floats)), "ok 1.500000");
+  EXPECT_EQ(floats.materialized, 0);
+  FakeView mixed = Seq({Int(1), Float(0.5)});  // this fake reads no int as a float: its Array
+  EXPECT_EQ(Call(first, AsArg(mixed)), CallMaterialized(first, mixed));
+  EXPECT_EQ(Call(first, AsArg(mixed)), "ok 1.500000");
 }
 
 TEST(ContainerView, PlainSequenceIsReadInPlace) {
