@@ -220,6 +220,19 @@ bool MissingFile(const std::string& path) {
   return path.find('/') != std::string::npos && stat(path.c_str(), &st) != 0 && errno == ENOENT;
 }
 
+/*! Tells the foreign loader that a library is being opened, for as long as it lives. */
+class ForeignLoadScope {
+ public:
+  ForeignLoadScope() noexcept {
+    if (g_foreign_loader != nullptr) g_foreign_loader->begin_load();
+  }
+  ~ForeignLoadScope() {
+    if (g_foreign_loader != nullptr) g_foreign_loader->end_load();
+  }
+  ForeignLoadScope(const ForeignLoadScope&) = delete;
+  ForeignLoadScope& operator=(const ForeignLoadScope&) = delete;
+};
+
 int LoadFromFile(const PFByteArray* path, PFObject** out) {
   static const char* fn = "PFModuleLoadFromFile";
   std::string p = CopyName(path, fn, "path");
@@ -231,6 +244,7 @@ int LoadFromFile(const PFByteArray* path, PFObject** out) {
   // The library's static initialisation (run by dlopen) registers its reflection under this
   // check: redefining an object type of an earlier library fails the load below.
   TypeRedefinitionCheck redefinition;
+  ForeignLoadScope foreign_load;
   // RTLD_NOW reports unresolved symbols here rather than at first call; RTLD_LOCAL keeps one
   // library's __packedfun_* exports from shadowing another's.
   void* handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -48,6 +48,9 @@ struct ForeignModuleLoader {
   void (*release)(PFAny* state) noexcept;
   /*! Where the foreign runtime's library is (PFModuleSetTVMFFILibrary); "" to forget it. */
   void (*set_library_path)(std::string path);
+  /*! Called before a library is opened and after (whether or not it opened), in pairs. */
+  void (*begin_load)() noexcept;
+  void (*end_load)() noexcept;
 };
 
 /*! A Module over another FFI's module object: `state` (stolen; released by the foreign loader's

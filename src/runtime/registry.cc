@@ -241,6 +241,12 @@ PFObject* LockedLookup(std::string_view name) {
   return func;
 }
 
+/*! Tells the foreign registry that packedfun's entry for `name` changed. */
+void NotifyForeign(std::string_view name) noexcept {
+  const ForeignRegistry* foreign = g_foreign.load(std::memory_order_acquire);
+  if (foreign != nullptr) foreign->changed(name);
+}
+
 /*! A change was made (under the write lock): every cached lookup is stale. */
 void BumpGeneration() noexcept { g_generation.fetch_add(1, std::memory_order_release); }
 
@@ -297,6 +303,7 @@ PACKEDFUN_API int PFFunctionSetGlobal(const PFByteArray* name, PFObject* func, i
     PFObject* old = SetEntry(key, func, override != 0, doc);
     SweepCaches();
     DecRef(old);
+    NotifyForeign(key);
     return 0;
   });
 }
@@ -372,6 +379,14 @@ PACKEDFUN_API int PFFunctionRemoveGlobal(const PFByteArray* name, int* removed) 
     *removed = old != nullptr ? 1 : 0;
     if (old != nullptr) SweepCaches();  // no cache may hold it once this returns
     DecRef(old);
+    const ForeignRegistry* foreign = g_foreign.load(std::memory_order_acquire);
+    if (foreign != nullptr) {
+      if (old != nullptr) {
+        foreign->changed(ViewOf(name));
+      } else if (foreign->remove(ViewOf(name))) {  // one registry: the name it had goes too
+        *removed = 1;
+      }
+    }
     return 0;
   });
 }
@@ -383,6 +398,17 @@ namespace detail {
 
 void SetForeignRegistry(const ForeignRegistry* registry) noexcept {
   g_foreign.store(registry, std::memory_order_release);
+}
+
+PFObject* LookupOwnGlobal(std::string_view name) { return LockedLookup(name); }
+
+std::vector<std::string> OwnGlobalNames() {
+  Registry& reg = GlobalRegistry();
+  std::vector<std::string> names;
+  std::shared_lock<std::shared_mutex> lock(reg.mu);
+  names.reserve(reg.entries.size());
+  for (const auto& kv : reg.entries) names.emplace_back(kv.first);
+  return names;
 }
 
 void RegisterBuiltin(const char* name, PFSafeCall call) noexcept {

@@ -25,10 +25,22 @@ struct ForeignRegistry {
   PFObject* (*get)(std::string_view name);
   /*! Appends the foreign registry's names (nothing when its runtime is not loaded). May throw. */
   void (*list)(std::vector<std::string>* names);
+  /*! Removes the foreign global `name` (one packedfun's registry lacks); whether there was one.
+   *  May throw. */
+  bool (*remove)(std::string_view name);
+  /*! Told, outside the registry's lock, that packedfun's own entry for `name` was set or removed
+   *  (it reads the entry again with LookupOwnGlobal, so calls racing each other agree). */
+  void (*changed)(std::string_view name) noexcept;
 };
 
 /*! Registers the one foreign registry (static storage); called at static initialisation. */
 void SetForeignRegistry(const ForeignRegistry* registry) noexcept;
+
+/*! packedfun's own entry for `name` (a new reference), or NULL: the foreign registry not asked. */
+PFObject* LookupOwnGlobal(std::string_view name);
+
+/*! The names in packedfun's own registry (not the foreign one's). */
+std::vector<std::string> OwnGlobalNames();
 
 }  // namespace detail
 }  // namespace packedfun

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -191,26 +192,62 @@ __attribute__((noinline)) int TrampolineTranslated(PFObject* func, const PFAny* 
   return rc == 0 ? 0 : PassErrorToTVM();
 }
 
-/*! tvm-ffi's side of a packedfun Function handed to tvm-ffi code (`self` is the Function). The
- *  common call (POD, strings, DLTensor*) hands tvm-ffi's arguments to packedfun as they are: the
- *  two value layouts are byte-identical, so nothing is copied or allocated. */
-int Trampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
-  PFObject* func = static_cast<PFObject*>(self);
-  for (int32_t i = 0; i < num_args; ++i) {
-    if (!PassesToPF(args[i].type_index)) return TrampolineTranslated(func, args, num_args, result);
+/*!
+ * A packedfun Function handed to tvm-ffi code, as a tvm-ffi Function object the bridge lays out
+ * itself (tvm-ffi's object header, then its function cell): tvm-ffi's callers call `safe_call`,
+ * the trampoline, directly. A Function made by TVMFFIFunctionCreate would add a hop (its own
+ * safe_call forwarding to the trampoline with `self`) to every call; the packedfun Function's
+ * body and state are copied here for the same reason (they never change once it is created).
+ */
+struct TrampolineObject {
+  Object header;  // tvm-ffi's: combined strong and weak count, kFunction, Delete below
+  FunctionCell cell;
+  PFObject* func;   // owned packedfun Function
+  PFSafeCall call;  // func's body and state
+  void* self;
+};
+
+static_assert(sizeof(Object) == 24 && offsetof(TrampolineObject, cell) == 24,
+              "tvm-ffi's Function cell follows its 24-byte object header");
+
+constexpr uint64_t kStrongAndWeakOne = (uint64_t{1} << 32) | 1;  // tvm-ffi's initial count
+constexpr int kDeleteStrong = 1;  // tvm-ffi's deleter flags: the last strong reference went,
+constexpr int kDeleteWeak = 2;    // the last weak one (free the memory)
+
+/*! tvm-ffi's deleter of a TrampolineObject. */
+void DeleteTrampoline(void* self, int flags) {
+  TrampolineObject* obj = static_cast<TrampolineObject*>(self);
+  if ((flags & kDeleteStrong) != 0) {
+    DecRef(obj->func);
+    obj->func = nullptr;
   }
-  PFAny pf_result = NoneAny();
-  auto* f = As<PFFunctionObject>(func);  // a Function by construction (WrapFunction)
-  if (f->safe_call(f->self, args, num_args, &pf_result) != 0) return PassErrorToTVM();
-  int32_t t = pf_result.type_index;
-  if ((t >= 0 && t <= kPFTypeDevice) || t == kPFTypeSmallStr || t == kPFTypeSmallBytes) {
-    *result = pf_result;  // POD and small strings: the same bits in tvm-ffi
-    return 0;
-  }
-  return ResultToTVM(&pf_result, result) == 0 ? 0 : PassErrorToTVM();
+  if ((flags & kDeleteWeak) != 0) delete obj;
 }
 
-void DecRefFunction(void* self) { DecRef(static_cast<PFObject*>(self)); }
+/*! tvm-ffi's side of a packedfun Function handed to tvm-ffi code. The common call (POD, strings,
+ *  DLTensor*) hands tvm-ffi's arguments to packedfun as they are and takes packedfun's POD result
+ *  as it is: the two value layouts are byte-identical, so nothing is copied or allocated. */
+int Trampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
+  const TrampolineObject* obj = static_cast<const TrampolineObject*>(self);
+  for (int32_t i = 0; i < num_args; ++i) {
+    if (!PassesToPF(args[i].type_index)) {
+      return TrampolineTranslated(obj->func, args, num_args, result);
+    }
+  }
+  // tvm-ffi's callers pass `*result` as None (its calling convention), as packedfun's expect.
+  if (obj->call(obj->self, args, num_args, result) != 0) {
+    *result = NoneAny();
+    return PassErrorToTVM();
+  }
+  int32_t t = result->type_index;
+  if (__builtin_expect(
+          (t >= 0 && t <= kPFTypeDevice) || t == kPFTypeSmallStr || t == kPFTypeSmallBytes, 1)) {
+    return 0;  // POD and small strings: the same bits in tvm-ffi
+  }
+  PFAny pf_result = *result;
+  *result = NoneAny();
+  return ResultToTVM(&pf_result, result) == 0 ? 0 : PassErrorToTVM();
+}
 
 /*! Whether a packedfun argument can be handed to tvm-ffi as it is (same bits, same meaning). */
 inline bool PassesThrough(const PFAny& a) noexcept {
@@ -514,26 +551,8 @@ const ForeignEnv kForeignEnv = {&ForeignStream, &ForeignAllocator};
 
 [[maybe_unused]] const bool kEnvRegistered = (SetForeignEnv(&kForeignEnv), true);
 
-}  // namespace
-
-const Api& GetApi() noexcept { return g_api; }
-
-bool ApiReady() noexcept { return g_api_ready.load(std::memory_order_acquire); }
-
-bool AttachLoadedLibrary() {
-  if (ApiReady()) return true;
-  // RTLD_NOLOAD only finds a copy already mapped; the reference it takes is never dropped, like
-  // the one LoadLibrary takes (the bridge's Functions point into it for the process's lifetime).
-  void* library = dlopen(kLibraryName, RTLD_NOW | RTLD_NOLOAD);
-  if (library == nullptr) return false;
-  EnsureApi(library);
-  return true;
-}
-
-void EnsureApi(void* library) {
-  if (g_api_ready.load(std::memory_order_acquire)) return;
-  std::lock_guard<std::mutex> lock(LoadMutex());
-  if (g_api_ready.load(std::memory_order_relaxed)) return;
+/*! Resolves tvm-ffi's entry points through `library` (under LoadMutex) and marks the API ready. */
+void ResolveApi(void* library) {
   CheckVersion(library);
   Api api{};
   std::string missing;
@@ -541,6 +560,7 @@ void EnsureApi(void* library) {
   ResolveSymbol(library, "TVMFFIObjectDecRef", &api.ObjectDecRef, &missing);
   ResolveSymbol(library, "TVMFFIFunctionCreate", &api.FunctionCreate, &missing);
   ResolveSymbol(library, "TVMFFIFunctionGetGlobal", &api.FunctionGetGlobal, &missing);
+  ResolveSymbol(library, "TVMFFIFunctionSetGlobal", &api.FunctionSetGlobal, &missing);
   ResolveSymbol(library, "TVMFFIErrorMoveFromRaised", &api.ErrorMoveFromRaised, &missing);
   ResolveSymbol(library, "TVMFFIErrorSetRaised", &api.ErrorSetRaised, &missing);
   ResolveSymbol(library, "TVMFFIErrorCreate", &api.ErrorCreate, &missing);
@@ -564,6 +584,32 @@ void EnsureApi(void* library) {
   }
   g_api = api;
   g_api_ready.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+const Api& GetApi() noexcept { return g_api; }
+
+bool ApiReady() noexcept { return g_api_ready.load(std::memory_order_acquire); }
+
+bool AttachLoadedLibrary() {
+  if (ApiReady()) return true;
+  // RTLD_NOLOAD only finds a copy already mapped; the reference it takes is never dropped, like
+  // the one LoadLibrary takes (the bridge's Functions point into it for the process's lifetime).
+  void* library = dlopen(kLibraryName, RTLD_NOW | RTLD_NOLOAD);
+  if (library == nullptr) return false;
+  EnsureApi(library);
+  return true;
+}
+
+void EnsureApi(void* library) {
+  if (g_api_ready.load(std::memory_order_acquire)) return;
+  {
+    std::lock_guard<std::mutex> lock(LoadMutex());
+    if (g_api_ready.load(std::memory_order_relaxed)) return;
+    ResolveApi(library);
+  }
+  StartRegistryMirror();  // outside the lock: it calls into tvm-ffi and packedfun's registry
 }
 
 void SetLibraryPath(std::string path) {
@@ -618,14 +664,25 @@ bool UnwrapFunction(PFObject* func, void** tvm_function) noexcept {
 }
 
 void* WrapFunction(PFObject* func) {
+  auto* f = As<PFFunctionObject>(func);
+  TrampolineObject* obj = new TrampolineObject();
+  obj->header.combined_ref_count = kStrongAndWeakOne;
+  obj->header.type_index = kFunction;
+  obj->header.padding = 0;
+  obj->header.deleter = &DeleteTrampoline;
+  obj->cell.safe_call = &Trampoline;
+  obj->cell.cpp_call = nullptr;  // tvm-ffi's C++ callers then go through safe_call
   IncRef(func);
-  void* out = nullptr;
-  if (g_api.FunctionCreate(func, &Trampoline, &DecRefFunction, &out) != 0) {
-    DecRef(func);
-    RaiseFromTVM("ffi.Function");
-    throw AlreadyRaised{};
-  }
-  return out;
+  obj->func = func;
+  obj->call = f->safe_call;
+  obj->self = f->self;
+  return obj;
+}
+
+bool UnwrapTrampoline(void* tvm_function, PFObject** func) noexcept {
+  if (Cell<FunctionCell>(tvm_function)->safe_call != &Trampoline) return false;
+  *func = static_cast<TrampolineObject*>(tvm_function)->func;
+  return true;
 }
 
 int RaiseFromTVM(const std::string& name) noexcept { return RaiseTVMError(TakeError(), name); }

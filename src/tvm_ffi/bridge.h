@@ -137,6 +137,7 @@ struct Api {
   int (*ObjectDecRef)(void* obj);
   int (*FunctionCreate)(void* self, SafeCall call, void (*deleter)(void*), void** out);
   int (*FunctionGetGlobal)(const PFByteArray* name, void** out);
+  int (*FunctionSetGlobal)(const PFByteArray* name, void* func, int allow_override);
   void (*ErrorMoveFromRaised)(void** out);
   void (*ErrorSetRaised)(void* error);
   int (*ErrorCreate)(const PFByteArray* kind, const PFByteArray* message,
@@ -282,6 +283,19 @@ bool UnwrapFunction(PFObject* func, void** tvm_function) noexcept;
 
 /*! A tvm-ffi Function (new ref) that calls the packedfun Function `func` (borrowed). */
 void* WrapFunction(PFObject* func);
+
+/*! Whether the tvm-ffi Function `tvm_function` is one WrapFunction made; then `*func` is the
+ *  packedfun Function it calls (borrowed). */
+bool UnwrapTrampoline(void* tvm_function, PFObject** func) noexcept;
+
+/*! Copies packedfun's globals into tvm-ffi's registry (registry_bridge.cc); called once, when the
+ *  API becomes ready. Later changes are copied as they happen. */
+void StartRegistryMirror() noexcept;
+
+/*! Around a library load (nested calls count): tvm-ffi's registry holds only tvm-ffi's own
+ *  entries until the matching Resume, which copies packedfun's back in. */
+void SuspendRegistryMirror() noexcept;
+void ResumeRegistryMirror() noexcept;
 
 /*! A tvm-ffi object of a type with no packedfun counterpart (`in`, borrowed) as a packedfun object
  *  (new ref) of the type mirroring it, which holds a tvm-ffi reference: same type key, fields and

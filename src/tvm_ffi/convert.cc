@@ -286,11 +286,18 @@ void ObjectToPF(const PFAny& in, PFAny* out, const char* what) {
                                 &backtrace, nullptr));
       return;
     }
-    case kFunction:
+    case kFunction: {
+      PFObject* original = nullptr;
+      if (UnwrapTrampoline(in.v_obj, &original)) {  // a packedfun Function comes back as itself
+        IncRef(original);
+        *out = ObjectAny(original);
+        return;
+      }
       GetApi().ObjectIncRef(in.v_obj);
       *out = ObjectAny(NewFunction(Cell<FunctionCell>(in.v_obj)->safe_call, in.v_obj, nullptr,
                                    "<tvm-ffi Function>"));
       return;
+    }
     case kShape: {
       const ShapeCell* cell = Cell<ShapeCell>(in.v_obj);
       *out = ObjectAny(NewShape(cell->data, static_cast<int64_t>(cell->size)));

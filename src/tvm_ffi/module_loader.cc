@@ -144,8 +144,8 @@ PFAny GetFunctionDoc(PFObject* module, const PFByteArray* name, int query_import
 }
 
 const ForeignModuleLoader kLoader = {
-    &RetryLoad,      &OnLoad,     &ListsAllFunctions, &GetFunction,
-    &GetFunctionDoc, &ReleaseTVM, &SetLibraryPath,
+    &RetryLoad,  &OnLoad,         &ListsAllFunctions,     &GetFunction,          &GetFunctionDoc,
+    &ReleaseTVM, &SetLibraryPath, &SuspendRegistryMirror, &ResumeRegistryMirror,
 };
 
 [[maybe_unused]] const bool kRegistered = (SetForeignModuleLoader(&kLoader), true);
