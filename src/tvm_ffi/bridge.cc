@@ -153,7 +153,17 @@ int PassErrorToTVM() noexcept {
  *  strings, and a DLTensor* (borrowed for the call in both ABIs: a TensorView parameter takes it
  *  as a view, a Tensor one makes its Tensor as for any caller's DLTensor*). */
 inline bool PassesToPF(int32_t t) noexcept {
-  return (t >= 0 && t <= kPFTypeRawStr) || t == kPFTypeSmallStr || t == kPFTypeSmallBytes;
+  // One compare and one bit test (the trampoline runs it per argument): indices 0-8, 11, 12.
+  constexpr uint32_t kMask =
+      ((1u << (kPFTypeRawStr + 1)) - 1) | (1u << kPFTypeSmallStr) | (1u << kPFTypeSmallBytes);
+  return static_cast<uint32_t>(t) <= kPFTypeSmallBytes && ((kMask >> t) & 1u) != 0;
+}
+
+/*! Whether a packedfun result means the same to tvm-ffi, bits unchanged: POD and small strings. */
+inline bool ResultPassesToTVM(int32_t t) noexcept {
+  constexpr uint32_t kMask =
+      ((1u << (kPFTypeDevice + 1)) - 1) | (1u << kPFTypeSmallStr) | (1u << kPFTypeSmallBytes);
+  return static_cast<uint32_t>(t) <= kPFTypeSmallBytes && ((kMask >> t) & 1u) != 0;
 }
 
 /*! Gives a packedfun callback's result (owned, released here) to tvm-ffi as its new ref. */
@@ -239,9 +249,7 @@ int Trampoline(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
     *result = NoneAny();
     return PassErrorToTVM();
   }
-  int32_t t = result->type_index;
-  if (__builtin_expect(
-          (t >= 0 && t <= kPFTypeDevice) || t == kPFTypeSmallStr || t == kPFTypeSmallBytes, 1)) {
+  if (__builtin_expect(ResultPassesToTVM(result->type_index), 1)) {
     return 0;  // POD and small strings: the same bits in tvm-ffi
   }
   PFAny pf_result = *result;
