@@ -223,6 +223,12 @@ static PyObject* object_richcompare(PyObject* a, PyObject* b, int op) {
   return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
+/* __chandle__(): the native object's address (apache-tvm-ffi's protocol method; the handle). */
+static PyObject* object_chandle(PyObject* self, PyObject* unused) {
+  (void)unused;
+  return object_get_handle(self, NULL);
+}
+
 static PyObject* object_same_as(PyObject* self, PyObject* other) {
   return PyBool_FromLong(same_as(self, other));
 }
@@ -271,6 +277,7 @@ static PyGetSetDef object_getset[] = {
 static PyMethodDef object_methods[] = {
     {"same_as", object_same_as, METH_O, "Whether `other` wraps the same native object."},
     {"is_", object_same_as, METH_O, "same_as (apache-tvm-ffi's name)."},
+    {"__chandle__", object_chandle, METH_NOARGS, "The native object's address (as handle)."},
     {"__init_handle_by_constructor__", (PyCFunction)(void (*)(void))object_init_by_ctor,
      METH_FASTCALL, "Fills this wrapper with the object returned by ctor(*args)."},
     {NULL, NULL, 0, NULL}};

@@ -88,6 +88,32 @@ TENSOR_GETTER(tensor_device, pfpy_device_to_py(t->device))
 TENSOR_GETTER(tensor_data_ptr, PyLong_FromVoidPtr(t->data))
 TENSOR_GETTER(tensor_byte_offset, PyLong_FromUnsignedLongLong(t->byte_offset))
 
+/* packedfun._rules.tensor_layout.<name>(arg): the shared layer's value forms. */
+static PyObject* layout_call(const char* name, PyObject* arg) {
+  PyObject* mod = PyImport_ImportModule("packedfun._rules.tensor_layout");
+  PyObject* rule = mod != NULL ? PyObject_GetAttrString(mod, name) : NULL;
+  PyObject* result = rule != NULL ? PyObject_CallOneArg(rule, arg) : NULL;
+  Py_XDECREF(rule);
+  Py_XDECREF(mod);
+  return result;
+}
+
+/* size: the element count, an int that is also callable as size(dim) (torch's, tvm-ffi's). */
+static PyObject* tensor_size(PyObject* self, void* closure) {
+  (void)closure;
+  if (check_handle(self) != 0) return NULL;
+  return layout_call("size_of", self);
+}
+
+/* data_ptr: the data's address, an int that is also callable as data_ptr(). */
+static PyObject* tensor_data_ptr_value(PyObject* self, void* closure) {
+  PyObject* address = tensor_data_ptr(self, closure);
+  if (address == NULL) return NULL;
+  PyObject* result = layout_call("data_ptr_of", address);
+  Py_DECREF(address);
+  return result;
+}
+
 static PyObject* tensor_readonly(PyObject* self, void* closure) {
   (void)closure;
   if (check_handle(self) != 0) return NULL;
@@ -407,10 +433,13 @@ static PyGetSetDef tensor_getset[] = {
     {"shape", tensor_shape, NULL, "Extent of each axis, as a tuple of int.", NULL},
     {"strides", tensor_strides, NULL, "Stride of each axis in elements (always known).", NULL},
     {"ndim", tensor_ndim, NULL, "Number of axes.", NULL},
-    {"size", tensor_numel, NULL, "Number of elements (same as numel()).", NULL},
+    {"size", tensor_size, NULL,
+     "Number of elements (same as numel()); also callable: size(dim) is the extent of axis dim.",
+     NULL},
     {"dtype", tensor_dtype, NULL, "Element type, a packedfun.dtype.", NULL},
     {"device", tensor_device, NULL, "Device holding the data, a packedfun.device.", NULL},
-    {"data_ptr", tensor_data_ptr, NULL, "Address of the data (before byte_offset).", NULL},
+    {"data_ptr", tensor_data_ptr_value, NULL,
+     "Address of the data (before byte_offset); also callable: data_ptr() gives the same.", NULL},
     {"byte_offset", tensor_byte_offset, NULL, "Offset of the first element in bytes.", NULL},
     {"readonly", tensor_readonly, NULL, "Whether the producer exported it read-only.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};

@@ -173,7 +173,10 @@ class Tensor(Object):
             n *= extent
         return n
 
-    size = property(numel)
+    @property
+    def size(self) -> int:
+        """Number of elements; also callable: ``size(dim)`` is the extent of axis ``dim``."""
+        return _tensor_layout.size_of(self)
 
     def is_contiguous(self) -> bool:
         """Whether the layout is compact row-major (dimensions of extent 1 may have any stride)."""
@@ -191,7 +194,8 @@ class Tensor(Object):
 
     @property
     def data_ptr(self) -> int:
-        return self._dl().data or 0
+        """Address of the data (before byte_offset); also callable: ``data_ptr()``."""
+        return _tensor_layout.data_ptr_of(self._dl().data or 0)
 
     @property
     def byte_offset(self) -> int:

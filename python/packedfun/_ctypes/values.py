@@ -201,6 +201,10 @@ class Object:
     id_ = handle
     is_ = same_as
 
+    def __chandle__(self) -> int:
+        """The native object's address (apache-tvm-ffi's protocol method; ``handle``)."""
+        return self._pf_handle
+
     def __eq__(self, other):
         if not isinstance(other, Object):
             return NotImplemented

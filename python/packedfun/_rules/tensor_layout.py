@@ -8,6 +8,8 @@ both bindings: ``_core`` calls these from C (``src/python/tensor.c``), the ctype
 
 from __future__ import annotations
 
+import operator
+
 from . import backend as _backend
 from . import messages as _msg
 
@@ -80,6 +82,49 @@ def require_layout(tensor, *, require_alignment: int = 0, require_contiguous: bo
             "is not contiguous"
         )
     return tensor
+
+
+class TensorSize(int):
+    """``Tensor.size``: the number of elements, an ``int``; called, ``size()`` is the same number
+    and ``size(dim)`` the extent of axis ``dim`` (negative counts from the end), as on torch and
+    apache-tvm-ffi tensors."""
+
+    _shape: tuple
+
+    def __call__(self, dim=None) -> int:
+        if dim is None:
+            return int(self)
+        shape = self._shape
+        try:
+            return shape[operator.index(dim)]
+        except IndexError:
+            raise IndexError(
+                f"Tensor.size: dimension {dim} out of range for a {len(shape)}-D tensor"
+            ) from None
+
+
+class TensorAddress(int):
+    """``Tensor.data_ptr``: the data's address, an ``int``; called, ``data_ptr()`` gives the same
+    number, as on torch and apache-tvm-ffi tensors."""
+
+    def __call__(self) -> int:
+        return int(self)
+
+
+def size_of(tensor) -> TensorSize:
+    """``Tensor.size`` of both backends."""
+    shape = tensor.shape
+    count = 1
+    for extent in shape:
+        count *= extent
+    size = TensorSize(count)
+    size._shape = shape
+    return size
+
+
+def data_ptr_of(address: int) -> TensorAddress:
+    """``Tensor.data_ptr`` of both backends, from the data's address."""
+    return TensorAddress(address)
 
 
 def tensor_is_contiguous(tensor) -> bool:
