@@ -63,15 +63,12 @@ ALLOWED_SKIP = re.compile(
 #: with the reason. Filled from a measured run; see the migration page.
 _NO_CORE = "imports tvm_ffi.core (tvm-ffi's Cython module) at the top, for its subject's types"
 _NO_DATACLASSES = "tvm_ffi.dataclasses / @py_class / method are not provided"
-_TENSOR_FORMS = "Tensor.size(dim) / data_ptr() are methods on tvm-ffi (properties on packedfun)"
 _ERROR_ATTRS = (
     "tvm-ffi's error attributes (__tvm_ffi_error__, backtrace, core.Error) are not provided"
 )
 KNOWN_FAILING: dict[str, str] = {
     "test_big_int.py": _NO_CORE,
     "test_build.py": _NO_CORE,
-    "test_build_inline.py::test_build_c_file": "cpp.build(..., output=) is not accepted",
-    "test_build_inline.py::test_build_inline_object_output": "cpp.build_inline(output=)",
     "test_container.py": _NO_CORE + " (and tvm_ffi.container.MISSING)",
     "test_container_dlpack_conversion.py": (
         "tensors inside returned containers come back as packedfun Tensors, not as the caller's "
@@ -124,16 +121,12 @@ KNOWN_FAILING: dict[str, str] = {
         "free-variable mapping (py_class structural_eq='var', field structural_eq='def', "
         "map_free_vars=) is not provided"
     ),
-    "test_tensor.py::test_tensor_attributes": _TENSOR_FORMS,
-    "test_tensor.py::test_tensor_data_ptr": _TENSOR_FORMS,
-    "test_tensor.py::test_non_contiguous_tensor_attributes": _TENSOR_FORMS,
     "test_tensor.py::test_shape_object": (
         "Shape is not a tuple subclass and has no _tvm_ffi_cached_object (a deliberate "
         "difference, docs/migration-from-tvm-ffi.md)"
     ),
     "test_tensor.py::test_tensor_class_override": "Tensor is not subclassable "
     "(tvm_ffi.core._set_class_tensor)",
-    "test_tensor.py::test_tvm_ffi_tensor_compatible": "the __chandle__ protocol",
     "test_typed_method.py": _NO_CORE + " (core.TypeInfo)",
 }
 

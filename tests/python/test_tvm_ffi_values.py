@@ -188,3 +188,87 @@ def test_packedfun_testing_names_come_first_under_the_switch():
               is not None)  # tvm-ffi's own testing names are there too
     """)
     assert out.split() == ["True", "True"]
+
+
+_PF_ADD = r"""
+int64_t add_three(int64_t x) { return x + 3; }
+"""
+
+
+def test_build_inline_output_object_then_build_links_it(tmp_path):
+    from packedfun import cpp
+
+    obj = cpp.build_inline("pf_obj", cpp_sources=_PF_ADD, functions=["add_three"],
+                           output="pf_obj.o", build_directory=str(tmp_path))  # fmt: skip
+    assert obj.endswith("/pf_obj.o") and pathlib.Path(obj).is_file()
+    assert obj == cpp.build_inline(
+        "pf_obj",
+        cpp_sources=_PF_ADD,
+        functions=["add_three"],
+        output="pf_obj.o",
+        build_directory=str(tmp_path),
+    )  # cached
+    lib = cpp.build("pf_from_obj", [obj], build_directory=str(tmp_path))
+    assert lib.endswith("/pf_from_obj.so")
+    assert packedfun.load_module(lib).add_three(4) == 7
+    named = cpp.build_inline("pf_named", cpp_sources=_PF_ADD, functions=["add_three"],
+                             output="other.so", build_directory=str(tmp_path))  # fmt: skip
+    assert named.endswith("/other.so") and packedfun.load_module(named).add_three(1) == 4
+
+
+def test_build_output_of_tvm_ffi_c_source_links_against_libtvm_ffi(tmp_path):
+    pytest.importorskip("tvm_ffi")  # apache-tvm-ffi's headers and library
+    from packedfun import cpp
+
+    source = tmp_path / "c_add.c"
+    source.write_text(
+        "#include <tvm/ffi/c_api.h>\n"
+        "TVM_FFI_DLL_EXPORT int __tvm_ffi_c_add(void* self, const TVMFFIAny* args,\n"
+        "                                       int32_t num_args, TVMFFIAny* result) {\n"
+        "  result->type_index = kTVMFFIInt;\n  result->zero_padding = 0;\n"
+        "  result->v_int64 = args[0].v_int64 + args[1].v_int64;\n  return 0;\n}\n"
+    )
+    obj = cpp.build("c_add", [str(source)], output="c_add.o", build_directory=str(tmp_path))
+    assert obj.endswith("/c_add.o")
+    lib = cpp.build("c_add_lib", [obj], build_directory=str(tmp_path))
+    assert packedfun.load_module(lib).c_add(10, 20) == 30
+
+
+@pytest.mark.parametrize(
+    "output, exc",
+    [("sub/x.o", ValueError), ("", ValueError), ("..", ValueError), (3, TypeError)],
+)
+def test_build_output_must_be_a_file_name(tmp_path, output, exc):
+    from packedfun import cpp
+
+    with pytest.raises(exc, match="output"):
+        cpp.build_inline("bad_out", cpp_sources=_PF_ADD, functions=["add_three"],
+                         output=output, build_directory=str(tmp_path))  # fmt: skip
+
+
+def test_tensor_size_and_data_ptr_are_ints_and_callable():
+    data = np.zeros((10, 8, 4, 2), dtype="int16")
+    x = packedfun.from_dlpack(data)
+    assert x.size == 640 and isinstance(x.size, int) and x.size + 1 == 641
+    assert x.size() == 640 and x.size(0) == 10 and x.size(-1) == 2
+    with pytest.raises(IndexError, match="dimension 4"):
+        x.size(4)
+    with pytest.raises(TypeError):
+        x.size("0")
+    assert x.data_ptr == data.ctypes.data and isinstance(x.data_ptr, int)
+    assert x.data_ptr() == data.ctypes.data
+    view = data[2:]
+    assert packedfun.from_dlpack(view).data_ptr() == view.ctypes.data
+
+
+def test_chandle_is_the_native_address():
+    x = packedfun.from_dlpack(np.zeros(3, "float32"))
+    assert x.__chandle__() == x.handle != 0
+    arr = packedfun.convert([1, 2])
+    assert arr.__chandle__() == arr.handle and echo(arr).__chandle__() == arr.handle
+
+    class Holder:
+        def __tvm_ffi_object__(self):
+            return x
+
+    assert echo(Holder()).__chandle__() == x.__chandle__()

@@ -41,6 +41,33 @@ _Functions = Union[str, Sequence[str], Mapping[str, Union[str, None]], None]
 _Sources = Union[str, Sequence[str], None]
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 _CPP_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C")
+_OBJECT_SUFFIXES = (".o", ".obj")
+
+
+def _check_output(output: object) -> str | None:
+    """``output`` (a file name inside the build folder; ``.o``/``.obj``: an object file, no link)
+    checked: None, or a plain file name."""
+    if output is None:
+        return None
+    if not isinstance(output, str):
+        raise TypeError(f"output must be a str (a file name), got {type(output).__name__}")
+    if not output or os.path.basename(output) != output or output in (".", ".."):
+        raise ValueError(f"output must be a file name without a folder, got {output!r}")
+    return output
+
+
+#: Symbol names (NUL-separated in an object's string table) of tvm-ffi code and of packedfun code.
+_TVM_FFI_SYMBOL = re.compile(rb"\x00(?:TVMFFI\w*|__tvm_ffi_\w*|_Z\w*3tvm3ffi\w*)\x00")
+_PACKEDFUN_SYMBOL = re.compile(rb"\x00(?:PF[A-Z]\w*|__packedfun_\w*|_Z\w*9packedfun\w*)\x00")
+
+
+def _object_written_for_tvm_ffi(data: bytes) -> bool:
+    """Whether a prebuilt object file is tvm-ffi code (so it links to libtvm_ffi.so): its symbols
+    name a tvm-ffi export (``__tvm_ffi_*``), a ``TVMFFI*`` C function or the ``tvm::ffi``
+    namespace, and nothing of packedfun's (``PF*``, ``__packedfun_*``, ``packedfun::``)."""
+    return bool(_TVM_FFI_SYMBOL.search(data)) and not _PACKEDFUN_SYMBOL.search(data)
+
+
 _KEY_FORMAT = "packedfun.cpp/1"
 
 
@@ -67,8 +94,10 @@ def _tvm_ffi_native(sources: list[str]) -> bool:
     """Whether to build the sources as apache-tvm-ffi code (its headers, its library, loaded
     through the bridge): they are written for tvm-ffi and apache-tvm-ffi is installed. Without
     apache-tvm-ffi, inline sources fall back to packedfun's compatibility header."""
-    if not _codegen.written_for_tvm_ffi(sources):
-        return False
+    return _codegen.written_for_tvm_ffi(sources) and _tvm_ffi_installed()
+
+
+def _tvm_ffi_installed() -> bool:
     try:
         _tvm_compat.tvm_ffi_paths()
     except _tvm_compat.TvmFfiNotInstalledError:
@@ -114,7 +143,10 @@ class _Request:
             paths = _tvm_compat.tvm_ffi_paths()
             lib = paths["lib"]
             includes.append(paths["include"])
-            self.ldflags = [f"-L{lib}", "-ltvm_ffi", f"-Wl,-rpath,{lib}"]
+            # --no-as-needed: a library that calls nothing of libtvm_ffi (a C export alone)
+            # still names it, so loading it finds libtvm_ffi and the bridge reads that.
+            self.ldflags = [f"-L{lib}", "-Wl,--push-state,--no-as-needed", "-ltvm_ffi",
+                            "-Wl,--pop-state", f"-Wl,-rpath,{lib}"]  # fmt: skip
             self.stable_roots = [paths["include"]]
             self.identity += ["tvm_ffi", paths["library"]]
         else:
@@ -159,9 +191,12 @@ class _Request:
             cflags=self.cflags,
             cuda_cflags=self.cuda_cflags,
             ldflags=self.ldflags,
+            object_output=output.endswith(_OBJECT_SUFFIXES),
         )
         for path in files:
-            if path.endswith(".cu"):
+            if path.endswith(_OBJECT_SUFFIXES):
+                plan.object_files.append(path)
+            elif path.endswith(".cu"):
                 plan.cuda_files.append(path)
             elif path.endswith(".c"):
                 plan.c_files.append(path)
@@ -169,12 +204,12 @@ class _Request:
                 plan.cpp_files.append(path)
         return plan
 
-    def run(self, key: str, builder) -> str:
+    def run(self, key: str, builder, filename: str | None = None) -> str:
         name_dir = os.path.join(self.root, self.name)
-        found = _cache.lookup(name_dir, self.name, key)
+        found = _cache.lookup(name_dir, self.name, key, filename)
         if found is not None:
             return found
-        return _cache.build_locked(name_dir, self.name, key, builder, self.stable_roots)
+        return _cache.build_locked(name_dir, self.name, key, builder, self.stable_roots, filename)
 
 
 def build_inline(
@@ -189,6 +224,7 @@ def build_inline(
     build_directory: str | os.PathLike | None = None,
     *,
     tvm_ffi_compat: bool = False,
+    output: str | None = None,
 ) -> str:
     """Compiles inline C++/CUDA sources into a shared library and returns its path.
 
@@ -213,13 +249,18 @@ def build_inline(
         tree on the include path, so sources written for apache-tvm-ffi
         (``#include <tvm/ffi/tvm_ffi.h>``, ``tvm::ffi::TensorView``, ``TVM_FFI_ICHECK``, ...)
         compile unchanged as packedfun code.
+    output : str, optional
+        The built file's name (apache-tvm-ffi's keyword), in place of ``<name>.so``. A name
+        ending in ``.o`` or ``.obj`` builds a relocatable object file instead of a library (no
+        link), for a later :func:`build` to link with other sources.
 
     Returns
     -------
     str
-        Path of the built library: ``<root>/<name>/<key>/<name>.so``. The key hashes the sources,
-        functions, flags, include paths, compiler identity and version, nvcc and CUDA
-        architectures when used, and packedfun's ABI version; a warm hit starts no process.
+        Path of the built library: ``<root>/<name>/<key>/<name>.so`` (or ``<output>``). The
+        key hashes the sources, functions, flags, include paths, compiler identity and version,
+        nvcc and CUDA architectures when used, and packedfun's ABI version; a warm hit starts no
+        process.
 
     Raises
     ------
@@ -231,6 +272,7 @@ def build_inline(
         current user; see ``docs/security.md`` and ``PACKEDFUN_CACHE_SHARED``.
     """
     _check_name(name)
+    output = _check_output(output)
     cpp = _codegen.normalize_sources(cpp_sources, "cpp_sources")
     cuda = _codegen.normalize_sources(cuda_sources, "cuda_sources")
     if not cpp and not cuda:
@@ -265,10 +307,11 @@ def build_inline(
             files.append(os.path.join(tmp, file_name))
             with open(files[-1], "w", encoding="utf-8") as f:
                 f.write(text)
-        return run_plan(request.plan(os.path.join(tmp, f"{name}.so"), files), tmp)
+        return run_plan(request.plan(os.path.join(tmp, output or f"{name}.so"), files), tmp)
 
+    key_parts = [*texts, ("output", output)] if output else texts
     try:
-        return request.run(request.key(texts), builder)
+        return request.run(request.key(key_parts), builder, output)
     except BuildError as exc:
         if not (written and not native) or isinstance(exc, CompilerNotFoundError):
             raise
@@ -328,6 +371,8 @@ def build(
     extra_ldflags: Sequence[str] | None = None,
     extra_include_paths: Sequence[str] | None = None,
     build_directory: str | os.PathLike | None = None,
+    *,
+    output: str | None = None,
 ) -> str:
     """Compiles source files into a shared library and returns its path.
 
@@ -336,28 +381,45 @@ def build(
     name : str
         Name of the library.
     sources : path or list of paths
-        ``.cu`` files go to nvcc, ``.c`` files are compiled as C11, the rest as C++17. The files
-        export their functions themselves (``PACKEDFUN_DLL_EXPORT_TYPED_FUNC``); nothing is
-        prepended. Headers they include are tracked: editing one gives a fresh build.
+        ``.cu`` files go to nvcc, ``.c`` files are compiled as C11, the rest as C++17; ``.o``
+        and ``.obj`` files (objects built before, e.g. by ``build_inline(..., output="x.o")``)
+        are linked as they are. The files export their functions themselves
+        (``PACKEDFUN_DLL_EXPORT_TYPED_FUNC``); nothing is prepended. Headers they include are
+        tracked: editing one gives a fresh build.
     extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths, build_directory
         As for :func:`build_inline`.
+    output : str, optional
+        As for :func:`build_inline`: the built file's name; ``.o``/``.obj`` for an object file.
 
     Returns
     -------
     str
-        Path of the built library (cached as for :func:`build_inline`).
+        Path of the built library, or object file (cached as for :func:`build_inline`).
     """
     _check_name(name)
+    output = _check_output(output)
     files = [os.path.abspath(p) for p in _str_list(sources, "sources")]
     if not files:
         raise ValueError("build needs at least one source file")
     for path in files:
-        if not path.endswith((*_CPP_SUFFIXES, ".c", ".cu")):
-            raise ValueError(f"source {path!r} is not a .cc/.cpp/.cxx/.c/.cu file")
+        if not path.endswith((*_CPP_SUFFIXES, ".c", ".cu", *_OBJECT_SUFFIXES)):
+            raise ValueError(f"source {path!r} is not a .cc/.cpp/.cxx/.c/.cu/.o file")
     texts = []
+    tvm_objects = []  # for each object file: whether it is tvm-ffi code (its symbols say)
     for path in files:
+        if path.endswith(_OBJECT_SUFFIXES):
+            with open(path, "rb") as fb:
+                data = fb.read()
+            tvm_objects.append(_object_written_for_tvm_ffi(data))
+            texts.append((path, _cache.hash_parts([data])))  # the key covers its content
+            continue
         with open(path, encoding="utf-8", errors="surrogateescape") as f:
             texts.append((path, f.read()))
+    sources_text = [text for p, text in texts if not p.endswith(_OBJECT_SUFFIXES)]
+    if sources_text:
+        native = _tvm_ffi_native(sources_text)
+    else:  # objects alone: tvm-ffi code when they all are (and apache-tvm-ffi is installed)
+        native = all(tvm_objects) and _tvm_ffi_installed()
     request = _Request(
         name,
         any(p.endswith(".cu") for p in files),
@@ -366,13 +428,14 @@ def build(
         extra_ldflags,
         extra_include_paths,
         build_directory,
-        tvm_ffi=_tvm_ffi_native([text for _, text in texts]),
+        tvm_ffi=native,
     )
 
     def builder(tmp: str) -> list[str]:
-        return run_plan(request.plan(os.path.join(tmp, f"{name}.so"), files), tmp)
+        return run_plan(request.plan(os.path.join(tmp, output or f"{name}.so"), files), tmp)
 
-    return request.run(request.key(texts), builder)
+    key_parts = [*texts, ("output", output)] if output else texts
+    return request.run(request.key(key_parts), builder, output)
 
 
 def load(

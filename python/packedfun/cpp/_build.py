@@ -172,6 +172,10 @@ class BuildPlan:
     cpp_files: list[str] = field(default_factory=list)
     c_files: list[str] = field(default_factory=list)
     cuda_files: list[str] = field(default_factory=list)
+    #: Prebuilt object files (``.o``/``.obj`` sources): linked as they are.
+    object_files: list[str] = field(default_factory=list)
+    #: The output is a relocatable object file (``output`` ends in ``.o``/``.obj``): no link.
+    object_output: bool = False
     nvcc: Tool | None = None
     include_paths: list[str] = field(default_factory=list)
     cflags: list[str] = field(default_factory=list)
@@ -194,6 +198,8 @@ class BuildPlan:
         return [*tool, *self._includes(), *flags, "-MMD", "-MF", dep, "-c", source, "-o", obj]
 
     def link_command(self, objects: list[str]) -> list[str]:
+        if self.object_output:  # several objects merged into one relocatable object
+            return [*self.cxx.argv(), "-r", "-nostdlib", *objects, "-o", self.output]
         return [*self.cxx.argv(), "-shared", *objects, "-o", self.output, *self.ldflags]
 
     def single_command(self, dep: str) -> list[str]:
@@ -255,7 +261,12 @@ def run_plan(plan: BuildPlan, build_dir: str) -> list[str]:
     """Runs `plan` in `build_dir`; returns the depfiles written. Raises BuildError on failure."""
     log_path = os.path.join(build_dir, "build.log")
     sources = plan.sources()
-    single = len(sources) == 1 and bool(plan.cpp_files)
+    single = (
+        len(sources) == 1
+        and bool(plan.cpp_files)
+        and not plan.object_files
+        and not plan.object_output
+    )
     if single:
         dep = os.path.join(build_dir, "main.d")
         steps = [plan.single_command(dep)]
@@ -273,8 +284,10 @@ def run_plan(plan: BuildPlan, build_dir: str) -> list[str]:
     for command, (code, output) in zip(steps, results):
         if code != 0:
             raise _fail(command, code, output, log_path)
-    if not single:
-        link = plan.link_command(objects)
+    if not single and plan.object_output and len(objects) + len(plan.object_files) == 1:
+        shutil.copyfile((objects or plan.object_files)[0], plan.output)  # nothing to merge
+    elif not single:
+        link = plan.link_command([*objects, *plan.object_files])
         code, output = _run(link, log_path, build_dir)
         if code != 0:
             raise _fail(link, code, output, log_path)

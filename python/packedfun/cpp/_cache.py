@@ -89,7 +89,7 @@ def _final_dir(name_dir: str, key: str, deps: Sequence[str]) -> str:
     return os.path.join(name_dir, f"{key[:_KEY_CHARS]}.{_deps_digest(deps)}")
 
 
-def lookup(name_dir: str, name: str, key: str) -> str | None:
+def lookup(name_dir: str, name: str, key: str, filename: str | None = None) -> str | None:
     """The published library for `key` whose recorded headers are unchanged and whose content
     matches its recorded digest, or None. Raises PermissionError for an untrusted folder."""
     root = os.path.dirname(name_dir)
@@ -103,7 +103,7 @@ def lookup(name_dir: str, name: str, key: str) -> str | None:
     final = _final_dir(name_dir, key, deps)
     if not _trust.check_folder(final, root):
         return None
-    library = os.path.join(final, f"{name}.so")
+    library = os.path.join(final, filename or f"{name}.so")
     return library if _trust.verified(library) else None
 
 
@@ -209,9 +209,11 @@ def publish_folder(tmp: str, final: str, library: str) -> None:
     os.rename(tmp, final)
 
 
-def _publish(name_dir: str, name: str, key: str, tmp: str, deps: list[str]) -> str:
+def _publish(
+    name_dir: str, name: str, key: str, tmp: str, deps: list[str], filename: str | None = None
+) -> str:
     final = _final_dir(name_dir, key, deps)
-    publish_folder(tmp, final, os.path.join(tmp, f"{name}.so"))
+    publish_folder(tmp, final, os.path.join(tmp, filename or f"{name}.so"))
     _write_manifest(name_dir, key, deps)
     return final
 
@@ -222,15 +224,17 @@ def build_locked(
     key: str,
     builder: Callable[[str], list[str]],
     stable_roots: Sequence[str],
+    filename: str | None = None,
 ) -> str:
     """Returns the library for `key`, building it under the key's lock when nobody has.
 
-    `builder(tmp_dir)` writes ``tmp_dir/<name>.so`` and returns the depfiles the compiler wrote;
-    it raises BuildError on failure, and a failure publishes nothing.
+    `builder(tmp_dir)` writes ``tmp_dir/<name>.so`` (``tmp_dir/<filename>`` when given: an object
+    file, or a library of another name) and returns the depfiles the compiler wrote; it raises
+    BuildError on failure, and a failure publishes nothing.
     """
     _trust.make_private_dirs(name_dir, os.path.dirname(name_dir))
     with _file_lock(os.path.join(name_dir, f"{key[:_KEY_CHARS]}.lock")):
-        found = lookup(name_dir, name, key)
+        found = lookup(name_dir, name, key, filename)
         if found is not None:
             return found
         _remove_stale(name_dir, key)
@@ -245,7 +249,8 @@ def build_locked(
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         deps = _tracked_deps(depfiles, tmp, stable_roots)
-        return os.path.join(_publish(name_dir, name, key, tmp, deps), f"{name}.so")
+        final = _publish(name_dir, name, key, tmp, deps, filename)
+        return os.path.join(final, filename or f"{name}.so")
 
 
 def publish_received(name: str, digest: str, data: bytes) -> str:
