@@ -228,7 +228,7 @@ constexpr int kDeleteWeak = 2;    // the last weak one (free the memory)
 void DeleteTrampoline(void* self, int flags) {
   TrampolineObject* obj = static_cast<TrampolineObject*>(self);
   if ((flags & kDeleteStrong) != 0) {
-    DecRef(obj->func);
+    ReleaseLater(obj->func, nullptr);
     obj->func = nullptr;
   }
   if ((flags & kDeleteWeak) != 0) delete obj;
@@ -594,7 +594,36 @@ void ResolveApi(void* library) {
   g_api_ready.store(true, std::memory_order_release);
 }
 
+thread_local DeferredReleases* tls_deferred = nullptr;
+
 }  // namespace
+
+DeferredReleases::DeferredReleases() noexcept : outer_(tls_deferred) { tls_deferred = this; }
+
+DeferredReleases::~DeferredReleases() {
+  tls_deferred = outer_;
+  for (void* t : tvm_) g_api.ObjectDecRef(t);
+  for (PFObject* p : pf_) DecRef(p);
+}
+
+bool DeferredReleases::Keep(PFObject* pf, void* tvm) noexcept {
+  try {
+    pf_.reserve(pf_.size() + 1);
+    tvm_.reserve(tvm_.size() + 1);
+  } catch (...) {
+    return false;
+  }
+  if (pf != nullptr) pf_.push_back(pf);
+  if (tvm != nullptr) tvm_.push_back(tvm);
+  return true;
+}
+
+void ReleaseLater(PFObject* pf, void* tvm) noexcept {
+  if (tls_deferred != nullptr && tls_deferred->Keep(pf, tvm)) return;
+  // Out of memory (or no deferral asked for): now, as before.
+  if (tvm != nullptr) g_api.ObjectDecRef(tvm);
+  DecRef(pf);
+}
 
 const Api& GetApi() noexcept { return g_api; }
 

@@ -288,6 +288,29 @@ void* WrapFunction(PFObject* func);
  *  packedfun Function it calls (borrowed). */
 bool UnwrapTrampoline(void* tvm_function, PFObject** func) noexcept;
 
+/*! While one lives, the references this thread's bridge code drops through ReleaseLater (and the
+ *  packedfun Function of a wrapper that tvm-ffi frees) are dropped when it goes instead: declared
+ *  before a lock, it drops them after the lock is let go, since a last reference may run a
+ *  deleter that needs the GIL, which another thread may hold while it waits for that lock. */
+class DeferredReleases {
+ public:
+  DeferredReleases() noexcept;
+  ~DeferredReleases();
+  DeferredReleases(const DeferredReleases&) = delete;
+  DeferredReleases& operator=(const DeferredReleases&) = delete;
+  /*! Keeps the references (either may be NULL); false when out of memory. */
+  bool Keep(PFObject* pf, void* tvm) noexcept;
+
+ private:
+  DeferredReleases* outer_;
+  std::vector<PFObject*> pf_;
+  std::vector<void*> tvm_;
+};
+
+/*! Drops a packedfun and a tvm-ffi reference (either may be NULL): later when a DeferredReleases
+ *  lives on this thread, else now. */
+void ReleaseLater(PFObject* pf, void* tvm) noexcept;
+
 /*! Copies packedfun's globals into tvm-ffi's registry (registry_bridge.cc); called once, when the
  *  API becomes ready. Later changes are copied as they happen. */
 void StartRegistryMirror() noexcept;

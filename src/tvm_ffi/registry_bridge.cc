@@ -111,10 +111,7 @@ struct Held {
   Held() = default;
   Held(const Held&) = delete;
   Held& operator=(const Held&) = delete;
-  ~Held() {
-    DecRef(pf);
-    if (tvm != nullptr) GetApi().ObjectDecRef(tvm);
-  }
+  ~Held() { ReleaseLater(pf, tvm); }
 };
 
 /*!
@@ -128,10 +125,20 @@ struct Held {
  * every write the bridge makes is under `mu`.
  */
 struct Mirror {
-  std::mutex mu;
+  std::recursive_mutex mu;  // a deleter run under it may register a global (a Python __del__)
   bool started = false;
   int suspended = 0;                               // loads in progress (see SuspendMirror)
   std::unordered_map<std::string, void*> entries;  // name -> displaced tvm-ffi Function or NULL
+};
+
+/*! Holds the mirror's lock; the references dropped meanwhile go after it is let go. */
+class MirrorLock {
+ public:
+  explicit MirrorLock(Mirror& m) : lock_(m.mu) {}
+
+ private:
+  DeferredReleases deferred_;  // declared first: destroyed after the lock is released
+  std::lock_guard<std::recursive_mutex> lock_;
 };
 
 Mirror& GetMirror() {
@@ -155,7 +162,7 @@ void SyncLocked(Mirror& m, const std::string& name) {
     if (theirs.tvm != nullptr && !is_mirror) std::swap(displaced, theirs.tvm);  // tvm-ffi's own
     if (it == m.entries.end()) it = m.entries.emplace(name, nullptr).first;
     if (displaced != nullptr) {
-      if (it->second != nullptr) GetApi().ObjectDecRef(it->second);
+      ReleaseLater(nullptr, it->second);
       it->second = displaced;
     }
     Held wrapper;
@@ -202,7 +209,7 @@ void Quietly(F&& body) noexcept {
 void Changed(std::string_view name) noexcept {
   if (!ApiReady() || !Mirrored(name)) return;
   Mirror& m = GetMirror();
-  std::lock_guard<std::mutex> lock(m.mu);
+  MirrorLock lock(m);
   if (!m.started || m.suspended != 0) return;  // the start or the load's end syncs every name
   Quietly([&] { SyncLocked(m, std::string(name)); });
 }
@@ -211,7 +218,7 @@ void Changed(std::string_view name) noexcept {
 bool Remove(std::string_view name) {
   if (!AttachLoadedLibrary()) return false;
   Mirror& m = GetMirror();
-  std::lock_guard<std::mutex> lock(m.mu);
+  MirrorLock lock(m);
   std::string key(name);
   Held theirs;
   theirs.tvm = TVMGetGlobal(key);
@@ -228,7 +235,7 @@ const ForeignRegistry kRegistry = {&GetGlobal, &ListNames, &Remove, &Changed};
 
 void StartRegistryMirror() noexcept {
   Mirror& m = GetMirror();
-  std::lock_guard<std::mutex> lock(m.mu);
+  MirrorLock lock(m);
   if (m.started) return;
   m.started = true;
   if (m.suspended == 0) Quietly([&] { SyncAllLocked(m); });
@@ -237,7 +244,7 @@ void StartRegistryMirror() noexcept {
 void SuspendRegistryMirror() noexcept {
   if (!ApiReady()) return;
   Mirror& m = GetMirror();
-  std::lock_guard<std::mutex> lock(m.mu);
+  MirrorLock lock(m);
   if (m.suspended++ != 0 || !m.started) return;
   // tvm-ffi's registry as tvm-ffi alone would have it: a library whose static initialisation
   // registers a name packedfun has (which tvm-ffi refuses, fatally, without override) loads.
@@ -259,7 +266,7 @@ void SuspendRegistryMirror() noexcept {
 void ResumeRegistryMirror() noexcept {
   if (!ApiReady()) return;
   Mirror& m = GetMirror();
-  std::lock_guard<std::mutex> lock(m.mu);
+  MirrorLock lock(m);
   if (m.suspended == 0 || --m.suspended != 0 || !m.started) return;
   Quietly([&] { SyncAllLocked(m); });
 }

@@ -183,3 +183,26 @@ def test_names_missing_without_libtvm_ffi():
     code = "import packedfun as pf\nprint(any('pf_tvm' in n for n in pf.list_global_func_names()))"
     out = run_child(code=code)
     assert out.strip() == "False"
+
+
+def test_a_deleter_that_registers_while_the_copy_changes(lib):
+    # Overriding drops tvm-ffi's copy of the old Function, whose Python callable's __del__
+    # registers another global: that must neither deadlock nor be lost.
+    code = (
+        "import sys, gc, packedfun as pf\n"
+        "pf.load_module(sys.argv[1])\n"
+        "class Callback:\n"
+        "    def __call__(self, x):\n"
+        "        return x\n"
+        "    def __del__(self):\n"
+        "        pf.register_global_func('pf_tvm_mirror.from_del', lambda x: x + 7)\n"
+        "pf.register_global_func('pf_tvm_mirror.cb', Callback())\n"
+        "call = pf.get_global_func('pf_tvm_reg.call_global')\n"
+        "assert call('pf_tvm_mirror.cb', 1) == 1\n"
+        "pf.register_global_func('pf_tvm_mirror.cb', lambda x: 2 * x, override=True)\n"
+        "gc.collect()\n"
+        "assert call('pf_tvm_mirror.cb', 4) == 8\n"
+        "assert call('pf_tvm_mirror.from_del', 1) == 8\n"
+        "print('ok')\n"
+    )
+    assert run_child(lib, code=code, timeout=60).strip() == "ok"
