@@ -66,6 +66,9 @@ has = pf.get_global_func("pf_tvm_reg.has_global")
 get = pf.get_global_func("pf_tvm_reg.get_global")
 # registered before: seen
 assert call("pf_tvm_mirror.triple", 5) == 15
+# so are those a packedfun C++ library registers (here packedfun's runtime itself)
+builtins = [n for n in pf.list_global_func_names() if n.startswith("packedfun.")]
+assert builtins and all(has(n) for n in builtins), builtins
 # a name both sides registered: packedfun's, on both sides
 assert pf.get_global_func("pf_tvm_reg.add")(1, 2) == -1
 assert call2("pf_tvm_reg.add", 1, 2) == -1
