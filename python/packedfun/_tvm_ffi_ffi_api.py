@@ -1,0 +1,54 @@
+# `tvm_ffi._ffi_api` under the switch: tvm-ffi's namespace of `ffi.*` helpers, on packedfun's own.
+"""What ``import tvm_ffi._ffi_api`` gives under :mod:`packedfun.tvm_ffi_compat`.
+
+apache-tvm-ffi's ``tvm_ffi._ffi_api`` holds its ``ffi.*`` global functions; packages and tests
+import a few of them as the operations behind its dataclasses. Here those are packedfun's own
+operations on the same values (``DeepCopy`` is :func:`copy.deepcopy`, ``ReprPrint`` is
+:func:`repr`, ``RecursiveEq``/``RecursiveHash`` and the orderings are ``==``, :func:`hash`,
+``<``, ``<=``, ``>``, ``>=``), so their results are packedfun's; any other name is the global
+function ``ffi.<name>`` (apache-tvm-ffi's own C++ functions, which packedfun's registry sees once
+its library is loaded).
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+from typing import Any
+
+from .registry import get_global_func
+
+__all__ = [
+    "DeepCopy",
+    "RecursiveEq",
+    "RecursiveGe",
+    "RecursiveGt",
+    "RecursiveHash",
+    "RecursiveLe",
+    "RecursiveLt",
+    "ReprPrint",
+]
+
+#: A deep copy of containers and objects (shared parts stay shared, cycles kept).
+DeepCopy = copy.deepcopy
+#: The printed form of a value.
+ReprPrint = repr
+#: Equality by content (fields of dataclass objects, items of containers).
+RecursiveEq = operator.eq
+#: The hash that agrees with :data:`RecursiveEq`.
+RecursiveHash = hash
+RecursiveLt = operator.lt
+RecursiveLe = operator.le
+RecursiveGt = operator.gt
+RecursiveGe = operator.ge
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    func = get_global_func("ffi." + name, allow_missing=True)
+    if func is None:
+        raise AttributeError(
+            f"module 'tvm_ffi._ffi_api' has no attribute {name!r} (no global function 'ffi.{name}')"
+        )
+    return func
