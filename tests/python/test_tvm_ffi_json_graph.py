@@ -161,3 +161,41 @@ def test_tvm_ffi_spellings_of_structural_key_and_visit_interrupt():
     # packedfun's own walk and mutate keep their signatures in packedfun.structural only: tvm-ffi's
     # callback forms differ, so `tvm_ffi.structural_walk` is missing rather than different.
     assert not hasattr(packedfun, "structural_walk") and not hasattr(packedfun, "structural_mutate")
+
+
+_TVM_FFI_CHILD = """
+import sys
+import tvm_ffi, tvm_ffi.testing
+from tvm_ffi.serialization import from_json_graph_str, to_json_graph_str
+if sys.argv[1] == "write":
+    value = tvm_ffi.convert({"a": [1, 2.5, True, None, "x"], "b": tvm_ffi.Shape((2, 3)),
+                             "c": tvm_ffi.dtype("float32"), "d": tvm_ffi.Device("cuda", 1)})
+    print(to_json_graph_str([value, tvm_ffi.testing.TestIntPair(3, 4)], {"v": 1}))
+else:
+    value, pair = from_json_graph_str(sys.stdin.read())
+    print(list(value["a"]), list(value["b"]), str(value["c"]), value["d"].index, pair.a, pair.b)
+"""
+
+
+def test_documents_interchange_with_apache_tvm_ffi():
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("tvm_ffi") is None:
+        pytest.skip("apache-tvm-ffi is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "PACKEDFUN_AS_TVM_FFI"}  # tvm-ffi itself
+
+    def child(mode: str, text: str = "") -> str:
+        proc = subprocess.run([sys.executable, "-c", _TVM_FFI_CHILD, mode], input=text,
+                              capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout.strip()
+
+    value, pair = from_json_graph_str(child("write"))  # written by tvm-ffi, read here
+    assert list(value["a"]) == [1, 2.5, True, None, "x"] and list(value["b"]) == [2, 3]
+    assert value["c"] == packedfun.dtype("float32") and value["d"].device_id == 1
+    assert isinstance(pair, testing.TestIntPair) and (pair.a, pair.b) == (3, 4)
+    text = to_json_graph_str([value, testing.TestIntPair(5, 6)])  # written here, read by tvm-ffi
+    assert child("read", text) == "[1, 2.5, True, None, 'x'] [2, 3] float32 1 5 6"
