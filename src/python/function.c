@@ -676,6 +676,23 @@ static PyGetSetDef function_getset[] = {
      "The Python callable this Function wraps, or None.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
+/* same_as(other): the same native Function, or `other` is the Python callable this Function wraps
+ * (a function registered from Python is the same function as the one it was registered from). */
+static PyObject* function_same_as(PyObject* self, PyObject* other) {
+  if (!PyObject_TypeCheck(other, &PFPyObject_Type)) {
+    PyObject* callable = wrapped_callable((PFPyFunction*)self);
+    return PyBool_FromLong(callable != NULL && callable == other);
+  }
+  PFObject* h = ((PFPyObject*)self)->handle;
+  return PyBool_FromLong(self == other || (h != NULL && h == ((PFPyObject*)other)->handle));
+}
+
+static PyMethodDef function_methods[] = {
+    {"same_as", function_same_as, METH_O,
+     "Whether `other` is the same native Function, or the Python callable it wraps."},
+    {"is_", function_same_as, METH_O, "same_as (apache-tvm-ffi's name)."},
+    {NULL, NULL, 0, NULL}};
+
 PyTypeObject PFPyFunction_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Function",
     .tp_basicsize = sizeof(PFPyFunction),
@@ -691,6 +708,7 @@ PyTypeObject PFPyFunction_Type = {
     .tp_clear = function_clear,
     .tp_weaklistoffset = offsetof(PFPyFunction, base.weakrefs),
     .tp_getset = function_getset,
+    .tp_methods = function_methods,
     .tp_base = &PFPyObject_Type,
     .tp_dictoffset = offsetof(PFPyFunction, dict),
     .tp_new = function_new,

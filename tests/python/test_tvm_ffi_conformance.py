@@ -110,9 +110,6 @@ KNOWN_FAILING: dict[str, str] = {
         "testing.object_use_count sees a converted container, not the caller's"
     ),
     "test_function.py::test_rvalue_ref": "testing.object_use_count and Object._move()",
-    "test_function.py::test_global_func": (
-        "register_global_func returns the Python function, which is not same_as the Function"
-    ),
     "test_function.py::test_function_from_c_symbol": "Function.__from_extern_c__",
     "test_function.py::test_function_from_mlir_packed_safe_call": (
         "Function.__from_mlir_packed_safe_call__"

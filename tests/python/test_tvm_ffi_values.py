@@ -272,3 +272,20 @@ def test_chandle_is_the_native_address():
             return x
 
     assert echo(Holder()).__chandle__() == x.__chandle__()
+
+
+def test_registered_function_is_same_as_its_python_function():
+    def double(x):
+        return 2 * x
+
+    packedfun.register_global_func("conf_values.double", double, override=True)
+    try:
+        f = packedfun.get_global_func("conf_values.double")
+        assert f.same_as(double) and f.is_(double) and f(4) == 8
+        assert not f.same_as(lambda x: 2 * x) and not f.same_as(None)
+        assert f.same_as(f) and f.same_as(packedfun.get_global_func("conf_values.double"))
+        assert not echo.same_as(double)  # a native Function wraps no Python callable
+        g = packedfun.convert(double)
+        assert g.same_as(double)
+    finally:
+        packedfun.remove_global_func("conf_values.double")

@@ -448,6 +448,15 @@ class Function(Object):
     def __name__(self):
         del self.__dict__["__name__"]
 
+    def same_as(self, other) -> bool:
+        """Whether ``other`` is the same native Function, or the Python callable it wraps."""
+        if not isinstance(other, Object):
+            ours, callable_ = wrapped_callable(self._pf_handle)
+            return bool(ours) and callable_ is other
+        return Object.same_as(self, other)
+
+    is_ = same_as
+
     @property
     def py_callable(self):
         """The Python callable this Function wraps, or None."""
