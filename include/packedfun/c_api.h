@@ -598,6 +598,15 @@ PACKEDFUN_API int PFFunctionBuildLabel(const char* name, const char* const* type
                                        int32_t num_types, const char* const* arg_names,
                                        int32_t num_args, PFAny* out);
 
+/*! As PFFunctionBuildMetadata, with the record's "ranges" key: `int_ranges` (borrowed,
+ *  `num_ranges` entries, one per parameter) names each integer parameter's C type ("int32") and is
+ *  NULL for the others; the key is left out when every entry is NULL (or num_ranges is 0). */
+PACKEDFUN_API int PFFunctionBuildMetadataRanges(const char* name, const char* const* types,
+                                                int32_t num_types, const char* const* arg_names,
+                                                const char* const* arg_defaults, int32_t num_args,
+                                                const char* doc, const char* const* int_ranges,
+                                                int32_t num_ranges, PFAny* out);
+
 /* ------------------------------------------------------------------------------------------------
  * Errors
  * ------------------------------------------------------------------------------------------------
@@ -653,6 +662,9 @@ PACKEDFUN_API int PFErrorSetRaisedConversion(const char* prefix, const char* exp
 PACKEDFUN_API int PFErrorSetRaisedArgument(const char* function, const char* label,
                                            const char* param, int64_t index, const char* expected,
                                            const char* int_range, const PFAny* value);
+
+/*! IndexError "<what>: axis A is out of range for a tensor with N dimensions" ("1 dimension"). */
+PACKEDFUN_API int PFErrorSetRaisedAxis(const char* what, int64_t axis, int32_t ndim);
 
 /* ------------------------------------------------------------------------------------------------
  * Strings, bytes and sequences

@@ -157,20 +157,10 @@ __attribute__((noinline, cold)) inline std::string MetadataJson(
     const char* doc = nullptr, const std::vector<const char*>& ranges = {}) {
   SignatureArrays a(types, args);
   PFAny out{};
-  CheckCallResult(PFFunctionBuildMetadata(name.c_str(), a.types(), a.num_types(), a.names(),
-                                          a.defaults(), a.num_args(), doc, &out));
-  std::string json = TakeStdString(&out);
-  // "ranges": the C integer type of each parameter ("int32"; null for others), so that an int
-  // beyond 64 bits, refused by the binding before the call, is reported against the real type.
-  bool any_range = false;
-  for (const char* r : ranges) any_range = any_range || r != nullptr;
-  if (!any_range || json.empty() || json.back() != '}') return json;
-  json.pop_back();
-  json += ", \"ranges\": [";
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    json += (i ? ", " : "") + (ranges[i] != nullptr ? JsonString(ranges[i]) : std::string("null"));
-  }
-  return json + "]}";
+  CheckCallResult(PFFunctionBuildMetadataRanges(name.c_str(), a.types(), a.num_types(), a.names(),
+                                                a.defaults(), a.num_args(), doc, ranges.data(),
+                                                static_cast<int32_t>(ranges.size()), &out));
+  return TakeStdString(&out);
 }
 
 /*! How a typed Function names its parameters in argument errors. */

@@ -76,9 +76,8 @@ inline bool TensorIsContiguous(const DLTensor& t) noexcept {
 [[noreturn]] __attribute__((noinline, cold)) inline void ThrowAxisError(const char* what,
                                                                         int64_t axis,
                                                                         int32_t ndim) {
-  throw Error("IndexError", std::string(what) + ": axis " + std::to_string(axis) +
-                                " is out of range for a tensor with " + std::to_string(ndim) +
-                                (ndim == 1 ? " dimension" : " dimensions"));
+  PFErrorSetRaisedAxis(what, axis, ndim);
+  ThrowRaised();
 }
 
 /*! `axis` (negative counts from the end) as an index in [0, ndim); IndexError otherwise. */

@@ -234,6 +234,15 @@ PACKEDFUN_API int PFErrorSetRaisedArgument(const char* function, const char* lab
   });
 }
 
+PACKEDFUN_API int PFErrorSetRaisedAxis(const char* what, int64_t axis, int32_t ndim) {
+  return Guard([&] {
+    Throw("IndexError", std::string(OrEmpty(what)) + ": axis " + std::to_string(axis) +
+                            " is out of range for a tensor with " + std::to_string(ndim) +
+                            (ndim == 1 ? " dimension" : " dimensions"));
+    return 0;
+  });
+}
+
 PACKEDFUN_API int PFFunctionBuildMetadata(const char* name, const char* const* types,
                                           int32_t num_types, const char* const* arg_names,
                                           const char* const* arg_defaults, int32_t num_args,
@@ -243,6 +252,35 @@ PACKEDFUN_API int PFFunctionBuildMetadata(const char* name, const char* const* t
     CheckNames("PFFunctionBuildMetadata", name, types, num_types, arg_names, num_args);
     *out = MakeStringAny(
         BuildMetadata(name, types, num_types, arg_names, arg_defaults, num_args, doc));
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFFunctionBuildMetadataRanges(const char* name, const char* const* types,
+                                                int32_t num_types, const char* const* arg_names,
+                                                const char* const* arg_defaults, int32_t num_args,
+                                                const char* doc, const char* const* int_ranges,
+                                                int32_t num_ranges, PFAny* out) {
+  return Guard([&] {
+    if (out == nullptr) Throw("ValueError", "PFFunctionBuildMetadataRanges: out is NULL");
+    if (num_ranges < 0 || (num_ranges > 0 && int_ranges == nullptr)) {
+      Throw("ValueError", "PFFunctionBuildMetadataRanges: int_ranges is NULL or num_ranges < 0");
+    }
+    CheckNames("PFFunctionBuildMetadataRanges", name, types, num_types, arg_names, num_args);
+    std::string json =
+        BuildMetadata(name, types, num_types, arg_names, arg_defaults, num_args, doc);
+    bool any_range = false;
+    for (int32_t i = 0; i < num_ranges; ++i) any_range = any_range || int_ranges[i] != nullptr;
+    if (any_range) {
+      json.pop_back();  // the record's closing brace
+      json += ", \"ranges\": [";
+      for (int32_t i = 0; i < num_ranges; ++i) {
+        json += (i ? ", " : "") +
+                (int_ranges[i] != nullptr ? JsonText(int_ranges[i]) : std::string("null"));
+      }
+      json += "]}";
+    }
+    *out = MakeStringAny(json);
     return 0;
   });
 }
