@@ -54,10 +54,16 @@ std::optional<T> AnyTryAs(const PFAny* v) {
   return TypeTraits<T>::TryFrom(v);
 }
 
+/*! The TypeError of a failed cast to T; out of line, so that casts inline their success path. */
+template <typename T>
+[[noreturn]] __attribute__((noinline, cold)) void ThrowCastError(const PFAny* v) {
+  ThrowConversionError("", TypeTraits<T>::TypeName(), IntRangeName<T>(), *v);
+}
+
 template <typename T>
 T AnyCast(const PFAny* v) {
   std::optional<T> r = AnyTryAs<T>(v);
-  if (!r) ThrowConversionError("", TypeTraits<T>::TypeName(), IntRangeName<T>(), *v);
+  if (!r) ThrowCastError<T>(v);
   return std::move(*r);
 }
 

@@ -175,13 +175,25 @@ struct TypeTraits<String> {
   /*! Typed Function parameters: check, then build (a StrView is borrowed, not copied). */
   static bool ArgCheck(const PFAny* v) noexcept { return detail::AnyIsStr(*v); }
   static String ArgGet(const PFAny* v) {
+    const auto* view = static_cast<const PFByteArray*>(v->v_ptr);
+    if (v->type_index == kPFTypeStrView && view->size >= sizeof(v->v_bytes)) {
+      // The common argument (a Python str of 8 bytes or more) inline: a borrow is three stores.
+      return String(detail::BorrowArgument{}, view,
+                    v->zero_padding == PACKEDFUN_VIEW_NUL_TERMINATED);
+    }
+    return ArgGetOther(v);
+  }
+  static std::string TypeName() { return "str"; }
+
+ private:
+  /*! ArgGet's other forms: a short view copied inline, the small form, an object, a C string. */
+  __attribute__((noinline)) static String ArgGetOther(const PFAny* v) {
     if (v->type_index == kPFTypeStrView) {
       return String(detail::BorrowArgument{}, static_cast<const PFByteArray*>(v->v_ptr),
                     v->zero_padding == PACKEDFUN_VIEW_NUL_TERMINATED);
     }
     return *String::TryFrom(*v);
   }
-  static std::string TypeName() { return "str"; }
 };
 
 template <>

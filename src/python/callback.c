@@ -96,7 +96,7 @@ static PFPY_NOINLINE int drop_args(PyObject** pyargs, int32_t n) {
 }
 
 /* Stores the callback's result `r` (a new reference, or NULL with an exception) in `*result`: the
- * error or a non-None value. Out of line: None, the common result, is stored by the caller. */
+ * error or any value but None and a small int. Out of line: finish_result stores those two. */
 static PFPY_NOINLINE int store_result(PyObject* r, PFAny* result) {
   if (r == NULL) return pfpy_raise_python_as_native();
   PFByteArray unused;
@@ -109,23 +109,44 @@ static PFPY_NOINLINE int store_result(PyObject* r, PFAny* result) {
   return rc;
 }
 
+/* Stores the callback's result `r` (a new reference, or NULL with an exception) in `*result`. The
+ * two common results are stored inline: None, and an int that fits the internal digit
+ * (pfpy_exact_from_py's own test, so the value is the one store_result would give). */
+static inline __attribute__((always_inline)) int finish_result(PyObject* r, PFAny* result) {
+  if (PFPY_LIKELY(r == Py_None)) {
+    Py_DECREF(r);
+    PFPY_SET_POD(result, kPFTypeNone, v_int64, 0);
+    return 0;
+  }
+  int64_t value;
+  if (r != NULL && Py_IS_TYPE(r, &PyLong_Type) && pfpy_compact_int(r, &value)) {
+    Py_DECREF(r); /* an int owns nothing that the value needs */
+    PFPY_SET_POD(result, kPFTypeInt, v_int64, value);
+    return 0;
+  }
+  return store_result(r, result);
+}
+
+/* One argument of a callback as a new Python object: an int, the common argument, converted here
+ * (one call into CPython, as a C extension makes it), every other kind by the binding's
+ * converter, which gives the same int for it. */
+static inline __attribute__((always_inline)) PyObject* arg_to_py(const PFAny* v) {
+  if (PFPY_LIKELY(v->type_index == kPFTypeInt)) return PyLong_FromLongLong(v->v_int64);
+  return pfpy_any_view_to_py(v);
+}
+
 /* The callback with the GIL held, arguments on the stack (n <= PFPY_STACK_ARGS). Slot 0 of the
  * argument array is left free for PY_VECTORCALL_ARGUMENTS_OFFSET. */
 static inline __attribute__((always_inline)) int call_held(PyObject* callable, const PFAny* args,
                                                            int32_t n, PFAny* result) {
   PyObject* pyargs[PFPY_STACK_ARGS + 1];
   for (int32_t i = 0; i < n; ++i) {
-    pyargs[i + 1] = pfpy_any_view_to_py(&args[i]);
+    pyargs[i + 1] = arg_to_py(&args[i]);
     if (PFPY_UNLIKELY(pyargs[i + 1] == NULL)) return drop_args(pyargs + 1, i);
   }
   PyObject* r = vectorcall(callable, pyargs + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET);
   for (int32_t i = 1; i <= n; ++i) Py_DECREF(pyargs[i]);
-  if (PFPY_LIKELY(r == Py_None)) {
-    Py_DECREF(r);
-    PFPY_SET_POD(result, kPFTypeNone, v_int64, 0);
-    return 0;
-  }
-  return store_result(r, result);
+  return finish_result(r, result);
 }
 
 /* More arguments than the stack holds: converted into a heap array. */
@@ -137,7 +158,7 @@ static PFPY_NOINLINE int call_many(PyObject* callable, const PFAny* args, int32_
     return pfpy_raise_python_as_native();
   }
   for (int32_t i = 0; i < n; ++i) {
-    pyargs[i + 1] = pfpy_any_view_to_py(&args[i]);
+    pyargs[i + 1] = arg_to_py(&args[i]);
     if (pyargs[i + 1] == NULL) {
       drop_args(pyargs + 1, i);
       PyMem_Free(pyargs);
@@ -147,12 +168,7 @@ static PFPY_NOINLINE int call_many(PyObject* callable, const PFAny* args, int32_
   PyObject* r = vectorcall(callable, pyargs + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET);
   for (int32_t i = 1; i <= n; ++i) Py_DECREF(pyargs[i]);
   PyMem_Free(pyargs);
-  if (r == Py_None) {
-    Py_DECREF(r);
-    PFPY_SET_POD(result, kPFTypeNone, v_int64, 0);
-    return 0;
-  }
-  return store_result(r, result);
+  return finish_result(r, result);
 }
 
 /* A callback that arrives once the interpreter is shutting down (from a native thread, or one
@@ -195,10 +211,5 @@ int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* r
   if (num_args != 0) return call_with_args((PyObject*)self, args, num_args, result);
   if (PFPY_UNLIKELY(!pfpy_gil_held())) return call_general((PyObject*)self, NULL, 0, result);
   PyObject* r = vectorcall((PyObject*)self, NULL, 0);
-  if (PFPY_LIKELY(r == Py_None)) {
-    Py_DECREF(r);
-    PFPY_SET_POD(result, kPFTypeNone, v_int64, 0);
-    return 0;
-  }
-  return store_result(r, result);
+  return finish_result(r, result);
 }

@@ -36,6 +36,37 @@ def test_callback_results():
     assert isinstance(f, packedfun.Function) and f(5) == 15
 
 
+@pytest.mark.parametrize(
+    "value", [0, 1, -1, 2**30 - 1, 2**30, -(2**30), 2**31, 2**40, -(2**62), 2**63 - 1, -(2**63)]
+)
+def test_callback_int_arguments_and_results_of_every_size(value):
+    # Small ints (one internal digit) and larger ones take different steps on the way in and out.
+    seen = []
+
+    def cb(*args):
+        seen.append(args)
+        return args[0]
+
+    got = testing.apply(cb, value, value)
+    assert got == value and type(got) is int
+    assert seen == [(value, value)] and [type(x) for x in seen[0]] == [int, int]
+    assert testing.apply(lambda: value) == value
+    assert testing.apply_typed(lambda: value) == value
+
+
+def test_callback_results_that_look_like_ints():
+    class MyInt(int):
+        pass
+
+    assert testing.apply(lambda: True) is True
+    assert testing.apply(lambda: False) is False
+    assert testing.apply(lambda x: x, True) is True
+    got = testing.apply(lambda: MyInt(5))
+    assert got == 5 and type(got) is int
+    with pytest.raises(OverflowError):
+        testing.apply(lambda: 2**64)
+
+
 def test_many_callback_arguments():
     assert testing.apply(lambda *a: sum(a), *range(30)) == sum(range(30))
 
