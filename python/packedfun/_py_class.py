@@ -21,6 +21,7 @@ import typing
 from . import _graph, _pickle
 from . import object as _object
 from ._backend import core
+from ._missing import MISSING
 from .registry import get_global_func
 
 Object = core.Object
@@ -29,20 +30,6 @@ _ANY, _INT, _BOOL, _FLOAT = -1, 1, 2, 3
 _OBJECT, _STR, _BYTES, _FUNCTION, _ARRAY, _MAP = 64, 65, 66, 68, 72, 73
 _READONLY, _NO_COMPARE = 1, 2  # PACKEDFUN_FIELD_* bits
 _TYPE_NAMES = {_INT: "int", _BOOL: "bool", _FLOAT: "float", _STR: "str", _BYTES: "bytes"}
-
-
-class _MissingType:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __reduce__(self) -> str:
-        return "MISSING"
-
-
-#: Marks a field without a default.
-MISSING: typing.Any = _MissingType()
 
 
 class _FactoryType:

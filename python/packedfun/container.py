@@ -19,6 +19,7 @@ from collections.abc import (
 )
 
 from ._backend import core
+from ._missing import MISSING as MISSING  # importable from here, as from tvm_ffi.container
 from .object import _register_builtin
 
 __all__ = ["Array", "Dict", "List", "Map", "Shape"]

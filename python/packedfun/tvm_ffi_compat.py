@@ -23,6 +23,9 @@ import importlib.util
 import os
 import sys
 
+from . import _backend
+from .registry import init_ffi_api
+
 __all__ = [
     "ALIAS",
     "ENV_VAR",
@@ -40,10 +43,17 @@ ALIAS = "tvm_ffi"
 ENV_VAR = "PACKEDFUN_AS_TVM_FFI"
 
 
+#: tvm-ffi modules whose packedfun counterpart has another name: the switch's own modules, which
+#: give tvm-ffi's names on packedfun's classes.
+_RENAMED = {ALIAS + ".core": "packedfun._tvm_ffi_core"}
+
+
 def _target(fullname: str) -> str | None:
     """packedfun's module name for ``tvm_ffi`` or ``tvm_ffi.<rest>``; None for other names."""
     if fullname == ALIAS:
         return "packedfun"
+    if fullname in _RENAMED:
+        return _RENAMED[fullname]
     if fullname.startswith(ALIAS + "."):
         return "packedfun" + fullname[len(ALIAS) :]
     return None
@@ -124,6 +134,9 @@ def install() -> None:
     if _finder not in sys.meta_path:
         sys.meta_path.insert(0, _finder)
     sys.modules[ALIAS] = packedfun
+    # `tvm_ffi.core` without importing it (as after apache-tvm-ffi's `import tvm_ffi`): the
+    # switch's module, which answers every other name from packedfun's backend module.
+    packedfun.core = importlib.import_module(_RENAMED[ALIAS + ".core"])  # type: ignore[attr-defined]
     _load_tvm_ffi_testing()
 
 
@@ -151,7 +164,10 @@ def _load_tvm_ffi_testing() -> None:
     try:
         _tvm_ffi_testing = load_module(testing)
     except OSError:  # a libtvm_ffi packedfun cannot read: `import tvm_ffi` itself still works
-        pass
+        return
+    # tvm-ffi's testing.* names as attributes of tvm_ffi.testing too (tvm_ffi.testing.schema_*),
+    # as packedfun.testing has its own; a name both hold stays packedfun's (the registry's rule).
+    init_ffi_api("testing", "packedfun.testing")
 
 
 def uninstall() -> None:
@@ -164,6 +180,9 @@ def uninstall() -> None:
     for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + ".")]:
         if getattr(sys.modules[name], "__name__", "").startswith("packedfun"):
             del sys.modules[name]
+    packedfun = sys.modules.get("packedfun")
+    if packedfun is not None:  # packedfun.core back to the backend module
+        packedfun.core = _backend.core  # type: ignore[attr-defined]
 
 
 def installed() -> bool:

@@ -62,23 +62,111 @@ ALLOWED_SKIP = re.compile(
 #: Public-API tests that fail on packedfun today, as "file::test" (a file alone: all its tests),
 #: with the reason. Filled from a measured run; see the migration page.
 _NO_CORE = "imports tvm_ffi.core (tvm-ffi's Cython module) at the top, for its subject's types"
-_ERROR_ATTRS = (
-    "tvm-ffi's error attributes (__tvm_ffi_error__, backtrace, core.Error) are not provided"
-)
 _NO_TESTING_FIXTURES = (
     "imports tvm-ffi's C++ test classes from tvm_ffi.testing (TestCompare, _TestCxxClassBase, "
     "create_object, ...), which packedfun.testing does not provide"
 )
+_BIG_INT = "integers beyond 64 bits (tvm-ffi's ffi.BigInt) do not cross"
+_MODULE_SCHEMA = (
+    "a Module function's metadata has packedfun's form (params/return), no tvm-ffi type_schema"
+)
+_CONTAINER_HASH = "packedfun's List/Dict/Map are unhashable (tvm-ffi hashes them by content)"
+_CONTAINER_EQ = "Map/Dict.__eq__ compares with a plain dict instead of returning NotImplemented"
+_ARRAY_FORM = "an Array prints as [1, 2, 3] and slices to an Array (tvm-ffi: (1, 2, 3), a list)"
+_C_CLASS = "dataclasses helpers (fields/asdict/replace/is_dataclass/__match_args__) on C++ classes"
+_CXX_FIXTURES = "tvm-ffi's C++ test classes in tvm_ffi.testing (_TestCxxClass*, TestObjectBase)"
+_PY_CLASS_NAMES = (
+    "a py_class field annotated with a local class resolves to another class of that name"
+)
+_FROZEN = "FFIProperty.fset / .set (the frozen-field escape hatch) are not provided"
+_FROZEN_MIX = "py_class refuses mixing frozen and mutable classes in one hierarchy"
+_ERROR_ATTR = "exceptions from native code carry no __tvm_ffi_error__ (tvm-ffi's Error object)"
+_ERROR_OBJ = "tvm_ffi.core.Error (the error as an object: kind/message/backtrace) is not provided"
+_STRING_CLS = (
+    "strings and bytes come back as plain str/bytes, never core.String/core.Bytes (a deliberate "
+    "difference)"
+)
 KNOWN_FAILING: dict[str, str] = {
-    "test_big_int.py": _NO_CORE,
-    "test_build.py": _NO_CORE,
-    "test_container.py": _NO_CORE + " (and tvm_ffi.container.MISSING)",
+    "test_big_int.py::test_integer_callbacks": _BIG_INT,
+    "test_big_int.py::test_integer_containers": _BIG_INT,
+    "test_big_int.py::test_integer_content_format": _BIG_INT,
+    "test_big_int.py::test_integer_int64_boundaries": _BIG_INT,
+    "test_big_int.py::test_integer_promotion_and_demotion": _BIG_INT,
+    "test_big_int.py::test_integer_round_trip": _BIG_INT,
+    "test_big_int.py::test_integer_rvalue_callbacks": _BIG_INT,
+    "test_big_int.py::test_integer_type_schema": _MODULE_SCHEMA,
+    "test_build.py::test_build_cpp": _MODULE_SCHEMA,
+    "test_build.py::test_build_inline_with_docstrings": _MODULE_SCHEMA,
+    "test_build.py::test_build_inline_with_metadata": _MODULE_SCHEMA,
+    "test_container.py::test_array": _ARRAY_FORM,
+    "test_container.py::test_bad_constructor_init_state": "Map(1) raises TypeError (tvm-ffi: "
+    "AttributeError)",
+    "test_container.py::test_dict_eq_not_implemented_for_unrelated": _CONTAINER_EQ,
+    "test_container.py::test_dict_hash": _CONTAINER_HASH,
+    "test_container.py::test_list_hash": _CONTAINER_HASH,
+    "test_container.py::test_map_eq_not_implemented_for_unrelated": _CONTAINER_EQ,
+    "test_container.py::test_map_hash": _CONTAINER_HASH,
+    "test_container.py::test_missing_object": "MISSING is a plain Python sentinel, not an Object",
+    "test_container.py::test_repr": _ARRAY_FORM,
+    "test_container.py::test_serialization": _ARRAY_FORM,
+    "test_dataclass_c_class.py": "imports tvm_ffi.dataclasses.c_class (a module; packedfun's "
+    "dataclasses is one module) and tvm-ffi's C++ test classes",
+    "test_dataclass_common.py::test_c_class_basic": _C_CLASS,
+    "test_dataclass_common.py::test_c_class_default_value_from_cxx": _CXX_FIXTURES,
+    "test_dataclass_common.py::test_c_class_inheritance": _CXX_FIXTURES,
+    "test_dataclass_common.py::test_c_class_inheritance_parent_first": _CXX_FIXTURES,
+    "test_dataclass_common.py::test_c_class_instance": _C_CLASS,
+    "test_dataclass_common.py::test_c_class_instance_and_type_equivalent": _C_CLASS,
+    "test_dataclass_common.py::test_c_class_multiple_fields": _C_CLASS,
+    "test_dataclass_common.py::test_c_class_no_changes_is_copy": _C_CLASS,
+    "test_dataclass_common.py::test_c_class_single_field": _C_CLASS,
+    "test_dataclass_common.py::test_c_class_type": _C_CLASS,
+    "test_dataclass_common.py::test_defaultdict_preserved": "imports tvm_ffi.dataclasses.common",
+    "test_dataclass_common.py::test_dict_factory_recurses": _PY_CLASS_NAMES,
+    "test_dataclass_common.py::test_field_attribute_access": _C_CLASS,
+    "test_dataclass_common.py::test_non_dataclass_raises": "message wording: 'c_class or py_class'",
+    "test_dataclass_common.py::test_py_class_nested": _PY_CLASS_NAMES,
+    "test_dataclass_common.py::test_py_class_optional_type_resolved": "Field.type of an Optional "
+    "field is not resolved",
+    "test_dataclass_common.py::test_replace_frozen_field": _C_CLASS,
+    "test_dataclass_common.py::test_returns_tuple_of_field": _C_CLASS,
+    "test_dataclass_common.py::test_tuple_factory_recurses": _PY_CLASS_NAMES,
+    "test_dataclass_common.py::test_type_raises": "message wording: 'c_class / py_class instances'",
+    "test_dataclass_frozen.py::test_escape_hatch_multiple_fields": _FROZEN,
+    "test_dataclass_frozen.py::test_escape_hatch_on_field_level_frozen": _FROZEN,
+    "test_dataclass_frozen.py::test_escape_hatch_on_inherited_frozen_field": _FROZEN,
+    "test_dataclass_frozen.py::test_escape_hatch_on_mutable_field_also_works": _FROZEN,
+    "test_dataclass_frozen.py::test_escape_hatch_preserves_type_coercion": _FROZEN,
+    "test_dataclass_frozen.py::test_escape_hatch_sets_frozen_field": _FROZEN,
+    "test_dataclass_frozen.py::test_frozen_field_fset_is_none": _FROZEN,
+    "test_dataclass_frozen.py::test_frozen_instance_as_field_value": _PY_CLASS_NAMES,
+    "test_dataclass_frozen.py::test_frozen_parent_mutable_child": _FROZEN_MIX,
+    "test_dataclass_frozen.py::test_mutable_field_fset_is_not_none": _FROZEN,
+    "test_dataclass_frozen.py::test_mutable_field_set_method_also_works": _FROZEN,
+    "test_dataclass_frozen.py::test_mutable_parent_frozen_child": _FROZEN_MIX,
+    "test_dataclass_frozen.py::test_post_init_can_use_escape_hatch": _FROZEN,
+    "test_dataclass_frozen.py::test_regular_setattr_still_blocked_after_escape_hatch": _FROZEN,
+    "test_dataclass_gen_abi_cpp.py": "tvm_ffi.dataclasses.gen_abi_cpp (tvm-ffi's generator of "
+    "C++ ABI code for Python-defined classes) is not provided",
+    "test_error.py::test_error_from_cxx": _ERROR_ATTR,
+    "test_error.py::test_error_from_nested_pyfunc": _ERROR_ATTR,
+    "test_error.py::test_error_traceback_update": "convert(exception) gives the exception, not an "
+    "error object with a backtrace",
+    "test_error.py::test_exception_deepcopy_roundtrip": _ERROR_ATTR,
+    "test_error.py::test_exception_pickle_roundtrip": _ERROR_ATTR,
+    "test_error.py::test_ffi_error_pickle_drops_extra_context": _ERROR_OBJ,
+    "test_error.py::test_ffi_error_pickle_null_handle": _ERROR_OBJ,
+    "test_error.py::test_ffi_error_pickle_roundtrip": _ERROR_OBJ,
+    "test_metadata.py": "imports tvm-ffi's schema test classes from tvm_ffi.testing "
+    "(TestObjectPtrHolder, _SchemaAllTypes); tvm-ffi globals' metadata does not cross",
+    "test_object.py": "uses tvm-ffi's C++ test classes as tvm_ffi.testing.TestObjectBase, ... at "
+    "import",
+    "test_string.py::test_bytes": _STRING_CLS,
+    "test_string.py::test_string": _STRING_CLS,
     "test_container_dlpack_conversion.py": (
         "tensors inside returned containers come back as packedfun Tensors, not as the caller's "
         "torch tensors; Arrays returned as tuples are not tvm_ffi.Array instances"
     ),
-    "test_dataclass_c_class.py": _NO_CORE,
-    "test_dataclass_common.py": _NO_CORE,
     "test_dataclass_compare.py": _NO_TESTING_FIXTURES,
     "test_dataclass_copy.py": (
         _NO_TESTING_FIXTURES + " (its tests that use them fail); deep copies of some shapes "
@@ -88,8 +176,6 @@ KNOWN_FAILING: dict[str, str] = {
         "imports tvm_ffi.dataclasses.enum (ENUM_STATE_ATTR, _EnumEntry) and EnumState, which are "
         "not provided; " + _NO_TESTING_FIXTURES
     ),
-    "test_dataclass_frozen.py": _NO_CORE,
-    "test_dataclass_gen_abi_cpp.py": _NO_CORE,
     "test_dataclass_hash.py": _NO_TESTING_FIXTURES,
     "test_dataclass_init.py": _NO_TESTING_FIXTURES + " (and tvm_ffi.testing.testing)",
     "test_dataclass_py_class.py": (
@@ -101,8 +187,6 @@ KNOWN_FAILING: dict[str, str] = {
         "(double-quoted strings, float and container spellings, addresses); " + _NO_TESTING_FIXTURES
     ),
     "test_device.py::test_device_class_override": "tvm_ffi.core._CLASS_DEVICE (private hook)",
-    "test_error.py": _ERROR_ATTRS,
-    "test_function.py::test_echo": "tvm_ffi.core.DataType",
     "test_function.py::test_string_bytes_passing": (
         "str arguments are not cached as objects (_tvm_ffi_cached_object)"
     ),
@@ -122,9 +206,6 @@ KNOWN_FAILING: dict[str, str] = {
         "a tensor nested in a container argument installs no allocator, so "
         "TVMFFIEnvTensorAlloc fails (docs/tvm-ffi-kernels.md, Limits)"
     ),
-    "test_metadata.py": _NO_CORE,
-    "test_object.py": _NO_CORE,
-    "test_string.py": "tvm_ffi.core.String / Bytes wrapper classes (packedfun returns str/bytes)",
     "test_structural.py": (
         "the structural toolkit's class forms (WalkOrder, WalkResult, StructuralVisitor, "
         "StructuralMutator, structural_visit, structural_map) are not provided"

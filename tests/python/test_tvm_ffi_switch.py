@@ -75,12 +75,14 @@ def test_install_aliases_the_package_and_its_submodules():
         from tvm_ffi import register_global_func, get_global_func
         assert get_global_func("testing.echo")(5) == 5
         assert packedfun.cpp.__name__ == "packedfun.cpp"  # the module keeps its own name
+        import tvm_ffi.core  # the switch's own module, not apache-tvm-ffi's (check_once)
+        assert tvm_ffi.core.__name__ == "packedfun._tvm_ffi_core"
         try:
-            import tvm_ffi.core  # apache-tvm-ffi's internals are not mixed in
+            import tvm_ffi.cython  # a name packedfun has no module for
         except ModuleNotFoundError:
             pass
         else:
-            raise AssertionError("tvm_ffi.core imported")
+            raise AssertionError("tvm_ffi.cython imported")
         check_once()
         compat.uninstall()
         assert not compat.installed() and "tvm_ffi" not in sys.modules

@@ -1,0 +1,268 @@
+# `tvm_ffi.core` under the switch: the names of tvm-ffi's compiled core module, on packedfun's own.
+"""What ``import tvm_ffi.core`` gives under :mod:`packedfun.tvm_ffi_compat`.
+
+apache-tvm-ffi's ``tvm_ffi.core`` is its compiled (Cython) module; packages and tests import
+public names from it (``Object``, ``Function``, ``MISSING``, ``TypeInfo``, ``TypeSchema``,
+``String``, ``Bytes``, ...). Here each name is packedfun's own class or value where packedfun has
+one (the same classes, the same registry), and a small stand-in where it has not. Any other name
+is looked up in packedfun's backend module (``packedfun.core``), so code that reached the backend
+through ``packedfun.core`` keeps working when the switch's ``tvm_ffi.core`` takes that attribute.
+"""
+
+from __future__ import annotations
+
+import json
+import typing
+
+from ._backend import core as _backend
+from ._missing import MISSING
+from .container import Array, Dict, List, Map, Shape
+from .module import Module
+from .object import _class_for
+from .tensor import Device, Tensor
+from .tensor import dtype as _dtype
+
+__all__ = [
+    "MISSING",
+    "Array",
+    "Bytes",
+    "DataType",
+    "Device",
+    "Dict",
+    "FFIProperty",
+    "Function",
+    "List",
+    "Map",
+    "Module",
+    "Object",
+    "Shape",
+    "String",
+    "Tensor",
+    "TypeField",
+    "TypeInfo",
+    "TypeMethod",
+    "TypeSchema",
+]
+
+#: Base class of every object wrapper (packedfun's).
+Object = _backend.Object
+#: A packed function (packedfun's).
+Function = _backend.Function
+#: The descriptor of a reflected field on an object class (tvm-ffi: ``FFIProperty``).
+FFIProperty = _backend.FieldDescriptor
+#: The data type class: packedfun's ``dtype`` (tvm-ffi keeps a ``DataType`` beside ``dtype``).
+DataType = _dtype
+
+
+class String(str):
+    """tvm-ffi's ``String``: a ``str`` that may cache the native string object.
+
+    packedfun returns plain ``str`` for every native string, so nothing is ever cached here
+    (``_tvm_ffi_cached_object`` is None); the class exists so that ``String("...")`` builds a
+    ``str`` that every function accepts. It pickles as a plain ``str``.
+    """
+
+    __slots__ = ()
+    _tvm_ffi_cached_object = None
+
+    def __reduce__(self):
+        return (str, (str(self),))
+
+
+class Bytes(bytes):
+    """tvm-ffi's ``Bytes``: a ``bytes`` that may cache the native bytes object (never, here; see
+    :class:`String`). It pickles as plain ``bytes``."""
+
+    __slots__ = ()
+    _tvm_ffi_cached_object = None
+
+    def __reduce__(self):
+        return (bytes, (bytes(self),))
+
+
+class TypeField(typing.NamedTuple):
+    """One reflected field of an object type (tvm-ffi's ``TypeField``, read-only here)."""
+
+    name: str
+    doc: str | None
+    readonly: bool
+    metadata: dict
+
+
+class TypeMethod(typing.NamedTuple):
+    """One reflected method of an object type (tvm-ffi's ``TypeMethod``, read-only here)."""
+
+    name: str
+    doc: str | None
+    is_static: bool
+    func: typing.Any
+    metadata: dict
+
+
+class TypeInfo:
+    """What the runtime's type table knows of an object type (tvm-ffi's ``TypeInfo``), built from
+    packedfun's reflection (``packedfun.core.type_info``)."""
+
+    def __init__(self, type_index: int, type_cls: type | None = None) -> None:
+        info = _backend.type_info(type_index)
+        self.type_index: int = info["type_index"]
+        self.type_key: str = str(info["type_key"])
+        self.type_cls = type_cls
+        self.type_ancestors: list[int] = list(info["ancestors"])
+        self.doc = info.get("doc")
+        self.fields = [
+            TypeField(f["name"], f.get("doc"), bool(f.get("readonly")), {}) for f in info["fields"]
+        ]
+        self.methods = [
+            TypeMethod(m["name"], m.get("doc"), bool(m.get("is_static")), m.get("func"), {})
+            for m in info["methods"]
+        ]
+
+    @property
+    def parent_type_info(self) -> TypeInfo | None:
+        """The parent type's info; None for the root ``Object``."""
+        if len(self.type_ancestors) < 2:
+            return None
+        parent = self.type_ancestors[-2]
+        return TypeInfo(parent, _class_of_index(parent))
+
+    def __repr__(self) -> str:
+        return f"TypeInfo({self.type_key!r}, type_index={self.type_index})"
+
+
+#: Spellings of the type schema JSON that tvm-ffi renders under a Python-facing name.
+_SCHEMA_ORIGINS = {
+    "Variant": "Union",
+    "std::variant": "Union",
+    "std::optional": "Optional",
+    "Tuple": "tuple",
+    "std::tuple": "tuple",
+    "ffi.Function": "Callable",
+    "std::function": "Callable",
+    "ffi.Array": "Array",
+    "std::vector": "Array",
+    "ffi.List": "List",
+    "ffi.Map": "Map",
+    "std::map": "Map",
+    "std::unordered_map": "Map",
+    "ffi.Dict": "Dict",
+    "ffi.Object": "Object",
+    "ObjectRValueRef": "Object",
+    "ffi.OpaquePyObject": "Any",
+    "ffi.Tensor": "Tensor",
+    "DLTensor*": "Tensor",
+    "ffi.BigInt": "int",
+    "void*": "ctypes.c_void_p",
+    "ffi.String": "str",
+    "ffi.SmallStr": "str",
+    "std::string": "str",
+    "const char*": "str",
+    "ffi.Bytes": "bytes",
+    "ffi.SmallBytes": "bytes",
+    "TVMFFIByteArray*": "bytes",
+    "DataType": "dtype",
+}
+
+
+class TypeSchema:
+    """A type as tvm-ffi's metadata describes it (the ``type_schema`` JSON of a function, field or
+    method), rendered in Python typing syntax: ``str(schema)`` is e.g. ``"Callable[[int], str]"``.
+
+    Parameters
+    ----------
+    origin : str
+        The type's name (``"int"``, ``"Array"``, ``"Optional"``, ``"Callable"``, a type key).
+    args : tuple of TypeSchema, optional
+        Its type arguments; for ``"Callable"`` the return type first, then the parameters.
+    """
+
+    def __init__(self, origin: str, args: typing.Iterable[TypeSchema] = ()) -> None:
+        if not isinstance(origin, str) or not origin:
+            raise ValueError("a type schema's origin must be a non-empty str")
+        self.origin = origin
+        self.args = tuple(args)
+        if any(not isinstance(a, TypeSchema) for a in self.args):
+            raise TypeError("a type schema's arguments must be TypeSchema instances")
+        if origin in ("Array", "List") and not self.args:
+            self.args = (TypeSchema("Any"),)
+        elif origin in ("Map", "Dict") and not self.args:
+            self.args = (TypeSchema("Any"), TypeSchema("Any"))
+
+    @staticmethod
+    def from_json_obj(obj: dict) -> TypeSchema:
+        """The schema of a parsed ``type_schema`` JSON object (``{"type": ..., "args": [...]}``).
+
+        Raises
+        ------
+        TypeError
+            When ``obj`` is not such an object.
+        """
+        if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+            raise TypeError(f"expected a type schema object with a 'type' str, got {obj!r}")
+        origin = _SCHEMA_ORIGINS.get(obj["type"], obj["type"])
+        raw = obj.get("args", ())
+        if origin == "Callable" and len(raw) == 2 and isinstance(raw[1], list):  # (ret, [params])
+            raw = [raw[0], *raw[1]]
+        return TypeSchema(origin, [TypeSchema.from_json_obj(a) for a in raw if isinstance(a, dict)])
+
+    @staticmethod
+    def from_json_str(text: str) -> TypeSchema:
+        """The schema of a ``type_schema`` JSON string (``ValueError`` for text that is no JSON)."""
+        return TypeSchema.from_json_obj(json.loads(text))
+
+    def repr(self, ty_map: typing.Callable[[str], str] | None = None) -> str:
+        """The schema in Python typing syntax, each origin first passed through ``ty_map``."""
+        origin = self.origin if ty_map is None else ty_map(self.origin)
+        args = [a.repr(ty_map) for a in self.args]
+        if self.origin == "Callable":
+            if not args:
+                return "Callable[..., Any]"
+            return f"Callable[[{', '.join(args[1:])}], {args[0]}]"
+        if self.origin == "Union":
+            return " | ".join(args)
+        if self.origin == "Optional":
+            return f"{args[0]} | None"
+        return f"{origin}[{', '.join(args)}]" if args else origin
+
+    def __str__(self) -> str:
+        return self.repr()
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TypeSchema):
+            return NotImplemented
+        return (self.origin, self.args) == (other.origin, other.args)
+
+    def __hash__(self) -> int:
+        return hash((self.origin, self.args))
+
+
+def _class_of_index(type_index: int) -> type | None:
+    """The Python class of objects of ``type_index`` (registered, or made for it), or None."""
+    return _class_for(type_index)
+
+
+def _type_cls_to_type_info(cls: type) -> TypeInfo | None:
+    """The :class:`TypeInfo` of an object class; None for a class that is no object type."""
+    index = cls.__dict__.get("__pf_type_index__") if isinstance(cls, type) else None
+    if index is None and cls is Object:
+        index = 64  # the root Object type (kPFTypeObject)
+    return None if index is None else TypeInfo(index, cls)
+
+
+def _lookup_or_register_type_info_from_type_key(type_key: str) -> TypeInfo:
+    """The :class:`TypeInfo` of a registered type key (``ValueError`` for an unknown key)."""
+    index = _backend.type_key_to_index(type_key)
+    return TypeInfo(index, _class_of_index(index))
+
+
+def _lookup_type_attr(type_index: int, name: str) -> None:
+    """tvm-ffi's per-type attribute table; packedfun keeps none, so every lookup is None."""
+    return None
+
+
+def __getattr__(name: str) -> typing.Any:
+    # Everything else: packedfun's backend module (the switch's tvm_ffi.core replaces the
+    # packedfun.core attribute, which packedfun's package module reads).
+    return getattr(_backend, name)
