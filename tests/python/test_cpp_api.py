@@ -93,3 +93,7 @@ def test_tensor_accessors_and_dtype_printing():
         t.cppapi_tensor_size(x, 2)
     with pytest.raises(IndexError, match="axis -3"):
         t.cppapi_tensor_size(x, -3)
+    with pytest.raises(
+        IndexError, match="axis 1 is out of range for a tensor with 1 dimension(?!s)"
+    ):
+        t.cppapi_tensor_size(np.zeros(3, dtype="float32"), 1)

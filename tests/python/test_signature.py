@@ -1,4 +1,5 @@
 # Function metadata: keyword calls, defaults, signatures and docs, on both backends.
+import ctypes
 import inspect
 import json
 
@@ -535,3 +536,28 @@ def test_lone_surrogate_names_function_and_parameter():
     ) in str(info.value)
     with pytest.raises(UnicodeEncodeError, match=r"testing\.echo: argument 0\[1\]: surrogates"):
         testing.echo(["ok", "\udc80"])
+
+
+def test_metadata_ranges_entry_point_checks_its_arrays():
+    """PFFunctionBuildMetadataRanges (what the headers call): a record for good arrays, an error
+    (not a crash) for int_ranges NULL with num_ranges > 0 or a negative count."""
+    lib = ctypes.CDLL(core.LIB_PATH)
+    build = lib.PFFunctionBuildMetadataRanges
+    strs = ctypes.POINTER(ctypes.c_char_p)
+    build.argtypes = [ctypes.c_char_p, strs, ctypes.c_int32, strs, strs, ctypes.c_int32,
+                      ctypes.c_char_p, strs, ctypes.c_int32, ctypes.c_void_p]  # fmt: skip
+    lib.PFAnyRelease.argtypes = [ctypes.c_void_p]
+    lib.PFErrorMoveFromRaised.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+    lib.PFObjectDecRef.argtypes = [ctypes.c_void_p]
+    types = (ctypes.c_char_p * 3)(b"int", b"int", b"str")
+    names = (ctypes.c_char_p * 2)(b"a", b"b")
+    ranges = (ctypes.c_char_p * 2)(b"int32", None)
+    out = (ctypes.c_uint64 * 2)()
+    assert build(b"m.f", types, 3, names, None, 2, None, ranges, 2, out) == 0
+    lib.PFAnyRelease(out)
+    for bad_ranges, count in ((None, 2), (ranges, -1)):
+        assert build(b"m.f", types, 3, names, None, 2, None, bad_ranges, count, out) == -1
+        err = ctypes.c_void_p()
+        lib.PFErrorMoveFromRaised(ctypes.byref(err))
+        assert err.value is not None
+        lib.PFObjectDecRef(err)
