@@ -45,7 +45,10 @@ ENV_VAR = "PACKEDFUN_AS_TVM_FFI"
 
 #: tvm-ffi modules whose packedfun counterpart has another name: the switch's own modules, which
 #: give tvm-ffi's names on packedfun's classes.
-_RENAMED = {ALIAS + ".core": "packedfun._tvm_ffi_core"}
+_RENAMED = {
+    ALIAS + ".core": "packedfun._tvm_ffi_core",
+    ALIAS + "._ffi_api": "packedfun._tvm_ffi_ffi_api",
+}
 
 
 def _target(fullname: str) -> str | None:

@@ -8,6 +8,7 @@ import copy
 import packedfun
 import pytest
 from packedfun import _tvm_ffi_ffi_api as api
+from test_tvm_ffi_switch import run_child
 
 
 def test_helpers_are_packedfuns_operations():
@@ -29,3 +30,18 @@ def test_other_names_are_ffi_globals_and_missing_ones_raise_attribute_error():
         packedfun.remove_global_func(name)
     with pytest.raises(AttributeError, match="no global function 'ffi.NoSuchHelper'"):
         api.NoSuchHelper  # noqa: B018
+
+
+def test_under_the_switch_it_is_tvm_ffi_ffi_api():
+    run_child(
+        """
+        import copy
+        import packedfun.tvm_ffi_compat as compat
+        compat.install()
+        from tvm_ffi._ffi_api import DeepCopy, ReprPrint
+        import tvm_ffi._ffi_api, packedfun._tvm_ffi_ffi_api
+        assert tvm_ffi._ffi_api is packedfun._tvm_ffi_ffi_api
+        assert DeepCopy is copy.deepcopy and ReprPrint is repr
+        check_once()
+        """
+    )
