@@ -209,25 +209,29 @@ class Module : public ObjectRef {
  * loader attaches, so Python calls the function with keywords:
  *   PACKEDFUN_DLL_EXPORT_TYPED_FUNC(add, Add, "a", "b"_a = 2);
  */
-#define PACKEDFUN_DLL_EXPORT_TYPED_FUNC(ExportName, Callable, ...)                                \
-  extern "C" PACKEDFUN_EXPORT int __packedfun_##ExportName(void* self, const PFAny* args,         \
-                                                           int32_t num_args, PFAny* result) {     \
-    (void)self;                                                                                   \
-    static const ::packedfun::detail::ParamNames pf_params =                                      \
-        ::packedfun::detail::ExportedParamNames<sizeof(#__VA_ARGS__) == 1>(Callable, #ExportName, \
-                                                                           {__VA_ARGS__});        \
-    return ::packedfun::detail::SafeCallTyped(Callable, #ExportName,                              \
-                                              pf_params.names.empty() ? nullptr : &pf_params,     \
-                                              args, num_args, result);                            \
-  }                                                                                               \
-  extern "C" PACKEDFUN_EXPORT const char* __packedfun_meta__##ExportName(void) {                  \
-    static const std::string json =                                                               \
-        ::packedfun::detail::ExportedMetadata(Callable, #ExportName, {__VA_ARGS__});              \
-    return json.empty() ? nullptr : json.c_str();                                                 \
-  }                                                                                               \
-  extern "C" {                                                                                    \
-  PACKEDFUN_EXPORT extern const uint32_t __packedfun_view_args__##ExportName =                    \
-      ::packedfun::detail::ExportedViewArgs(Callable);                                            \
+#define PACKEDFUN_DLL_EXPORT_TYPED_FUNC(ExportName, Callable, ...)                              \
+  extern "C" PACKEDFUN_EXPORT int __packedfun_##ExportName(void* self, const PFAny* args,       \
+                                                           int32_t num_args, PFAny* result) {   \
+    (void)self;                                                                                 \
+    /* Worked out once, out of line: the call itself keeps a small frame. */                    \
+    static const ::packedfun::detail::ParamNames* const pf_params =                             \
+        []() __attribute__((noinline, cold)) -> const ::packedfun::detail::ParamNames* {        \
+      static const ::packedfun::detail::ParamNames names =                                      \
+          ::packedfun::detail::ExportedParamNames<sizeof(#__VA_ARGS__) == 1>(                   \
+              Callable, #ExportName, {__VA_ARGS__});                                            \
+      return names.names.empty() ? nullptr : &names;                                            \
+    }();                                                                                        \
+    return ::packedfun::detail::SafeCallTyped(Callable, #ExportName, pf_params, args, num_args, \
+                                              result);                                          \
+  }                                                                                             \
+  extern "C" PACKEDFUN_EXPORT const char* __packedfun_meta__##ExportName(void) {                \
+    static const std::string json =                                                             \
+        ::packedfun::detail::ExportedMetadata(Callable, #ExportName, {__VA_ARGS__});            \
+    return json.empty() ? nullptr : json.c_str();                                               \
+  }                                                                                             \
+  extern "C" {                                                                                  \
+  PACKEDFUN_EXPORT extern const uint32_t __packedfun_view_args__##ExportName =                  \
+      ::packedfun::detail::ExportedViewArgs(Callable);                                          \
   }
 
 /*! As PACKEDFUN_DLL_EXPORT_TYPED_FUNC for a packed callable `void(PackedArgs args, Any* rv)`. */
