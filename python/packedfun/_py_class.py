@@ -546,7 +546,7 @@ def _install(spec: _Spec, index: int) -> None:
     core.set_object_factory(_object._class_for)
     if "__reduce_ex__" not in cls.__dict__ and "__reduce__" not in cls.__dict__:
         cls.__reduce_ex__ = _reduce_py_class
-    _pickle.attach(cls)
+    _object._announce(cls)  # the class hooks: _pickle.attach, and any others
     _defined[spec.key] = spec
 
 

@@ -18,7 +18,7 @@ from ._backend import core as _backend
 from ._missing import MISSING
 from .container import Array, Dict, List, Map, Shape
 from .module import Module
-from .object import _class_for
+from .object import _automatic, _class_for, _class_hooks, _registered, on_new_class
 from .tensor import Device, Tensor
 from .tensor import dtype as _dtype
 
@@ -260,6 +260,44 @@ def _lookup_or_register_type_info_from_type_key(type_key: str) -> TypeInfo:
 def _lookup_type_attr(type_index: int, name: str) -> None:
     """tvm-ffi's per-type attribute table; packedfun keeps none, so every lookup is None."""
     return None
+
+
+class _TypeInfoAttribute:
+    """``cls.__tvm_ffi_type_info__`` under the switch: the :class:`TypeInfo` of the nearest class
+    of ``cls``'s MRO that stands for a native type, read afresh from the type table on each access
+    (so methods that ``@method`` registers after the class statement are seen)."""
+
+    def __get__(self, obj: typing.Any, cls: type | None = None) -> TypeInfo | None:
+        for klass in (cls if cls is not None else type(obj)).__mro__:
+            index = klass.__dict__.get("__pf_type_index__")
+            if index is not None:
+                return TypeInfo(index, klass)
+        return None
+
+
+_TYPE_INFO_ATTRIBUTE = _TypeInfoAttribute()
+
+
+def _give_type_info(cls: type) -> None:
+    """Gives an object class the attribute ``__tvm_ffi_type_info__``, as tvm-ffi's classes have."""
+    if "__tvm_ffi_type_info__" not in cls.__dict__:
+        cls.__tvm_ffi_type_info__ = _TYPE_INFO_ATTRIBUTE  # type: ignore[attr-defined]
+
+
+def _attach_type_info() -> None:
+    """Called by the switch's ``install()``: every object class, made already or later (C++
+    types, ``register_object``, ``py_class``), gets ``__tvm_ffi_type_info__``."""
+    if _give_type_info not in _class_hooks:
+        on_new_class(_give_type_info)
+
+
+def _detach_type_info() -> None:
+    """Called by the switch's ``uninstall()``: object classes lose ``__tvm_ffi_type_info__``."""
+    if _give_type_info in _class_hooks:
+        _class_hooks.remove(_give_type_info)
+    for cls in [*_registered.values(), *_automatic.values()]:
+        if cls.__dict__.get("__tvm_ffi_type_info__") is _TYPE_INFO_ATTRIBUTE:
+            delattr(cls, "__tvm_ffi_type_info__")
 
 
 def __getattr__(name: str) -> typing.Any:

@@ -139,7 +139,9 @@ def install() -> None:
     sys.modules[ALIAS] = packedfun
     # `tvm_ffi.core` without importing it (as after apache-tvm-ffi's `import tvm_ffi`): the
     # switch's module, which answers every other name from packedfun's backend module.
-    packedfun.core = importlib.import_module(_RENAMED[ALIAS + ".core"])  # type: ignore[attr-defined]
+    core = importlib.import_module(_RENAMED[ALIAS + ".core"])
+    packedfun.core = core  # type: ignore[attr-defined]
+    core._attach_type_info()  # cls.__tvm_ffi_type_info__ on every object class
     _load_tvm_ffi_testing()
 
 
@@ -184,6 +186,9 @@ def uninstall() -> None:
         if getattr(sys.modules[name], "__name__", "").startswith("packedfun"):
             del sys.modules[name]
     packedfun = sys.modules.get("packedfun")
+    switch_core = sys.modules.get(_RENAMED[ALIAS + ".core"])
+    if switch_core is not None:
+        switch_core._detach_type_info()
     if packedfun is not None:  # packedfun.core back to the backend module
         packedfun.core = _backend.core  # type: ignore[attr-defined]
 

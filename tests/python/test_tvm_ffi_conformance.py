@@ -61,7 +61,6 @@ ALLOWED_SKIP = re.compile(
 
 #: Public-API tests that fail on packedfun today, as "file::test" (a file alone: all its tests),
 #: with the reason. Filled from a measured run; see the migration page.
-_NO_CORE = "imports tvm_ffi.core (tvm-ffi's Cython module) at the top, for its subject's types"
 _NO_TESTING_FIXTURES = (
     "imports tvm-ffi's C++ test classes from tvm_ffi.testing (TestCompare, _TestCxxClassBase, "
     "create_object, ...), which packedfun.testing does not provide"
@@ -220,9 +219,8 @@ KNOWN_FAILING: dict[str, str] = {
     ),
     "test_tensor.py::test_tensor_class_override": "Tensor is not subclassable "
     "(tvm_ffi.core._set_class_tensor)",
-    "test_typed_method.py": (
-        "py_class classes have no __tvm_ffi_type_info__ (tvm-ffi's TypeInfo of the class), "
-        "through which its tests find the registered methods"
+    "test_typed_method.py::test_marked_typeattrcolumn_name_routes_to_type_attr": (
+        "tvm-ffi's per-type attribute table (a method named as a type attribute) is not provided"
     ),
 }
 

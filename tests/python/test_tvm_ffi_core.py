@@ -134,3 +134,38 @@ def test_parse_backtrace_reads_python_style_frames():
     )
     assert packedfun.error._parse_backtrace(text) == [("a.py", 1, "<module>"), ("b c.py", 30, "f")]
     assert packedfun.error._parse_backtrace("") == []
+
+
+def test_switch_gives_object_classes_tvm_ffi_type_info():
+    run_child(
+        """
+        import packedfun, packedfun.testing
+        from packedfun.dataclasses import method, py_class
+        import packedfun.tvm_ffi_compat as compat
+        compat.install()
+        import tvm_ffi
+
+        info = tvm_ffi.testing.TestIntPair.__tvm_ffi_type_info__  # a class made before install
+        assert info.type_key == "testing.TestIntPair"
+        assert info.type_cls is packedfun.testing.TestIntPair
+
+        @py_class("testing.conf1_switch.Node")  # a class made after install
+        class Node(packedfun.Object):
+            x: int
+
+            @method
+            def label(self) -> str:
+                return f"N({self.x})"
+
+        class Sub(Node):  # a Python subclass: its native type's info
+            pass
+
+        found = [m for m in Node.__tvm_ffi_type_info__.methods if m.name == "label"]
+        assert len(found) == 1 and not found[0].is_static
+        assert found[0].func(Node(x=7)) == "N(7)"
+        assert Sub.__tvm_ffi_type_info__.type_cls is Node
+        compat.uninstall()
+        assert not hasattr(Node, "__tvm_ffi_type_info__")
+        assert not hasattr(packedfun.testing.TestIntPair, "__tvm_ffi_type_info__")
+        """
+    )
