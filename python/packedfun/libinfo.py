@@ -192,6 +192,18 @@ def find_cython_lib() -> str:
     return tvm_ffi_compat._cython_lib()
 
 
+def _distribution_files(package: str, names: list[str]) -> list[Path]:
+    """The files of the installed distribution ``package`` whose names are in ``names`` (none
+    when it is not installed or lists no files)."""
+    import importlib.metadata  # only the library lookups need it (import cost of packedfun)
+
+    try:
+        files = importlib.metadata.distribution(package).files or []
+    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
+        return []
+    return [Path(file.locate()) for file in files if file.name in names]
+
+
 def _find_library_by_basename(
     package: str,
     target_name: str,
@@ -221,17 +233,9 @@ def _find_library_by_basename(
                 f"{folder!r}"
             )
     names = _candidate_names(target_name)
-    import importlib.metadata
-
-    try:
-        files = importlib.metadata.distribution(package).files or []
-    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
-        files = []
-    for file in files:
-        if file.name in names:
-            path = Path(file.locate()).resolve()
-            if path.is_file():
-                return path
+    for path in _distribution_files(package, names):
+        if path.resolve().is_file():
+            return path.resolve()
     folders = list(extra_lib_paths or [])
     if use_env_path:
         for var in ("LD_LIBRARY_PATH", "PATH"):
@@ -278,18 +282,10 @@ def load_lib_module(
             if path.is_file():
                 return load_module(str(path), keep_module_alive=keep_module_alive)
             tried.append(str(path))
-    import importlib.metadata
-
-    try:
-        files = importlib.metadata.distribution(package).files or []
-    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
-        files = []
-    for file in files:
-        if file.name in names:
-            path = Path(file.locate())
-            if path.is_file():
-                return load_module(str(path), keep_module_alive=keep_module_alive)
-            tried.append(str(path))
+    for path in _distribution_files(package, names):
+        if path.is_file():
+            return load_module(str(path), keep_module_alive=keep_module_alive)
+        tried.append(str(path))
     try:
         found = find_package_library(package.replace("-", "_"), target_name)
     except (ImportError, FileNotFoundError, ValueError) as exc:
