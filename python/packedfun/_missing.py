@@ -5,7 +5,9 @@ it (``tvm_ffi.container.MISSING`` under the tvm-ffi switch) without importing th
 
 from __future__ import annotations
 
-import typing
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (packedfun's import cost)
+if TYPE_CHECKING:
+    import typing
 
 __all__ = ["MISSING"]
 

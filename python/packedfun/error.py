@@ -12,7 +12,6 @@ traceback is printed.
 from __future__ import annotations
 
 import builtins
-import re
 
 from ._backend import core
 
@@ -178,16 +177,16 @@ def _install_factory() -> None:
 _install_factory()
 
 
-_FRAME_LINE = re.compile(r'File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<name>.*)')
-
-
 def _parse_backtrace(text: str) -> list[tuple[str, int, str]]:
     """The ``(file, line, function)`` of each ``File "f", line N, in name`` line of a backtrace
     text, in order (other lines skipped): apache-tvm-ffi's ``tvm_ffi.error._parse_backtrace``,
     which code written for it may call under the tvm-ffi switch."""
+    import re  # only here: importing packedfun loads no re (tests/python/test_import.py)
+
+    frame_line = re.compile(r'File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<name>.*)')
     frames = []
     for row in text.splitlines():
-        found = _FRAME_LINE.search(row)
+        found = frame_line.search(row)
         if found is not None:
             frames.append((found["file"], int(found["line"]), found["name"].strip()))
     return frames
