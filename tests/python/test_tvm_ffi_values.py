@@ -34,8 +34,8 @@ def test_numpy_dtype_argument_arrives_as_a_dtype(name, code, bits):
 
 
 def test_torch_and_ml_dtypes_arguments_arrive_as_dtypes():
-    torch = pytest.importorskip("torch")
-    ml_dtypes = pytest.importorskip("ml_dtypes")
+    torch = suite.require("torch")
+    ml_dtypes = suite.require("ml_dtypes")
     cases = [
         (torch.bfloat16, (4, 16, 1)),
         (torch.float8_e4m3fn, (10, 8, 1)),
@@ -97,7 +97,7 @@ def test_unknown_device_wording_packedfun_and_under_the_switch():
 
 
 def test_libinfo_path_helpers_answer_for_apache_tvm_ffi():
-    pytest.importorskip("tvm_ffi")  # apache-tvm-ffi installed (not imported)
+    suite.require("tvm_ffi")  # apache-tvm-ffi installed (not imported)
     from packedfun import libinfo
 
     root = pathlib.Path(libinfo.find_source_path())
@@ -124,7 +124,7 @@ def test_find_library_by_basename_extra_paths_and_errors(tmp_path):
 
 
 def test_config_answers_sourcedir_and_cython_lib_path():
-    pytest.importorskip("tvm_ffi")
+    suite.require("tvm_ffi")
     from packedfun import libinfo
 
     out = run_child("""
@@ -139,7 +139,7 @@ def test_config_answers_sourcedir_and_cython_lib_path():
 def test_convert_func_is_convert_and_hands_framework_tensors():
     f = packedfun.convert_func(lambda a, b: a + b)
     assert isinstance(f, packedfun.Function) and f(1, 2) == 3
-    torch = pytest.importorskip("torch")
+    torch = suite.require("torch")
     if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
         pytest.skip("torch.Tensor.__dlpack_c_exchange_api__ not available")
     seen = []
@@ -173,7 +173,7 @@ def test_convert_func_refuses_bad_arguments():
 
 
 def test_packedfun_testing_names_come_first_under_the_switch():
-    pytest.importorskip("tvm_ffi")
+    suite.require("tvm_ffi")
     out = run_child("""
         import packedfun.tvm_ffi_compat
         packedfun.tvm_ffi_compat.install()
@@ -217,7 +217,7 @@ def test_build_inline_output_object_then_build_links_it(tmp_path):
 
 
 def test_build_output_of_tvm_ffi_c_source_links_against_libtvm_ffi(tmp_path):
-    pytest.importorskip("tvm_ffi")  # apache-tvm-ffi's headers and library
+    suite.require("tvm_ffi")  # apache-tvm-ffi's headers and library
     from packedfun import cpp
 
     source = tmp_path / "c_add.c"
