@@ -88,28 +88,33 @@ TENSOR_GETTER(tensor_device, pfpy_device_to_py(t->device))
 TENSOR_GETTER(tensor_data_ptr, PyLong_FromVoidPtr(t->data))
 TENSOR_GETTER(tensor_byte_offset, PyLong_FromUnsignedLongLong(t->byte_offset))
 
-/* packedfun._rules.tensor_layout.<name>(arg): the shared layer's value forms. */
-static PyObject* layout_call(const char* name, PyObject* arg) {
-  PyObject* mod = PyImport_ImportModule("packedfun._rules.tensor_layout");
-  PyObject* rule = mod != NULL ? PyObject_GetAttrString(mod, name) : NULL;
-  PyObject* result = rule != NULL ? PyObject_CallOneArg(rule, arg) : NULL;
-  Py_XDECREF(rule);
-  Py_XDECREF(mod);
-  return result;
+/* packedfun._rules.tensor_layout.<name>(arg): the shared layer's value forms. The rule is looked
+ * up on first use and kept in *slot (owned), so reading .size or .data_ptr imports nothing. */
+static PyObject* layout_call(PyObject** slot, const char* name, PyObject* arg) {
+  if (*slot == NULL) {
+    PyObject* mod = PyImport_ImportModule("packedfun._rules.tensor_layout");
+    if (mod == NULL) return NULL;
+    *slot = PyObject_GetAttrString(mod, name);
+    Py_DECREF(mod);
+    if (*slot == NULL) return NULL;
+  }
+  return PyObject_CallOneArg(*slot, arg);
 }
+static PyObject* size_of_rule = NULL;     /* owned, see layout_call */
+static PyObject* data_ptr_of_rule = NULL; /* owned, see layout_call */
 
 /* size: the element count, an int that is also callable as size(dim) (torch's, tvm-ffi's). */
 static PyObject* tensor_size(PyObject* self, void* closure) {
   (void)closure;
   if (check_handle(self) != 0) return NULL;
-  return layout_call("size_of", self);
+  return layout_call(&size_of_rule, "size_of", self);
 }
 
 /* data_ptr: the data's address, an int that is also callable as data_ptr(). */
 static PyObject* tensor_data_ptr_value(PyObject* self, void* closure) {
   PyObject* address = tensor_data_ptr(self, closure);
   if (address == NULL) return NULL;
-  PyObject* result = layout_call("data_ptr_of", address);
+  PyObject* result = layout_call(&data_ptr_of_rule, "data_ptr_of", address);
   Py_DECREF(address);
   return result;
 }
