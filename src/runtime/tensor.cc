@@ -1,4 +1,5 @@
 // Tensor entry points of c_api.h: adopting and exporting DLPack tensors, allocating empty ones.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -56,11 +57,42 @@ void ReleaseProducer(Owner owner, void* manager) noexcept {
   }
 }
 
+void DeleteTensor(PFObject* obj) noexcept;
+
+/*! One dead Tensor's memory kept for the next one (process-wide, any thread): a `Tensor`
+ *  parameter makes and drops one Tensor per call, and reusing the block skips the allocator on both
+ *  sides. Only a Tensor whose count reached 0 comes here, so nothing can still see it; the slot is
+ *  exchanged atomically, so two threads never take the same block. */
+std::atomic<TensorImpl*> spare_tensor{nullptr};
+
+/*! Frees what `t` (owner already released) holds and keeps or frees its block. */
+void FreeTensorImpl(TensorImpl* t) noexcept {
+  delete[] t->heap_dims;
+  TensorImpl* empty = nullptr;
+  if (!spare_tensor.compare_exchange_strong(empty, t, std::memory_order_release,
+                                            std::memory_order_relaxed)) {
+    delete t;
+  }
+}
+
+/*! A Tensor block with ref_count 1, no owner and no heap dims: the spare one or a new one. */
+TensorImpl* TakeTensorImpl() {
+  TensorImpl* t = spare_tensor.load(std::memory_order_relaxed) != nullptr
+                      ? spare_tensor.exchange(nullptr, std::memory_order_acquire)
+                      : nullptr;
+  if (t == nullptr) return AllocObject<TensorImpl>(kPFTypeTensor, &DeleteTensor);
+  InitHeader(Header(t), kPFTypeTensor, &DeleteTensor);
+  t->owner = Owner::kNone;
+  t->read_only = false;
+  t->manager = nullptr;
+  t->heap_dims = nullptr;
+  return t;
+}
+
 void DeleteTensor(PFObject* obj) noexcept {
   auto* t = As<TensorImpl>(obj);
   ReleaseProducer(t->owner, t->manager);
-  delete[] t->heap_dims;
-  delete t;
+  FreeTensorImpl(t);
 }
 
 /*! Number of elements; throws ValueError on a negative dimension or overflow. */
@@ -160,12 +192,12 @@ bool FillCompactStrides(const int64_t* shape, int32_t ndim, int64_t* strides) no
 /*! A Tensor copying the metadata of `src` (validated) with no owner yet. Throws. */
 TensorImpl* NewTensorImpl(const DLTensor& src, const char* fn) {
   ValidateTensor(src, fn);
-  TensorImpl* t = AllocObject<TensorImpl>(kPFTypeTensor, &DeleteTensor);
+  TensorImpl* t = TakeTensorImpl();
   int64_t* dims = t->inline_dims;
   if (src.ndim > kInlineRank) {
     dims = t->heap_dims = new (std::nothrow) int64_t[2 * static_cast<size_t>(src.ndim)];
     if (dims == nullptr) {
-      delete t;
+      FreeTensorImpl(t);
       throw std::bad_alloc();
     }
   }
@@ -177,8 +209,7 @@ TensorImpl* NewTensorImpl(const DLTensor& src, const char* fn) {
   if (src.ndim > 0 && src.strides != nullptr) {
     std::memcpy(dst.strides, src.strides, sizeof(int64_t) * src.ndim);
   } else if (!FillCompactStrides(dst.shape, src.ndim, dst.strides)) {
-    delete[] t->heap_dims;
-    delete t;
+    FreeTensorImpl(t);
     Throw("ValueError", std::string(fn) + ": the tensor's compact strides overflow int64");
   }
   return t;

@@ -190,6 +190,53 @@ TEST(Tensor, PromotableArgumentsOwnTheirKeeper) {
   EXPECT_EQ(owner.use_count(), base);
 }
 
+TEST(Tensor, ADeadTensorsBlockIsReusedWithNothingOfItsPast) {
+  // The runtime keeps one dead Tensor's block for the next Tensor made: nothing of the dead one
+  // (read-only flag, owner, rank > 4 dims on the heap, strides) may show through, and a Tensor
+  // still alive is never handed out again.
+  Tensor owner = Tensor::Empty({2, 3}, packedfun::kFloat32);
+  Function keep = Function::FromTyped([](Tensor x) { return x; }, "test.keep");
+  Function strides = Function::FromTyped(
+      [](Tensor x) { return x->strides[0] * 10 + x->strides[1]; }, "test.strides");
+  static float six[720] = {};
+  int64_t big_shape[6] = {1, 2, 3, 4, 5, 6};
+  auto* m = new DLManagedTensorVersioned();
+  m->version = {1, 0};
+  m->flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  m->deleter = &Producer::Delete;
+  m->dl_tensor = DLTensor{six, {kDLCPU, 0}, 6, packedfun::kFloat32, big_shape, nullptr, 0};
+  Producer::deletes = 0;
+  {
+    Tensor big = Tensor::FromDLPackVersioned(m);  // read-only, rank 6: heap dims
+    EXPECT_TRUE(big.IsReadOnly());
+  }
+  EXPECT_EQ(Producer::deletes, 1);  // released when it died, not when the block is reused
+  Tensor empty = Tensor::Empty({2, 3}, packedfun::kFloat32);  // takes the dead one's block
+  EXPECT_FALSE(empty.IsReadOnly());
+  EXPECT_EQ(empty->strides[0], 3);
+  empty = Tensor();
+  for (int round = 0; round < 3; ++round) {
+    PFDLTensorArg arg;
+    PFAny view = PromotableArg(owner, &arg, 0);
+    uint64_t base = owner.use_count();
+    Tensor kept = keep(AnyView::FromPFAny(view)).cast<Tensor>();
+    EXPECT_FALSE(kept.IsReadOnly());
+    EXPECT_EQ(kept->ndim, 2);
+    EXPECT_EQ(kept->shape[0], 2);
+    EXPECT_EQ(kept->shape[1], 3);
+    EXPECT_EQ(kept->strides[0], 3);
+    EXPECT_EQ(kept->strides[1], 1);
+    EXPECT_EQ(kept->data, owner->data);
+    EXPECT_EQ(owner.use_count(), base + 1);  // owns the keeper, as a fresh Tensor does
+    // Made while `kept` lives: another block, and `kept` stays as it was.
+    EXPECT_EQ(strides(AnyView::FromPFAny(view)).cast<int64_t>(), 31);
+    Tensor other = keep(AnyView::FromPFAny(view)).cast<Tensor>();
+    EXPECT_FALSE(other.same_as(kept));
+    EXPECT_EQ(kept->shape[1], 3);
+    EXPECT_EQ(kept.use_count(), 1u);
+  }
+}
+
 TEST(Tensor, ReturnedAndReceivedAsTensor) {
   Function make = Function::FromTyped(
       [](int64_t n, DLDataType dtype) { return Tensor::Empty({n}, dtype); }, "test.make");
