@@ -1,4 +1,5 @@
 // Array, List and Shape: PFArrayCreate, PFShapeCreate and the sequence helpers of the runtime.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -39,11 +40,38 @@ void ReleaseCells(PFAny* cells, int64_t n) noexcept {
   }
 }
 
+/*! One dead Array's or List's block (its slots inline) kept for the next one made, process-wide:
+ *  an `Array<T>` parameter filled from a Python list makes and drops one per call. Only a block
+ *  whose count reached 0 and whose cells are released comes here; the slot is exchanged
+ *  atomically, so no two threads take the same block. Blocks above kSpareSeqMaxSlots are freed,
+ *  and a block is reused only for a size it does not oversize by more than twice (plus 4). */
+std::atomic<PFSeqObject*> spare_seq{nullptr};
+constexpr int64_t kSpareSeqMaxSlots = 256;
+
 void DeleteSeq(PFObject* obj) noexcept {
   auto* seq = As<PFSeqObject>(obj);
   if ((obj->flags & kSeqFlagPlainPods) == 0) ReleaseCells(seq->data, seq->size);
-  if (seq->data != InlineSlots(seq)) std::free(seq->data);
+  if (seq->data == InlineSlots(seq) && seq->capacity <= kSpareSeqMaxSlots) {
+    PFSeqObject* empty = nullptr;
+    if (spare_seq.compare_exchange_strong(empty, seq, std::memory_order_release,
+                                          std::memory_order_relaxed)) {
+      return;
+    }
+  } else if (seq->data != InlineSlots(seq)) {
+    std::free(seq->data);
+  }
   std::free(seq);
+}
+
+/*! The spare block if it fits `capacity` slots, else NULL (a spare of another size is freed: the
+ *  sizes now being made are the ones worth keeping). */
+PFSeqObject* TakeSpareSeq(int64_t capacity) noexcept {
+  if (spare_seq.load(std::memory_order_relaxed) == nullptr) return nullptr;
+  PFSeqObject* seq = spare_seq.exchange(nullptr, std::memory_order_acquire);
+  if (seq == nullptr) return nullptr;
+  if (seq->capacity >= capacity && seq->capacity <= 2 * capacity + 4) return seq;
+  std::free(seq);
+  return nullptr;
 }
 
 void FreeShape(PFObject* obj) noexcept { std::free(obj); }
@@ -52,13 +80,16 @@ void FreeShape(PFObject* obj) noexcept { std::free(obj); }
 
 PFSeqObject* NewSeq(int32_t type_index, int64_t capacity) {
   if (capacity < 0 || static_cast<uint64_t>(capacity) > (SIZE_MAX >> 5)) throw std::bad_alloc();
-  void* mem = std::malloc(sizeof(PFSeqObject) + sizeof(PFAny) * static_cast<size_t>(capacity));
-  if (mem == nullptr) throw std::bad_alloc();
-  auto* seq = static_cast<PFSeqObject*>(mem);
+  PFSeqObject* seq = TakeSpareSeq(capacity);
+  if (seq == nullptr) {
+    void* mem = std::malloc(sizeof(PFSeqObject) + sizeof(PFAny) * static_cast<size_t>(capacity));
+    if (mem == nullptr) throw std::bad_alloc();
+    seq = static_cast<PFSeqObject*>(mem);
+    seq->capacity = capacity;
+  }
   InitHeader(&seq->header, type_index, &DeleteSeq);
   seq->data = InlineSlots(seq);
   seq->size = 0;
-  seq->capacity = capacity;
   return seq;
 }
 

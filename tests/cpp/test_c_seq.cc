@@ -84,6 +84,56 @@ TEST(CSeq, ArrayWithoutItemsIsFilledInPlaceByItsCreator) {
   EXPECT_EQ(g_freed, 1);
 }
 
+TEST(CSeq, ADeadSequencesBlockIsReusedWithNothingOfItsPast) {
+  // The runtime keeps one dead Array's or List's block for the next one made: its elements are
+  // released when it dies (not when the block is reused), the next one starts empty with room
+  // for what it asked, and a sequence still alive is never handed out again.
+  g_freed = 0;
+  PFObject* opaque = nullptr;
+  ASSERT_EQ(PFOpaqueObjectCreate(nullptr, &CountFree, &opaque), 0);
+  PFAny items[3] = {Int(1), Obj(opaque), Int(3)};
+  PFAny first;
+  ASSERT_EQ(PFArrayCreate(items, 3, &first), 0);
+  PFObjectDecRef(opaque);  // the array holds the only reference now
+  PFAnyRelease(&first);
+  EXPECT_EQ(g_freed, 1);
+  for (int round = 0; round < 3; ++round) {
+    PFAny a;
+    ASSERT_EQ(PFListCreate(nullptr, 0, &a), 0);  // a List, then grown past its inline slots
+    for (int64_t i = 0; i < 20; ++i) {
+      PFAny v = Int(i);
+      ASSERT_EQ(PFListAppend(a.v_obj, &v), 0);
+    }
+    EXPECT_EQ(a.v_obj->type_index, kPFTypeList);
+    PFAny b;
+    ASSERT_EQ(PFArrayCreate(nullptr, 2, &b), 0);
+    auto* seq = reinterpret_cast<PFSeqObject*>(b.v_obj);
+    EXPECT_EQ(b.v_obj->type_index, kPFTypeArray);
+    EXPECT_EQ(b.v_obj->ref_count, 1u);
+    EXPECT_EQ(seq->size, 0);
+    EXPECT_GE(seq->capacity, 2);
+    EXPECT_EQ(seq->data, reinterpret_cast<PFAny*>(seq + 1));
+    seq->data[seq->size++] = Int(7);
+    PFAny c_items[2] = {Int(8), Int(9)};
+    PFAny c;
+    ASSERT_EQ(PFArrayCreate(c_items, 2, &c), 0);
+    EXPECT_NE(c.v_obj, b.v_obj);
+    EXPECT_EQ(seq->data[0].v_int64, 7);  // untouched by the Array made while it lives
+    PFAnyRelease(&b);
+    PFAnyRelease(&a);
+    PFAny d_items[1] = {Int(10)};
+    PFAny d;
+    ASSERT_EQ(PFArrayCreate(d_items, 1, &d), 0);
+    auto* d_seq = reinterpret_cast<PFSeqObject*>(d.v_obj);
+    EXPECT_EQ(d_seq->size, 1);
+    EXPECT_EQ(d_seq->data[0].v_int64, 10);
+    EXPECT_EQ(reinterpret_cast<PFSeqObject*>(c.v_obj)->data[1].v_int64, 9);
+    PFAnyRelease(&d);
+    PFAnyRelease(&c);
+  }
+  EXPECT_EQ(g_freed, 1);
+}
+
 TEST(CSeq, NestedArrays) {
   PFAny inner_items[2] = {Int(1), Int(2)};
   PFAny inner;
