@@ -88,20 +88,26 @@ TENSOR_GETTER(tensor_device, pfpy_device_to_py(t->device))
 TENSOR_GETTER(tensor_data_ptr, PyLong_FromVoidPtr(t->data))
 TENSOR_GETTER(tensor_byte_offset, PyLong_FromUnsignedLongLong(t->byte_offset))
 
-/* packedfun._rules.tensor_layout.<name>(arg): the shared layer's value forms. The rule is looked
- * up on first use and kept in *slot (owned), so reading .size or .data_ptr imports nothing. */
-static PyObject* layout_call(PyObject** slot, const char* name, PyObject* arg) {
+/* packedfun._rules.tensor_layout.<name>(arg): the shared layer's value forms and checks. Each rule
+ * is looked up on first use and kept in its own *slot (owned), so .size, .data_ptr,
+ * is_contiguous() and from_dlpack's keyword checks import nothing after the first use. */
+static PyObject* layout_rule(PyObject** slot, const char* name) {
   if (*slot == NULL) {
     PyObject* mod = PyImport_ImportModule("packedfun._rules.tensor_layout");
     if (mod == NULL) return NULL;
     *slot = PyObject_GetAttrString(mod, name);
     Py_DECREF(mod);
-    if (*slot == NULL) return NULL;
   }
-  return PyObject_CallOneArg(*slot, arg);
+  return *slot; /* borrowed */
 }
-static PyObject* size_of_rule = NULL;     /* owned, see layout_call */
-static PyObject* data_ptr_of_rule = NULL; /* owned, see layout_call */
+static PyObject* layout_call(PyObject** slot, const char* name, PyObject* arg) {
+  PyObject* rule = layout_rule(slot, name);
+  return rule != NULL ? PyObject_CallOneArg(rule, arg) : NULL;
+}
+static PyObject* size_of_rule = NULL;              /* owned, see layout_call */
+static PyObject* data_ptr_of_rule = NULL;          /* owned, see layout_call */
+static PyObject* require_layout_rule = NULL;       /* owned, see layout_call */
+static PyObject* tensor_is_contiguous_rule = NULL; /* owned, see layout_call */
 
 /* size: the element count, an int that is also callable as size(dim) (torch's, tvm-ffi's). */
 static PyObject* tensor_size(PyObject* self, void* closure) {
@@ -391,8 +397,7 @@ PyObject* pfpy_from_dlpack(PyObject* x) {
 static PFPY_NOINLINE PyObject* from_dlpack_checked(PyObject* tensor, PyObject* const* kwargs,
                                                    PyObject* kwnames) {
   PyObject* kw = PyDict_New();
-  PyObject* mod = kw != NULL ? PyImport_ImportModule("packedfun._rules.tensor_layout") : NULL;
-  PyObject* check = mod != NULL ? PyObject_GetAttrString(mod, "require_layout") : NULL;
+  PyObject* check = kw != NULL ? layout_rule(&require_layout_rule, "require_layout") : NULL;
   PyObject* result = NULL;
   Py_ssize_t n = check != NULL ? PyTuple_GET_SIZE(kwnames) : -1;
   Py_ssize_t i = 0;
@@ -404,8 +409,6 @@ static PFPY_NOINLINE PyObject* from_dlpack_checked(PyObject* tensor, PyObject* c
     if (args != NULL) result = PyObject_Call(check, args, kw);
     Py_XDECREF(args);
   }
-  Py_XDECREF(check);
-  Py_XDECREF(mod);
   Py_XDECREF(kw);
   Py_DECREF(tensor);
   return result;
@@ -459,12 +462,7 @@ static PyObject* tensor_numel_method(PyObject* self, PyObject* unused) {
  * require_contiguous uses too, so both backends share one definition of "contiguous". */
 static PyObject* tensor_is_contiguous(PyObject* self, PyObject* unused) {
   (void)unused;
-  PyObject* mod = PyImport_ImportModule("packedfun._rules.tensor_layout");
-  PyObject* check = mod != NULL ? PyObject_GetAttrString(mod, "tensor_is_contiguous") : NULL;
-  PyObject* result = check != NULL ? PyObject_CallOneArg(check, self) : NULL;
-  Py_XDECREF(check);
-  Py_XDECREF(mod);
-  return result;
+  return layout_call(&tensor_is_contiguous_rule, "tensor_is_contiguous", self);
 }
 
 static PyMethodDef tensor_methods[] = {

@@ -441,3 +441,20 @@ def test_jax_both_ways(m):
     back = jax.dlpack.from_dlpack(m.tensor_empty_2d(1, 3))
     assert back.tolist() == [[0.0, 1.0, 2.0]]
     assert pf.from_dlpack(jnp.zeros(2, dtype=jnp.bfloat16)).dtype == "bfloat16"
+
+
+def test_layout_rules_on_every_use_after_the_first():
+    # Each shared layout rule (size, data_ptr, is_contiguous(), from_dlpack's keyword checks) is
+    # fetched on first use and kept: later uses, interleaved, must each still give their own answer.
+    base = np.arange(12, dtype="float32").reshape(3, 4)
+    dense, strided = pf.from_dlpack(base), pf.from_dlpack(base[:, ::2])
+    for _ in range(3):
+        assert dense.size == 12 and dense.size(1) == 4 and strided.size == 6
+        assert dense.data_ptr == base.ctypes.data and dense.data_ptr() == base.ctypes.data
+        assert dense.is_contiguous() is True and strided.is_contiguous() is False
+        assert pf.from_dlpack(base, require_contiguous=True).shape == (3, 4)
+        with pytest.raises(ValueError, match="is not contiguous"):
+            pf.from_dlpack(base[:, ::2], require_contiguous=True)
+        with pytest.raises(TypeError, match="require_alignment must be an int"):
+            pf.from_dlpack(base, require_alignment="4")
+        assert strided.size(0) == 3 and strided.data_ptr == base.ctypes.data
