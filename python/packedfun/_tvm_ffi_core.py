@@ -16,6 +16,7 @@ import typing
 
 from ._backend import core as _backend
 from ._missing import MISSING
+from ._tvm_ffi_error import Error
 from .container import Array, Dict, List, Map, Shape
 from .module import Module
 from .object import _automatic, _class_for, _class_hooks, _registered, on_new_class
@@ -29,6 +30,7 @@ __all__ = [
     "DataType",
     "Device",
     "Dict",
+    "Error",
     "FFIProperty",
     "Function",
     "List",

@@ -142,6 +142,7 @@ def install() -> None:
     core = importlib.import_module(_RENAMED[ALIAS + ".core"])
     packedfun.core = core  # type: ignore[attr-defined]
     core._attach_type_info()  # cls.__tvm_ffi_type_info__ on every object class
+    importlib.import_module("packedfun._tvm_ffi_error")._attach()  # exc.__tvm_ffi_error__
     _load_tvm_ffi_testing()
 
 
@@ -189,6 +190,7 @@ def uninstall() -> None:
     switch_core = sys.modules.get(_RENAMED[ALIAS + ".core"])
     if switch_core is not None:
         switch_core._detach_type_info()
+        sys.modules["packedfun._tvm_ffi_error"]._detach()
     if packedfun is not None:  # packedfun.core back to the backend module
         packedfun.core = _backend.core  # type: ignore[attr-defined]
 
