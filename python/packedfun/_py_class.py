@@ -259,13 +259,20 @@ def _schema(spec: _Spec, f: Field, tp: typing.Any) -> tuple:
     )
 
 
+#: module name -> {class name: class}: the py_class classes of each module by name, the latest
+#: definition of a name last (a class defined in a function body, or defined again, is the one an
+#: annotation naming it means; the module's globals come after, as Python's own lookup order).
+_by_module: dict[str, dict[str, typing.Any]] = {}
+
+
 def _namespace(spec: _Spec) -> tuple:
     module = sys.modules.get(spec.cls.__module__)
     globalns = dict(vars(module)) if module is not None else {}
-    localns: dict = {}
-    for other in list(_pending) + list(_defined.values()):
-        if other.cls.__module__ == spec.cls.__module__:
-            localns.setdefault(other.cls.__name__, other.cls)
+    localns = {
+        name: cls
+        for name, cls in _by_module.get(spec.cls.__module__, {}).items()
+        if not getattr(cls, "__pf_failed__", False)
+    }
     localns.update({"KW_ONLY": KW_ONLY, spec.cls.__name__: spec.cls})
     return globalns, localns
 
@@ -291,16 +298,20 @@ def _resolve(spec: _Spec) -> bool:
     """Maps every own annotation; False while some name is not defined yet."""
     deps = []
     schemas = []
+    types = []
     for f in spec.own:
         try:
-            index, nullable = _schema(spec, f, _evaluate(spec, f))
+            tp = _evaluate(spec, f)
+            index, nullable = _schema(spec, f, tp)
         except _Unresolved:
             return False
         if isinstance(index, type):
             deps.append(index)
         schemas.append((index, nullable))
-    for f, s in zip(spec.own, schemas):
+        types.append(tp)
+    for f, s, tp in zip(spec.own, schemas, types):
         f._schema = s
+        f.type = tp  # the resolved annotation (fields() shows the type, not its text)
     spec.deps = deps
     return True
 
@@ -527,11 +538,52 @@ def _key_is_free(key: str) -> bool:
     return False
 
 
+class FieldProperty(core.FieldDescriptor):
+    """The descriptor of a :func:`py_class` field (``Cls.__dict__["x"]``): reads and writes the
+    field as :class:`packedfun.core.FieldDescriptor` does, and adds the frozen-field escape hatch.
+
+    ``Cls.x.set(obj, value)`` stores ``value`` into field ``x`` of ``obj`` even when the field is
+    frozen (``frozen=True`` on the class or ``field(frozen=True)``), checked against the declared
+    type like any store: what ``object.__setattr__`` is to a frozen :mod:`dataclasses` class, for
+    a ``__post_init__`` that computes a frozen field. Attribute assignment (``obj.x = v``) and
+    native reflection setters still refuse a frozen field. ``fset`` is ``None`` for a frozen field
+    and the setter ``fset(obj, value)`` for a mutable one, as on a :class:`property`.
+    """
+
+    __slots__ = ()
+
+    @property
+    def fset(self) -> typing.Any:
+        """``None`` for a frozen field, else a callable ``fset(obj, value)`` that assigns."""
+        return None if self.readonly else self.__set__
+
+    def set(self, obj: typing.Any, value: typing.Any) -> None:
+        """Stores ``value`` into this field of ``obj``, frozen or not.
+
+        Raises
+        ------
+        TypeError
+            When ``obj`` is not an instance of the field's class, or ``value`` does not fit the
+            field's declared type.
+        """
+        if not self.readonly:
+            self.__set__(obj, value)
+            return
+        if not isinstance(obj, core.Object) or not core.type_is_instance(
+            obj.type_index, self.type_index
+        ):
+            raise TypeError(
+                f"{self.__qualname__}.set(): expected an instance of its class, got "
+                f"{type(obj).__qualname__}"
+            )
+        _func("packedfun.slot_object_set_field")(obj, self.__name__, value)
+
+
 def _install(spec: _Spec, index: int) -> None:
     cls = spec.cls
     _object._infos.pop(index, None)
     for f in spec.own:
-        setattr(cls, f.name, core.FieldDescriptor(index, f.name))
+        setattr(cls, f.name, FieldProperty(index, f.name))
     cls.__pf_type_index__ = index
     info = core.type_info(index)
     ctor = next(m["func"] for m in info["methods"] if m["name"] == "__create__")
@@ -816,7 +868,7 @@ def _decorate(cls: typing.Any, key: str | None, params: dict) -> typing.Any:
         )
     if _is_py_class(parent):
         pspec = parent.__dict__["__pf_py_spec__"]
-        if pspec.params["frozen"] != params["frozen"]:
+        if pspec.params["frozen"] != params["frozen"] and not params.get("mixed_frozen"):
             word = "frozen" if params["frozen"] else "non-frozen"
             raise TypeError(
                 f"py_class {cls.__qualname__}: cannot inherit {word} class from a "
@@ -849,6 +901,9 @@ def _decorate(cls: typing.Any, key: str | None, params: dict) -> typing.Any:
     cls.__pf_py_spec__ = spec
     cls.__pf_user__ = user
     cls.__pf_dataclass_params__ = dict(params)
+    names = _by_module.setdefault(cls.__module__, {})
+    names.pop(cls.__name__, None)
+    names[cls.__name__] = cls
     _check_order(spec)
     if "__init__" not in user:
         cls.__init__ = _pending_init
@@ -904,13 +959,20 @@ def py_class(
         For a field name reserved by :class:`packedfun.Object`, a type key already taken by a
         different layout, ``order`` without ``eq``.
     """
-    if structural_eq not in (None, "tree", "dag"):
-        raise ValueError(f"py_class: unknown structural_eq {structural_eq!r}")
     params = {
         "frozen": frozen, "init": init, "repr": repr, "eq": eq, "order": order,
         "unsafe_hash": unsafe_hash, "match_args": match_args, "kw_only": kw_only,
         "structural_eq": structural_eq, "slots": slots,
     }  # fmt: skip
+    return _decorator(cls_or_type_key, type_key, params)
+
+
+def _decorator(cls_or_type_key: typing.Any, type_key: str | None, params: dict) -> typing.Any:
+    """:func:`py_class` for its ``params`` (with ``mixed_frozen`` True: a frozen class may derive
+    from a mutable one and the other way round, each field keeping its own class's rule)."""
+    structural_eq = params["structural_eq"]
+    if structural_eq not in (None, "tree", "dag"):
+        raise ValueError(f"py_class: unknown structural_eq {structural_eq!r}")
 
     def wrap(cls: typing.Any) -> typing.Any:
         key = (
@@ -1074,7 +1136,7 @@ def fields(class_or_instance: typing.Any) -> tuple:
         When the argument is not a py_class or an instance of one.
     """
     if not is_dataclass(class_or_instance):
-        raise TypeError("fields() should be called on a py_class type or instance")
+        raise TypeError("fields() should be called on a c_class or py_class type or instance")
     cls = class_or_instance if isinstance(class_or_instance, type) else type(class_or_instance)
     return tuple(_all_fields(cls))
 
@@ -1090,7 +1152,7 @@ def replace(obj: typing.Any, /, **changes: typing.Any) -> typing.Any:
         When a change names no field.
     """
     if not is_dataclass(obj) or isinstance(obj, type):
-        raise TypeError("replace() should be called on a py_class instance")
+        raise TypeError("replace() should be called on c_class / py_class instances")
     for f in fields(obj):
         if not f.init:
             if f.name in changes:
@@ -1132,12 +1194,12 @@ def _convert_out(obj: typing.Any, as_dict: bool, factory: typing.Any) -> typing.
 def asdict(obj: typing.Any, *, dict_factory: typing.Any = dict) -> dict:
     """The fields of ``obj`` as a dict, recursively (py_class instances, containers)."""
     if not is_dataclass(obj) or isinstance(obj, type):
-        raise TypeError("asdict() should be called on py_class instances")
+        raise TypeError("asdict() should be called on c_class / py_class instances")
     return _convert_out(obj, True, dict_factory)
 
 
 def astuple(obj: typing.Any, *, tuple_factory: typing.Any = tuple) -> tuple:
     """The fields of ``obj`` as a tuple, recursively."""
     if not is_dataclass(obj) or isinstance(obj, type):
-        raise TypeError("astuple() should be called on py_class instances")
+        raise TypeError("astuple() should be called on c_class / py_class instances")
     return _convert_out(obj, False, tuple_factory)

@@ -48,6 +48,7 @@ ENV_VAR = "PACKEDFUN_AS_TVM_FFI"
 _RENAMED = {
     ALIAS + ".core": "packedfun._tvm_ffi_core",
     ALIAS + "._ffi_api": "packedfun._tvm_ffi_ffi_api",
+    ALIAS + ".dataclasses": "packedfun._tvm_ffi_dataclasses",
 }
 
 

@@ -347,7 +347,8 @@ static PyTypeObject FieldDescr_Type = {
     .tp_basicsize = sizeof(FieldDescr),
     .tp_dealloc = field_dealloc,
     .tp_repr = field_repr,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    /* subclassable: a Python-defined class's fields add the shared layer's `set`/`fset` */
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "FieldDescriptor(type_index, name): reads/writes a reflected field of an object.",
     .tp_members = field_members,
     .tp_descr_get = field_get,

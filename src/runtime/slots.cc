@@ -637,7 +637,35 @@ int ReleaseCall(void*, const PFAny* args, int32_t n, PFAny* result) {
   });
 }
 
+/*! (object, field_name, value) -> None: stores `value` into the named slot field of a slot-type
+ *  instance, read-only (frozen) fields included, checked against the field's declared type as
+ *  every store is. The Python-defined classes' escape hatch (`type(obj).field.set(obj, value)`):
+ *  a frozen field stays read-only to reflection setters and to attribute assignment. */
+int SetFieldCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  return Guard([&] {
+    if (n != 3 || !IsObjectIndex(args[0].type_index)) {
+      Throw("TypeError", "packedfun.slot_object_set_field: expected (object, field_name, value)");
+    }
+    PFObject* obj = args[0].v_obj;
+    const SlotType* st = Find(obj->type_index);
+    if (st == nullptr) {
+      Throw("TypeError", "packedfun.slot_object_set_field: " + TypeName(obj->type_index) +
+                             " is not a Python-defined (slot) type");
+    }
+    std::string_view name = StringArg(args[1], "field_name");
+    for (size_t i = 0; i < st->fields.size(); ++i) {
+      const SlotField& f = st->fields[i];
+      if (f.name != name) continue;
+      Store(&TailOf(st, obj)->slots[i], CheckedValue(f.check, args[2], st, &f));
+      *result = NoneAny();
+      return 0;
+    }
+    Throw("AttributeError", st->key + " has no slot field '" + std::string(name) + "'");
+  });
+}
+
 const int kRegistered = [] {
+  RegisterBuiltin("packedfun.slot_object_set_field", &SetFieldCall);
   RegisterBuiltin("packedfun.slot_type_release", &ReleaseCall);
   RegisterBuiltin("packedfun.slot_type_reserve", &ReserveCall);
   RegisterBuiltin("packedfun.type_register_method", &MethodCall);

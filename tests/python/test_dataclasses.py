@@ -605,3 +605,105 @@ def test_pickle_into_a_fresh_process_imports_the_defining_module(tmp_path):
         check=False,
     )
     assert out.stdout.decode().split() == ["pc_ir", "Leaf", "7", "x"], out.stderr.decode()[-2000:]
+
+
+def test_frozen_field_escape_hatch_set():
+    @py_class("test_dc.FrozenHatch", frozen=True)
+    class FrozenHatch(pf.Object):
+        x: int
+        items: list = field(default_factory=list)
+        y: int = field(init=False, default=0)
+
+        def __post_init__(self):
+            type(self).y.set(self, self.x * 2)  # a derived frozen field, set once
+
+    p = FrozenHatch(5)
+    assert p.y == 10
+    descr = FrozenHatch.__dict__["x"]
+    assert isinstance(descr, core.FieldDescriptor) and descr.readonly
+    assert descr.fset is None
+    FrozenHatch.x.set(p, 99)
+    assert p.x == 99
+    FrozenHatch.items.set(p, [1, 2])  # converted as any store: a list becomes an Array
+    assert list(p.items) == [1, 2] and isinstance(p.items, pf.Array)
+    with pytest.raises(AttributeError):
+        p.x = 100  # attribute assignment stays refused
+    assert p.x == 99
+    with pytest.raises(TypeError, match="expected int"):
+        FrozenHatch.x.set(p, "not an int")
+    assert p.x == 99
+    with pytest.raises(TypeError, match="expected an instance"):
+        FrozenHatch.x.set(Var("v"), 1)
+    with pytest.raises(TypeError, match="expected an instance"):
+        FrozenHatch.x.set(42, 1)
+
+
+def test_field_level_frozen_and_mutable_set_and_fset():
+    @py_class("test_dc.FieldFrozenHatch")
+    class FieldFrozenHatch(pf.Object):
+        a: int
+        b: int = field(frozen=True, default=0)
+
+    r = FieldFrozenHatch(1, 2)
+    assert FieldFrozenHatch.__dict__["b"].fset is None
+    FieldFrozenHatch.b.set(r, 20)
+    assert r.b == 20
+    with pytest.raises(AttributeError):
+        r.b = 3
+    fset = FieldFrozenHatch.__dict__["a"].fset
+    assert fset is not None
+    fset(r, 7)
+    FieldFrozenHatch.a.set(r, 8)  # on a mutable field, set is plain assignment
+    assert r.a == 8
+
+
+def test_annotation_names_the_latest_class_of_that_name():
+    # Two function bodies define a class of the same name: each annotation means its own.
+    def first():
+        @py_class("test_dc.LatestInner1")
+        class Inner(pf.Object):
+            v: int
+
+        @py_class("test_dc.LatestOuter1")
+        class Outer(pf.Object):
+            child: "Inner"
+
+        return Inner, Outer
+
+    def second():
+        @py_class("test_dc.LatestInner2")
+        class Inner(pf.Object):
+            w: str
+
+        @py_class("test_dc.LatestOuter2")
+        class Outer(pf.Object):
+            child: "Inner"
+
+        return Inner, Outer
+
+    inner1, outer1 = first()
+    inner2, outer2 = second()
+    assert outer2(inner2("a")).child.w == "a"
+    assert outer1(inner1(1)).child.v == 1
+    assert dc.fields(outer2)[0].type is inner2
+    with pytest.raises(TypeError):
+        outer2(inner1(1))
+    assert dc.asdict(outer2(inner2("b"))) == {"child": {"w": "b"}}
+
+
+def test_field_type_is_the_resolved_annotation():
+    @py_class("test_dc.ResolvedType")
+    class ResolvedType(pf.Object):
+        e: "Expr"
+        v: "Optional[int]" = None
+
+    e, v = dc.fields(ResolvedType)
+    assert v.type == Optional[int] and e.type is Expr
+
+
+def test_helpers_name_both_class_kinds_in_their_errors():
+    with pytest.raises(TypeError, match="c_class or py_class"):
+        dc.fields(42)
+    for helper in (dc.asdict, dc.astuple, dc.replace):
+        with pytest.raises(TypeError, match="c_class / py_class instances"):
+            helper(42)

@@ -75,11 +75,6 @@ _CONTAINER_EQ = "Map/Dict.__eq__ compares with a plain dict instead of returning
 _ARRAY_FORM = "an Array prints as [1, 2, 3] and slices to an Array (tvm-ffi: (1, 2, 3), a list)"
 _C_CLASS = "dataclasses helpers (fields/asdict/replace/is_dataclass/__match_args__) on C++ classes"
 _CXX_FIXTURES = "tvm-ffi's C++ test classes in tvm_ffi.testing (_TestCxxClass*, TestObjectBase)"
-_PY_CLASS_NAMES = (
-    "a py_class field annotated with a local class resolves to another class of that name"
-)
-_FROZEN = "FFIProperty.fset / .set (the frozen-field escape hatch) are not provided"
-_FROZEN_MIX = "py_class refuses mixing frozen and mutable classes in one hierarchy"
 _ERROR_FRAMES = (
     "asserts a native frame named TestRaiseError in the backtrace: testing.test_raise_error is "
     "packedfun's own under the switch (a name both registries hold stays packedfun's), and "
@@ -126,30 +121,9 @@ KNOWN_FAILING: dict[str, str] = {
     "test_dataclass_common.py::test_c_class_single_field": _C_CLASS,
     "test_dataclass_common.py::test_c_class_type": _C_CLASS,
     "test_dataclass_common.py::test_defaultdict_preserved": "imports tvm_ffi.dataclasses.common",
-    "test_dataclass_common.py::test_dict_factory_recurses": _PY_CLASS_NAMES,
     "test_dataclass_common.py::test_field_attribute_access": _C_CLASS,
-    "test_dataclass_common.py::test_non_dataclass_raises": "message wording: 'c_class or py_class'",
-    "test_dataclass_common.py::test_py_class_nested": _PY_CLASS_NAMES,
-    "test_dataclass_common.py::test_py_class_optional_type_resolved": "Field.type of an Optional "
-    "field is not resolved",
     "test_dataclass_common.py::test_replace_frozen_field": _C_CLASS,
     "test_dataclass_common.py::test_returns_tuple_of_field": _C_CLASS,
-    "test_dataclass_common.py::test_tuple_factory_recurses": _PY_CLASS_NAMES,
-    "test_dataclass_common.py::test_type_raises": "message wording: 'c_class / py_class instances'",
-    "test_dataclass_frozen.py::test_escape_hatch_multiple_fields": _FROZEN,
-    "test_dataclass_frozen.py::test_escape_hatch_on_field_level_frozen": _FROZEN,
-    "test_dataclass_frozen.py::test_escape_hatch_on_inherited_frozen_field": _FROZEN,
-    "test_dataclass_frozen.py::test_escape_hatch_on_mutable_field_also_works": _FROZEN,
-    "test_dataclass_frozen.py::test_escape_hatch_preserves_type_coercion": _FROZEN,
-    "test_dataclass_frozen.py::test_escape_hatch_sets_frozen_field": _FROZEN,
-    "test_dataclass_frozen.py::test_frozen_field_fset_is_none": _FROZEN,
-    "test_dataclass_frozen.py::test_frozen_instance_as_field_value": _PY_CLASS_NAMES,
-    "test_dataclass_frozen.py::test_frozen_parent_mutable_child": _FROZEN_MIX,
-    "test_dataclass_frozen.py::test_mutable_field_fset_is_not_none": _FROZEN,
-    "test_dataclass_frozen.py::test_mutable_field_set_method_also_works": _FROZEN,
-    "test_dataclass_frozen.py::test_mutable_parent_frozen_child": _FROZEN_MIX,
-    "test_dataclass_frozen.py::test_post_init_can_use_escape_hatch": _FROZEN,
-    "test_dataclass_frozen.py::test_regular_setattr_still_blocked_after_escape_hatch": _FROZEN,
     "test_dataclass_gen_abi_cpp.py": "tvm_ffi.dataclasses.gen_abi_cpp (tvm-ffi's generator of "
     "C++ ABI code for Python-defined classes) is not provided",
     "test_error.py::test_error_from_cxx": _ERROR_FRAMES,

@@ -1,0 +1,102 @@
+# `tvm_ffi.dataclasses` under the switch: packedfun.dataclasses' names, tvm-ffi's py_class rule.
+"""``packedfun._tvm_ffi_dataclasses`` is what ``import tvm_ffi.dataclasses`` gives under the
+switch: packedfun's own names, except ``py_class``, which lets frozen and mutable classes mix in one
+hierarchy (tvm-ffi's rule; packedfun's own ``py_class`` refuses it, test_dataclasses). Checked here
+in this process, and the switch's import in a child process. Both backends: the suite runs once per
+backend, and the child inherits ``PACKEDFUN_BACKEND``."""
+
+from __future__ import annotations
+
+import packedfun
+import packedfun._tvm_ffi_dataclasses as tdc
+import packedfun.dataclasses as dc
+import pytest
+from test_tvm_ffi_switch import run_child
+
+
+def test_names_are_packedfuns_own_but_py_class():
+    for name in tdc.__all__:
+        if name != "py_class":
+            assert getattr(tdc, name) is getattr(dc, name), name
+    assert tdc.py_class is not dc.py_class
+
+
+def test_frozen_parent_mutable_child():
+    @tdc.py_class("test_tdc.FrozenParent", frozen=True)
+    class Parent(packedfun.Object):
+        a: int
+
+    @tdc.py_class("test_tdc.MutableChild")
+    class Child(Parent):
+        b: int
+
+    c = Child(1, 2)
+    with pytest.raises(AttributeError):
+        c.a = 10  # the parent's field stays frozen
+    c.b = 20
+    assert (c.a, c.b) == (1, 20)
+    Child.a.set(c, 5)  # the escape hatch reaches the inherited frozen field
+    assert c.a == 5
+
+
+def test_mutable_parent_frozen_child():
+    @tdc.py_class("test_tdc.MutableParent")
+    class Parent(packedfun.Object):
+        a: int
+
+    @tdc.py_class("test_tdc.FrozenChild", frozen=True, eq=True)
+    class Child(Parent):
+        b: int
+
+    c = Child(1, 2)
+    c.a = 10
+    with pytest.raises(AttributeError):
+        c.b = 20
+    assert (c.a, c.b) == (10, 2)
+    assert Child(1, 2) == Child(1, 2) and hash(Child(1, 2)) == hash(Child(1, 2))
+
+
+def test_packedfun_py_class_still_refuses_the_mix():
+    @tdc.py_class("test_tdc.FrozenBase", frozen=True)
+    class Base(packedfun.Object):
+        a: int
+
+    with pytest.raises(TypeError, match="non-frozen"):
+
+        @dc.py_class("test_tdc.RefusedChild")
+        class Child(Base):
+            b: int
+
+
+def test_switch_imports_it_as_tvm_ffi_dataclasses():
+    run_child(
+        """
+        import sys
+        import packedfun
+        import packedfun.tvm_ffi_compat as compat
+        compat.install()
+        from tvm_ffi.dataclasses import Object, py_class, field
+        import tvm_ffi.dataclasses
+        assert sys.modules["tvm_ffi.dataclasses"] is sys.modules["packedfun._tvm_ffi_dataclasses"]
+        assert tvm_ffi.dataclasses.fields is sys.modules["packedfun.dataclasses"].fields
+
+        @py_class("child.Frozen", frozen=True)
+        class Frozen(Object):
+            a: int
+
+        @py_class("child.Mutable")
+        class Mutable(Frozen):
+            b: int = field(default=0)
+
+        m = Mutable(1)
+        m.b = 3
+        assert (m.a, m.b) == (1, 3)
+        try:
+            import tvm_ffi.dataclasses.no_such_module
+        except ModuleNotFoundError:
+            pass
+        else:
+            raise AssertionError("tvm_ffi.dataclasses.no_such_module imported")
+        print("ok")
+        """
+    )
