@@ -152,13 +152,15 @@ def _args(args: tuple, peer: str, pairs: dict, array) -> tuple:
     return tuple(pairs[peer] if a == "PAIR" else array if a == "ARRAY" else a for a in args)
 
 
-def make_cases(peers: dict) -> list:
+def make_cases(peers: dict, only: list | None = None) -> list:
     array = np.arange(16, dtype="float32")
     pairs = {}
     for peer, fns in peers.items():
         pairs[peer] = fns["make_pair"](3, 4) if "make_pair" in fns else None
     cases = []
     for label, name, args in ROWS + ERROR_ROWS:
+        if only and not any(word in label for word in only):
+            continue
         loops = {}
         for peer, fns in peers.items():
             if name not in fns or ("PAIR" in args and pairs[peer] is None):
@@ -212,6 +214,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=0, help="samples per peer and row")
     parser.add_argument("--sample-ms", type=float, default=0.5, help="shortest sample")
     parser.add_argument("--out", type=Path, help="also write the table to this file")
+    parser.add_argument(
+        "--rows", action="append", help="only the rows whose label contains this (repeatable)"
+    )
     opts = parser.parse_args()
     repeat = opts.repeat or (5 if opts.quick else 31)
     work = HERE / "_build" / "forms"
@@ -227,7 +232,7 @@ def main() -> None:
             missing.append(f"{name}: {why}")
         else:
             peers[name] = fns
-    results = [measure(case, repeat, opts.sample_ms * 1e6) for case in make_cases(peers)]
+    results = [measure(case, repeat, opts.sample_ms * 1e6) for case in make_cases(peers, opts.rows)]
     columns = [p for p in PEERS if p in peers]
     text = "\n".join([
         f"Parameter forms, ns per call (median of {repeat} interleaved samples; "

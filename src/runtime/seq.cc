@@ -1,5 +1,4 @@
 // Array, List and Shape: PFArrayCreate, PFShapeCreate and the sequence helpers of the runtime.
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -40,21 +39,31 @@ void ReleaseCells(PFAny* cells, int64_t n) noexcept {
   }
 }
 
-/*! One dead Array's or List's block (its slots inline) kept for the next one made, process-wide:
- *  an `Array<T>` parameter filled from a Python list makes and drops one per call. Only a block
- *  whose count reached 0 and whose cells are released comes here; the slot is exchanged
- *  atomically, so no two threads take the same block. Blocks above kSpareSeqMaxSlots are freed,
- *  and a block is reused only for a size it does not oversize by more than twice (plus 4). */
-std::atomic<PFSeqObject*> spare_seq{nullptr};
+/*! One dead Array's or List's block (its slots inline) kept for the next one made on the same
+ *  thread: an `Array<T>` parameter filled from a Python list makes and drops one per call. Only a
+ *  block whose count reached 0 and whose cells are released comes here; the slot is the thread's
+ *  own (no lock) and its block is freed when the thread ends. Blocks above kSpareSeqMaxSlots are
+ *  freed, and a block is reused only for a size it does not oversize by more than twice (plus 4).
+ */
+struct SpareSeq {
+  PFSeqObject* block = nullptr;
+  bool closed = false;  // the thread is ending: sequences dying after this are freed
+  ~SpareSeq() {
+    std::free(block);
+    block = nullptr;
+    closed = true;
+  }
+};
+thread_local SpareSeq spare_seq;
 constexpr int64_t kSpareSeqMaxSlots = 256;
 
 void DeleteSeq(PFObject* obj) noexcept {
   auto* seq = As<PFSeqObject>(obj);
   if ((obj->flags & kSeqFlagPlainPods) == 0) ReleaseCells(seq->data, seq->size);
   if (seq->data == InlineSlots(seq) && seq->capacity <= kSpareSeqMaxSlots) {
-    PFSeqObject* empty = nullptr;
-    if (spare_seq.compare_exchange_strong(empty, seq, std::memory_order_release,
-                                          std::memory_order_relaxed)) {
+    SpareSeq* spare = &spare_seq;
+    if (spare->block == nullptr && !spare->closed) {
+      spare->block = seq;
       return;
     }
   } else if (seq->data != InlineSlots(seq)) {
@@ -66,9 +75,10 @@ void DeleteSeq(PFObject* obj) noexcept {
 /*! The spare block if it fits `capacity` slots, else NULL (a spare of another size is freed: the
  *  sizes now being made are the ones worth keeping). */
 PFSeqObject* TakeSpareSeq(int64_t capacity) noexcept {
-  if (spare_seq.load(std::memory_order_relaxed) == nullptr) return nullptr;
-  PFSeqObject* seq = spare_seq.exchange(nullptr, std::memory_order_acquire);
+  SpareSeq* spare = &spare_seq;
+  PFSeqObject* seq = spare->block;
   if (seq == nullptr) return nullptr;
+  spare->block = nullptr;
   if (seq->capacity >= capacity && seq->capacity <= 2 * capacity + 4) return seq;
   std::free(seq);
   return nullptr;

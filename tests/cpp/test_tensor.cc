@@ -4,6 +4,7 @@
 #include <packedfun/packedfun.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -235,6 +236,35 @@ TEST(Tensor, ADeadTensorsBlockIsReusedWithNothingOfItsPast) {
     EXPECT_EQ(kept->shape[1], 3);
     EXPECT_EQ(kept.use_count(), 1u);
   }
+}
+
+TEST(Tensor, TensorsAndArraysMadeOnOneThreadDieOnAnother) {
+  // Each thread keeps its own spare block: a Tensor or Array made on one thread and dropped on
+  // another goes to that thread's slot (or is freed), and a thread's spare is freed when it ends
+  // (the sanitized run checks the leak).
+  Tensor owner = Tensor::Empty({8}, packedfun::kFloat32);
+  Function keep = Function::FromTyped([](Tensor x) { return x; }, "test.keep");
+  std::vector<Tensor> handed;
+  std::vector<packedfun::Array<int64_t>> arrays;
+  for (int round = 0; round < 4; ++round) {
+    std::thread worker([&] {
+      for (int i = 0; i < 3; ++i) {
+        PFDLTensorArg arg;
+        PFAny view = PromotableArg(owner, &arg, 0);
+        Tensor t = keep(AnyView::FromPFAny(view)).cast<Tensor>();
+        if (i == 0) handed.push_back(t);  // dies on the main thread
+        arrays.push_back(packedfun::Array<int64_t>({round, i}));
+      }
+      handed.erase(handed.begin(), handed.begin() + (handed.size() > 2 ? 1 : 0));
+    });
+    worker.join();
+    for (const Tensor& t : handed) EXPECT_EQ(t->data, owner->data);
+    arrays.resize(1);
+  }
+  EXPECT_EQ(arrays[0][0], 0);
+  EXPECT_EQ(arrays[0][1], 0);
+  handed.clear();
+  EXPECT_EQ(owner.use_count(), 1u);
 }
 
 TEST(Tensor, ReturnedAndReceivedAsTensor) {
