@@ -69,7 +69,7 @@ def test_install_aliases_the_package_and_its_submodules():
         import packedfun.cpp, packedfun.libinfo, packedfun.config, packedfun.testing
         assert tvm_ffi.cpp is packedfun.cpp and sys.modules["tvm_ffi.cpp"] is packedfun.cpp
         assert tvm_ffi.libinfo is packedfun.libinfo and tvm_ffi.config is packedfun.config
-        assert tvm_ffi.testing is packedfun.testing
+        assert sys.modules["tvm_ffi.testing"] is sys.modules["packedfun._tvm_ffi_testing"]
         from tvm_ffi.cpp import load_inline
         assert load_inline is packedfun.cpp.load_inline
         from tvm_ffi import register_global_func, get_global_func

@@ -1,0 +1,97 @@
+# `tvm_ffi.testing` under the switch: packedfun's testing names plus tvm-ffi's C++ test classes.
+"""Under the switch, ``tvm_ffi.testing`` is ``packedfun._tvm_ffi_testing``: every name of
+``packedfun.testing`` (the same objects), and apache-tvm-ffi's test classes declared with
+packedfun's ``c_class`` over the types of its ``libtvm_ffi_testing.so`` (loaded through the bridge).
+Every case runs in a child process (the switch changes the whole process), on the backend under
+test (the child inherits ``PACKEDFUN_BACKEND``)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+if importlib.util.find_spec("tvm_ffi") is None:
+    pytest.skip("apache-tvm-ffi is not installed", allow_module_level=True)
+
+from test_tvm_ffi_switch import run_child  # noqa: E402
+
+_SETUP = """
+        import packedfun.tvm_ffi_compat as compat
+        compat.install()
+        import sys
+        import packedfun, packedfun.testing
+        import tvm_ffi, tvm_ffi.testing
+        T = tvm_ffi.testing
+"""
+
+
+def test_one_module_that_keeps_packedfuns_testing_names():
+    run_child(
+        _SETUP
+        + """
+        import tvm_ffi.testing.testing
+        assert sys.modules["tvm_ffi.testing"] is sys.modules["tvm_ffi.testing.testing"]
+        assert T.__name__ == "packedfun._tvm_ffi_testing"
+        pf = sys.modules["packedfun.testing"]
+        assert T.echo is pf.echo and T.library_path is pf.library_path
+        assert T.TestIntPair is pf.TestIntPair  # packedfun's own type of that key: one class
+        assert T.TestIntPair(1, 2).sum() == 3
+        assert T.add_one(41) == 42
+        try:
+            T.no_such_name
+        except AttributeError:
+            pass
+        else:
+            raise AssertionError("no AttributeError")
+        marker = T.requires_py310
+        assert marker.name == "skipif"
+        """
+    )
+
+
+def test_cxx_classes_build_and_come_back_as_their_class():
+    run_child(
+        _SETUP
+        + """
+        from tvm_ffi import get_global_func
+        b = T.TestObjectBase(v_i64=7, v_str="s")
+        assert type(b) is T.TestObjectBase and b.v_i64 == 7 and b.v_str == "s"
+        assert b.v_f64 == 10.0  # the C++ default
+        assert b.add_i64(3) == 10
+        d = T.create_object("testing.TestObjectDerived", v_map={"k": 1}, v_array=[1, 2])
+        assert type(d) is T.TestObjectDerived and isinstance(d, T.TestObjectBase)
+        assert d.v_map["k"] == 1 and list(d.v_array) == [1, 2]
+        assert get_global_func("testing.echo")(d) is d  # the same object back
+        assert type(T.make_unregistered_object()).__name__ == "TestUnregisteredObject"
+        c = T.TestCompare(1, "a", 2)  # a reflected constructor (__ffi_init__)
+        assert (c.key, c.name, c.ignored_field) == (1, "a", 2)
+        p = T._TestCxxAutoInitSimple(1, 2)  # positional: the reflected fields in order
+        assert (p.x, p.y) == (1, 2)
+        base = T._TestCxxClassBase(1, 2)  # its own __init__ adds 1 and 2
+        assert (base.v_i64, base.v_i32) == (2, 4)
+        dd = T._TestCxxClassDerived(1, 2, 3.5, 4.5)  # no longer adds: the derived init
+        assert (dd.v_i64, dd.v_i32, dd.v_f64, dd.v_f32) == (1, 2, 3.5, 4.5)
+        import packedfun.dataclasses as dc
+        assert [f.name for f in dc.fields(T.TestObjectBase)] == ["v_i64", "v_f64", "v_str"]
+        assert all(f.init for f in dc.fields(T.TestObjectBase))
+        """
+    )
+
+
+def test_bad_construction_raises_type_error():
+    run_child(
+        _SETUP
+        + """
+        def raises(exc, fn, *args, **kwargs):
+            try:
+                fn(*args, **kwargs)
+            except exc as e:
+                return str(e)
+            raise AssertionError(f"no {exc.__name__}")
+        assert "c" in raises(TypeError, T._TestCxxAutoInit, a=1)  # required field c left out
+        assert "at most 2" in raises(TypeError, T._TestCxxAutoInitSimple, 1, 2, 3)
+        assert "multiple values" in raises(TypeError, T._TestCxxAutoInitSimple, 1, x=2)
+        raises(TypeError, T._TestCxxNoAutoInit, 1, 2)  # init=False: no constructor
+        """
+    )
