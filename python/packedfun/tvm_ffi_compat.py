@@ -146,6 +146,7 @@ def install() -> None:
     packedfun.core = core  # type: ignore[attr-defined]
     core._attach_type_info()  # cls.__tvm_ffi_type_info__ on every object class
     importlib.import_module("packedfun._tvm_ffi_error")._attach()  # exc.__tvm_ffi_error__
+    importlib.import_module("packedfun._tvm_ffi_container")._attach()  # tvm-ffi's Array forms
     _load_tvm_ffi_testing()
 
 
@@ -194,6 +195,7 @@ def uninstall() -> None:
     if switch_core is not None:
         switch_core._detach_type_info()
         sys.modules["packedfun._tvm_ffi_error"]._detach()
+        sys.modules["packedfun._tvm_ffi_container"]._detach()
     if packedfun is not None:  # packedfun.core back to the backend module
         packedfun.core = _backend.core  # type: ignore[attr-defined]
 

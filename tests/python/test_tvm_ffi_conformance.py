@@ -75,8 +75,6 @@ _MODULE_SCHEMA = (
     "a Module function's metadata has packedfun's form (params/return), no tvm-ffi type_schema"
 )
 _CONTAINER_HASH = "packedfun's List/Dict/Map are unhashable (tvm-ffi hashes them by content)"
-_CONTAINER_EQ = "Map/Dict.__eq__ compares with a plain dict instead of returning NotImplemented"
-_ARRAY_FORM = "an Array prints as [1, 2, 3] and slices to an Array (tvm-ffi: (1, 2, 3), a list)"
 _C_CLASS = "dataclasses helpers (fields/asdict/replace/is_dataclass/__match_args__) on C++ classes"
 _CXX_FIXTURES = "tvm-ffi's C++ test classes in tvm_ffi.testing (_TestCxxClass*, TestObjectBase)"
 _ERROR_FRAMES = (
@@ -101,17 +99,10 @@ KNOWN_FAILING: dict[str, str] = {
     "test_build.py::test_build_cpp": _MODULE_SCHEMA,
     "test_build.py::test_build_inline_with_docstrings": _MODULE_SCHEMA,
     "test_build.py::test_build_inline_with_metadata": _MODULE_SCHEMA,
-    "test_container.py::test_array": _ARRAY_FORM,
-    "test_container.py::test_bad_constructor_init_state": "Map(1) raises TypeError (tvm-ffi: "
-    "AttributeError)",
-    "test_container.py::test_dict_eq_not_implemented_for_unrelated": _CONTAINER_EQ,
     "test_container.py::test_dict_hash": _CONTAINER_HASH,
     "test_container.py::test_list_hash": _CONTAINER_HASH,
-    "test_container.py::test_map_eq_not_implemented_for_unrelated": _CONTAINER_EQ,
     "test_container.py::test_map_hash": _CONTAINER_HASH,
     "test_container.py::test_missing_object": "MISSING is a plain Python sentinel, not an Object",
-    "test_container.py::test_repr": _ARRAY_FORM,
-    "test_container.py::test_serialization": _ARRAY_FORM,
     "test_dataclass_c_class.py": "imports tvm_ffi.dataclasses.c_class (a module; packedfun's "
     "dataclasses is one module) and tvm-ffi's C++ test classes",
     "test_dataclass_common.py::test_c_class_basic": _C_CLASS,
