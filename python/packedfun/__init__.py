@@ -107,7 +107,7 @@ def __getattr__(name: str) -> object:
         from .dataclasses import method
 
         return method
-    if name in ("cpp", "testing", "libinfo"):  # as `import tvm_ffi` gives tvm_ffi.cpp
+    if name in ("cpp", "testing", "libinfo", "access_path"):  # as `import tvm_ffi` gives them
         import importlib
 
         return importlib.import_module(f".{name}", __name__)  # binds packedfun.<name> too

@@ -128,8 +128,10 @@ KNOWN_FAILING: dict[str, str] = {
     "test_error.py::test_exception_pickle_roundtrip": _ERROR_FRAMES,
     "test_metadata.py": "imports tvm-ffi's schema test classes from tvm_ffi.testing "
     "(TestObjectPtrHolder, _SchemaAllTypes); tvm-ffi globals' metadata does not cross",
-    "test_object.py": "uses tvm-ffi's C++ test classes as tvm_ffi.testing.TestObjectBase, ... at "
-    "import",
+    "test_object.py": (
+        "__tvm_ffi_type_info__ of the built-in classes (type keys ffi.*); field descriptors' "
+        "docs; opaque Python objects passed to tvm-ffi functions; __slots__ of registered classes"
+    ),
     "test_string.py::test_bytes": _STRING_CLS,
     "test_string.py::test_string": _STRING_CLS,
     "test_container_dlpack_conversion.py": (
@@ -206,6 +208,7 @@ FAILING_IN_LISTED_FILES: dict[str, int] = {
     "test_dataclass_copy.py": 47,
     "test_dataclass_hash.py": 103,
     "test_dataclass_repr.py": 36,
+    "test_object.py": 26,
 }
 
 

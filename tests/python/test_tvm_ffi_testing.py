@@ -26,6 +26,19 @@ _SETUP = """
 """
 
 
+def test_submodules_that_import_tvm_ffi_gives_are_attributes():
+    run_child(
+        """
+        import sys
+        import packedfun.tvm_ffi_compat as compat
+        compat.install()
+        import tvm_ffi
+        assert "packedfun.access_path" not in sys.modules  # loaded on first use, not at import
+        assert tvm_ffi.access_path.AccessPath is sys.modules["packedfun.access_path"].AccessPath
+        """
+    )
+
+
 def test_one_module_that_keeps_packedfuns_testing_names():
     run_child(
         _SETUP
