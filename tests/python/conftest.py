@@ -15,6 +15,13 @@ so that a skip always means something is missing (a GPU):
 * In the quick run (the default), the tests of the full run only (``@suite.full_only``): the
   ctypes re-run, the second Python, the sanitized runs, the cluster tests (``suite.py``).
 
+A test marked ``@suite.alongside(why)`` (the ctypes re-run, the second-Python run: tests that only
+wait for a child run of the suite) runs in a child pytest of its own, started as soon as collection
+ends, so that it runs beside the other tests instead of after them; the test itself is moved to
+the end of the run, where it waits for that child and takes its outcome (passed, failed with the
+child's output, or skipped with the child's reason, which the skip policy then judges here). The
+child gets ``PACKEDFUN_ALONGSIDE_CHILD`` set to the test's id and runs the test body itself.
+
 The end of the run lists what was deselected, by reason, and every skip with its reason. In the
 full run and in CI a skip whose reason is not in ``suite.ALLOWED_SKIPS`` is made a failure here
 (``pytest_runtest_makereport``, ``pytest_make_collect_report``): a test that cannot run where it
@@ -23,6 +30,14 @@ should is never green."""
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 import suite
@@ -67,6 +82,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "deselect_if(condition, reason): deselected (not skipped) where condition holds: the test "
         "does not apply to this run (tests/python/conftest.py)",
     )
+    config.addinivalue_line(
+        "markers",
+        "alongside(reason): runs in a child pytest started when collection ends, beside the other "
+        "tests; the test takes its outcome at the end of the run (tests/python/conftest.py)",
+    )
 
 
 def _deselection_reason(item: pytest.Item) -> str | None:
@@ -100,6 +120,112 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    # The alongside tests wait at the end; their children run meanwhile.
+    if not suite.ALONGSIDE_CHILD:
+        late = [item for item in items if item.get_closest_marker("alongside")]
+        if late:
+            items[:] = [item for item in items if not item.get_closest_marker("alongside")] + late
+
+
+# ---- tests run alongside the others (suite.alongside) -------------------------------------------
+ALONGSIDE_LIMIT = 2 * 3600  # s; the tests' own subprocess timeouts are shorter
+
+
+class _Alongside:
+    """The child pytest that runs one alongside test; its outcome, wall and CPU seconds."""
+
+    def __init__(self, item: pytest.Item) -> None:
+        self.nodeid = item.nodeid
+        self.folder = Path(tempfile.mkdtemp(prefix="packedfun-alongside-"))
+        self.xml, self.log = self.folder / "report.xml", self.folder / "output.log"
+        env = dict(os.environ, PACKEDFUN_ALONGSIDE_CHILD=item.nodeid)
+        cmd = [sys.executable, "-m", "pytest", item.nodeid, "-q", "-rfEs", "-p", "no:cacheprovider",
+               "-o", "addopts=", f"--junitxml={self.xml}"]  # fmt: skip
+        self.began = time.monotonic()
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(
+                cmd, cwd=item.config.rootpath, env=env, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+        self.outcome: tuple[str, str] | None = None
+        self.wall = self.cpu = 0.0
+
+    def _wait(self) -> int | None:
+        """The child's exit code (None when it ran past ALONGSIDE_LIMIT and was killed); records
+        its wall time and the CPU time of its whole process tree."""
+        while True:
+            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            if pid:
+                self.proc.returncode = code = os.waitstatus_to_exitcode(status)
+                self.wall = time.monotonic() - self.began
+                self.cpu = usage.ru_utime + usage.ru_stime
+                return code
+            if time.monotonic() - self.began > ALONGSIDE_LIMIT:
+                self.kill()
+                return None
+            time.sleep(0.5)
+
+    def result(self) -> tuple[str, str]:
+        """("passed" | "failed" | "skipped", message), waiting for the child."""
+        if self.outcome is None:
+            self.outcome = self._outcome(self._wait())
+        return self.outcome
+
+    def _outcome(self, code: int | None) -> tuple[str, str]:
+        output = self.log.read_text(errors="replace") if self.log.exists() else ""
+        if code is None:
+            return "failed", f"still running after {ALONGSIDE_LIMIT} s: killed\n{output[-12000:]}"
+        cases = list(ET.parse(self.xml).getroot().iter("testcase")) if self.xml.exists() else []
+        if len(cases) != 1:
+            ran = f"the child pytest (exit {code}) ran {len(cases)} tests"
+            return "failed", f"{ran}:\n{output[-12000:]}"
+        for child in cases[0]:
+            if child.tag in ("failure", "error"):
+                return "failed", output[-12000:]
+            if child.tag == "skipped":
+                return "skipped", child.get("message", "")
+        if code != 0:
+            return "failed", f"the child pytest exited {code}:\n{output[-12000:]}"
+        return "passed", output[-6000:]
+
+    def kill(self) -> None:
+        if self.proc.returncode is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+            except (ProcessLookupError, ChildProcessError):
+                pass
+
+
+_ALONGSIDE: dict[str, _Alongside] = {}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if suite.ALONGSIDE_CHILD or session.config.option.collectonly:
+        return
+    for item in session.items:
+        if item.get_closest_marker("alongside"):
+            _ALONGSIDE[item.nodeid] = _Alongside(item)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):  # noqa: ANN001, ANN201 - pytest hook
+    job = _ALONGSIDE.get(pyfuncitem.nodeid)
+    if job is None:
+        return None
+    state, message = job.result()
+    print(f"ran alongside in a child pytest: {job.wall:.0f} s wall, {job.cpu:.0f} s CPU\n{message}")
+    if state == "skipped":
+        pytest.skip(message)
+    if state == "failed":
+        pytest.fail(f"the child pytest running this test failed:\n{message}", pytrace=False)
+    return True
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for job in _ALONGSIDE.values():
+        job.kill()
+        shutil.rmtree(job.folder, ignore_errors=True)
 
 
 # ---- skip policy (suite.ALLOWED_SKIPS) ----------------------------------------------------------
@@ -159,3 +285,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         )
     if not _DESELECTED and not _SKIPPED:
         write("nothing: every collected test ran")
+    for nodeid, job in _ALONGSIDE.items():
+        state = job.outcome[0] if job.outcome else "not waited for"
+        write(f"ALONGSIDE {nodeid}: {state}, {job.wall:.0f} s wall, {job.cpu:.0f} s CPU")

@@ -10,6 +10,10 @@
   extra, a runtime dependency, a tool the README's set-up provides). The quick run may skip; it
   prints each reason at the end. ``require(module)`` is the import a test uses instead of
   ``pytest.importorskip``: its failure names the package to install.
+* A test whose whole work is a child run of the suite (the ctypes re-run, the second Python) marks
+  itself ``@suite.alongside(why)``: it runs in a child pytest started as soon as collection ends,
+  beside the rest of the run (a 2-core machine has a core to spare for most of it), and the test
+  takes the child's outcome at the end of the run (``conftest.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +27,17 @@ from types import ModuleType
 
 import pytest
 
-__all__ = ["ALLOWED_SKIPS", "FULL", "IN_CI", "STRICT", "allowed_skip", "full_only", "require"]
+__all__ = [
+    "ALLOWED_SKIPS",
+    "ALONGSIDE_CHILD",
+    "FULL",
+    "IN_CI",
+    "STRICT",
+    "allowed_skip",
+    "alongside",
+    "full_only",
+    "require",
+]
 
 
 def _flag(name: str) -> bool:
@@ -65,6 +79,16 @@ def full_only(reason: str) -> pytest.MarkDecorator:
     return pytest.mark.deselect_if(
         not FULL, reason=f"full run only (PACKEDFUN_TEST_FULL=1): {reason}"
     )
+
+
+#: In the child pytest that runs one ``alongside`` test for the main run: that test's node id.
+ALONGSIDE_CHILD = os.environ.get("PACKEDFUN_ALONGSIDE_CHILD", "")
+
+
+def alongside(reason: str) -> pytest.MarkDecorator:
+    """Marks a long test that only drives a child run of the suite: the run starts it in a child
+    pytest when collection ends, beside the other tests, and reports its outcome at the end."""
+    return pytest.mark.alongside(reason=reason)
 
 
 def _extra_markers() -> dict[str, str]:

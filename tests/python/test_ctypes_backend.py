@@ -341,6 +341,7 @@ def test_error_object_and_backtrace_reach_the_factory():
     reason="starts the ctypes-backend run: not from inside a re-run or a ctypes run",
 )
 @suite.full_only("the whole suite again on the ctypes backend")
+@suite.alongside("a child run of the whole suite: it runs beside the main run")
 def test_whole_suite_passes_on_ctypes_backend():
     env = dict(os.environ)
     env["PACKEDFUN_BACKEND"] = "ctypes"

@@ -149,6 +149,7 @@ def test_ci_main_run_is_the_oldest_supported_python():
 
 
 @suite.full_only("the suite on a second CPython, both backends")
+@suite.alongside("a child run of the whole suite: it runs beside the main run")
 @skip_when_off
 def test_suite_passes_on_a_second_python(tmp_path):
     if not PYPROJECT.is_file():

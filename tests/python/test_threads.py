@@ -317,7 +317,7 @@ def _wait_until_spinning(pid: int) -> None:
 )
 def test_check_signals_stops_a_long_native_loop(name):
     # No time bound: the loop would spin 10 minutes, so only a stop on the signal lets the child
-    # exit inside communicate()'s 30 s timeout (a miss fails with TimeoutExpired, not a hang).
+    # exit inside communicate()'s 120 s timeout (a miss fails with TimeoutExpired, not a hang).
     # The child installs Python's own Ctrl-C handler first: a Python whose parent ignores SIGINT
     # keeps ignoring it (as in any job a non-interactive shell starts with `&`, such as a CI run
     # in the background), and the loop then never sees the signal (the sanitized whole run's
@@ -345,7 +345,7 @@ def test_check_signals_stops_a_long_native_loop(name):
         assert child.stdout.readline().strip() == "ready"
         _wait_until_spinning(child.pid)
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=30)
+        out, err = child.communicate(timeout=120)
     finally:
         child.kill()
     assert out.split() == ["interrupted"], (out, err)

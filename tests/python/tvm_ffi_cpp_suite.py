@@ -308,7 +308,7 @@ def _run(exe: str, res: FileResult) -> None:
         for name in res.kept:
             try:
                 proc = subprocess.run(
-                    [exe, f"--gtest_filter={name}"], capture_output=True, timeout=60
+                    [exe, f"--gtest_filter={name}"], capture_output=True, timeout=300
                 )
                 (res.passed if proc.returncode == 0 else res.failed).append(name)
             except subprocess.TimeoutExpired:
