@@ -77,6 +77,9 @@ EXCLUDED = {
     "and without the forced-unwind preload, which the run's environment would impose on it",
     "test_sanitize_dtls.py": "builds and runs its own ASan program (no packedfun), with and "
     "without the ASan option the run's environment would impose on it",
+    "test_gpu_check.py": "the GPU check's dry run builds its own unsanitized packedfun "
+    "(build/gpu-check) and runs the GPU test files on that build; its other tests read the "
+    "check's tables and the test files' text",
 }
 REPORT = re.compile(
     r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |SUMMARY: \w+Sanitizer"
