@@ -358,6 +358,7 @@ def test_whole_suite_passes_on_ctypes_backend():
             "no:cacheprovider",
             "-o",
             "addopts=",
+            "--durations=25",  # where the re-run's time goes (its output is this test's)
         ],
         capture_output=True,
         text=True,

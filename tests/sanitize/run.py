@@ -305,7 +305,7 @@ def start_backend(backend: str, files: list, extra: list, preload: str) -> subpr
         "-p", "per_test_timeout", "-o", "addopts=",
         # pytest's default fd capture would swallow what a sanitizer writes to stderr (UBSan does
         # so here despite its log_path) if the process then dies: the report must reach the log
-        "--capture=sys", *extra,
+        "--capture=sys", "--durations=25", *extra,  # where each pass's time goes, in its log
     ]  # fmt: skip
     print(f"== backend {backend}: {len(files)} test files", flush=True)
     log = open(reports / "pytest.log", "w")  # noqa: SIM115 - closed by the child's exit
