@@ -666,6 +666,19 @@ PACKEDFUN_API int PFErrorSetRaisedArgument(const char* function, const char* lab
 /*! IndexError "<what>: axis A is out of range for a tensor with N dimensions" ("1 dimension"). */
 PACKEDFUN_API int PFErrorSetRaisedAxis(const char* what, int64_t axis, int32_t ndim);
 
+/* Added in ABI 1.5: what the C++ Error class needs, built by the runtime (appended). */
+
+/*! A new Error (new ref) of `kind` with `message` (borrowed, copied); `backtrace` (borrowed, may
+ *  be NULL) is the producer's text, NULL captures the current native stack (symbolized lazily).
+ *  Never fails: when the error cannot be allocated, returns a (shared) MemoryError instead. */
+PACKEDFUN_API PFObject* PFErrorNew(const PFByteArray* kind, const PFByteArray* message,
+                                   const PFByteArray* backtrace);
+
+/*! "<kind>: <message>" of `error` (borrowed), NUL-terminated: built on the first request and kept
+ *  by the error, so valid while the error lives; safe from several threads at once. Never NULL:
+ *  a fixed text when `error` is NULL or not an Error, or when the text cannot be allocated. */
+PACKEDFUN_API const char* PFErrorGetWhat(PFObject* error);
+
 /* ------------------------------------------------------------------------------------------------
  * Strings, bytes and sequences
  * ------------------------------------------------------------------------------------------------

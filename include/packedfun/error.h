@@ -17,10 +17,10 @@ namespace packedfun {
 /*!
  * An error with a kind ("ValueError", ...), a message, a backtrace and an optional cause. It
  * wraps a PFErrorObject, so an error that crosses the C ABI and comes back is the same object,
- * with its kind, message, cause and backtrace intact. The native backtrace is captured when the
- * Error is created and symbolized only when backtrace() is asked for; the "Kind: message" text of
- * what() is likewise built on its first call, since an error crossing into another language never
- * reads it.
+ * with its kind, message, cause and backtrace intact. The runtime builds the error (PFErrorNew:
+ * the native backtrace captured when the Error is created, symbolized only when backtrace() is
+ * asked for) and the "Kind: message" text of what() (PFErrorGetWhat, on its first call, since an
+ * error crossing into another language never reads it); copies share the error object.
  */
 class Error : public std::exception {
  public:
@@ -32,45 +32,17 @@ class Error : public std::exception {
     Init(kind, message, &bt);
   }
   /*! Wraps an existing error object (a PFErrorObject), sharing it. */
-  static Error FromObject(ObjectPtr<PFObject> error) {
+  static Error FromObject(ObjectPtr<PFObject> error) noexcept {
     Error e;
     e.obj_ = std::move(error);
     return e;
   }
-  // Copies share the error object; each builds its own what() text when asked.
-  Error(const Error& other) : obj_(other.obj_), fallback_(other.fallback_) {}
-  Error(Error&& other) noexcept
-      : obj_(std::move(other.obj_)), fallback_(std::move(other.fallback_)), what_(other.what_) {
-    other.what_ = nullptr;
-  }
-  Error& operator=(const Error& other) {
-    if (this != &other) {
-      obj_ = other.obj_;
-      fallback_ = other.fallback_;
-      ClearWhat();
-    }
-    return *this;
-  }
-  Error& operator=(Error&& other) noexcept {
-    if (this != &other) {
-      obj_ = std::move(other.obj_);
-      fallback_ = std::move(other.fallback_);
-      ClearWhat();
-      what_ = other.what_;
-      other.what_ = nullptr;
-    }
-    return *this;
-  }
-  ~Error() override { ClearWhat(); }
 
   std::string kind() const { return Part(true); }
   std::string message() const { return Part(false); }
-  /*! "Kind: message", built on the first call; valid as long as this Error, and safe to call
-   *  from several threads at once. */
-  const char* what() const noexcept override {
-    const char* text = __atomic_load_n(&what_, __ATOMIC_ACQUIRE);
-    return text != nullptr ? text : BuildWhat();
-  }
+  /*! "Kind: message", built on the first call; valid as long as this Error (or a copy), and safe
+   *  to call from several threads at once. */
+  const char* what() const noexcept override { return PFErrorGetWhat(obj_.get()); }
   /*! The backtrace text, innermost frame first (symbolized on first request). */
   std::string backtrace() const {
     PFByteArray bt{nullptr, 0};
@@ -83,7 +55,7 @@ class Error : public std::exception {
     PFObject* c = reinterpret_cast<const PFErrorObject*>(obj_.get())->cause;
     return ObjectRef(ObjectPtr<PFObject>::FromBorrowed(c));
   }
-  /*! The underlying error object (borrowed); NULL only if it could not be allocated. */
+  /*! The underlying error object (borrowed); NULL only in a moved-from Error. */
   PFObject* get() const noexcept { return obj_.get(); }
 
   /*! Stores this error in the calling thread's error slot (for returning -1 from a PFSafeCall). */
@@ -91,69 +63,27 @@ class Error : public std::exception {
     if (obj_) {
       PFErrorSetRaised(obj_.get());
     } else {
-      PFErrorSetRaisedFromCStr(fallback_.kind.c_str(), fallback_.message.c_str());
+      PFErrorSetRaisedFromCStr("InternalError", "a moved-from packedfun::Error was raised");
     }
   }
 
  private:
-  /*! Kind and message kept here only when the error object could not be allocated. */
-  struct Fallback {
-    std::string kind, message;
-  };
-
   Error() = default;
   // Out of line so that `throw Error(...)` in user code is a call from the user's own line: the
   // backtrace's innermost user frame then points at it, not at this header.
   __attribute__((noinline)) void Init(const std::string& kind, const std::string& message,
                                       const PFByteArray* backtrace) {
     PFByteArray k{kind.data(), kind.size()}, m{message.data(), message.size()};
-    PFObject* out = nullptr;
-    if (PFErrorCreate(&k, &m, backtrace, nullptr, &out) == 0) {
-      obj_ = ObjectPtr<PFObject>::FromOwned(out);
-    } else {
-      PFErrorMoveFromRaised(&out);  // only allocation can fail: keep the text, drop the rest
-      PFObjectDecRef(out);
-      fallback_.kind = kind;
-      fallback_.message = message;
-    }
+    obj_ = ObjectPtr<PFObject>::FromOwned(PFErrorNew(&k, &m, backtrace));
   }
   std::string Part(bool kind) const {
-    if (!obj_) return kind ? fallback_.kind : fallback_.message;
+    if (!obj_) return std::string();
     const PFErrorObject* raw = reinterpret_cast<const PFErrorObject*>(obj_.get());
     const PFByteArray& part = kind ? raw->kind : raw->message;
     return std::string(part.data, part.size);
   }
-  /*! Builds the what() text and publishes it; a thread that loses the race frees its copy. */
-  __attribute__((noinline, cold)) const char* BuildWhat() const noexcept {
-    PFByteArray k{fallback_.kind.data(), fallback_.kind.size()};
-    PFByteArray m{fallback_.message.data(), fallback_.message.size()};
-    if (obj_) {
-      const PFErrorObject* raw = reinterpret_cast<const PFErrorObject*>(obj_.get());
-      k = raw->kind;
-      m = raw->message;
-    }
-    char* text = new (std::nothrow) char[k.size + m.size + 3];
-    if (text == nullptr) return "packedfun::Error (out of memory for its text)";
-    std::char_traits<char>::copy(text, k.data, k.size);
-    std::char_traits<char>::copy(text + k.size, ": ", 2);
-    std::char_traits<char>::copy(text + k.size + 2, m.data, m.size);
-    text[k.size + 2 + m.size] = '\0';
-    char* expected = nullptr;
-    if (__atomic_compare_exchange_n(&what_, &expected, text, false, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE)) {
-      return text;
-    }
-    delete[] text;
-    return expected;
-  }
-  void ClearWhat() noexcept {
-    delete[] what_;
-    what_ = nullptr;
-  }
 
   ObjectPtr<PFObject> obj_;
-  Fallback fallback_;
-  mutable char* what_ = nullptr;  // written once, atomically, by BuildWhat
 };
 
 namespace detail {
@@ -164,7 +94,12 @@ namespace detail {
 [[noreturn]] __attribute__((noinline, cold)) inline void ThrowRaised() {
   PFObject* err = nullptr;
   PFErrorMoveFromRaised(&err);
-  if (err == nullptr) throw Error("InternalError", "a call failed without setting an error");
+  if (err == nullptr) {
+    static constexpr char kKind[] = "InternalError";
+    static constexpr char kMessage[] = "a call failed without setting an error";
+    PFByteArray k{kKind, sizeof(kKind) - 1}, m{kMessage, sizeof(kMessage) - 1};
+    err = PFErrorNew(&k, &m, nullptr);
+  }
   throw Error::FromObject(ObjectPtr<PFObject>::FromOwned(err));
 }
 

@@ -1,4 +1,6 @@
 // Error objects, the thread-local error slot and the error entry points of c_api.h.
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -21,15 +23,17 @@ struct ErrorImpl {
   bool symbolized = false;  // `native` holds text (symbolized or given by the producer)
   bool text_valid = false;  // `text` is native + appended, current
   int num_frames = 0;
-  std::string native;    // symbolized native frames, or the producer's text
-  std::string appended;  // frames appended by bindings
-  std::string text;      // what PFErrorGetBacktrace hands out
+  std::string native;                // symbolized native frames, or the producer's text
+  std::string appended;              // frames appended by bindings
+  std::string text;                  // what PFErrorGetBacktrace hands out
+  std::atomic<char*> what{nullptr};  // "Kind: message" (PFErrorGetWhat), built on first request
   void* frames[kMaxBacktraceFrames];
 };
 
 void DeleteError(PFObject* obj) noexcept {
   auto* impl = As<ErrorImpl>(obj);
   DecRef(impl->base.cause);
+  delete[] impl->what.load(std::memory_order_relaxed);
   impl->~ErrorImpl();
   ::operator delete(static_cast<void*>(impl));
 }
@@ -192,6 +196,33 @@ PACKEDFUN_API int PFErrorGetBacktrace(PFObject* error, PFByteArray* out) {
     out->size = impl->text.size();
     return 0;
   });
+}
+
+PACKEDFUN_API PFObject* PFErrorNew(const PFByteArray* kind, const PFByteArray* message,
+                                   const PFByteArray* backtrace) {
+  try {
+    return NewError(ViewOf(kind), ViewOf(message), backtrace, nullptr);
+  } catch (...) {  // only allocation can fail
+    return OutOfMemoryError();
+  }
+}
+
+PACKEDFUN_API const char* PFErrorGetWhat(PFObject* error) {
+  if (error == nullptr || error->type_index != kPFTypeError) return "packedfun::Error";
+  auto* impl = As<ErrorImpl>(error);
+  if (char* text = impl->what.load(std::memory_order_acquire)) return text;
+  std::string_view k = ViewOf(&impl->base.kind), m = ViewOf(&impl->base.message);
+  char* text = new (std::nothrow) char[k.size() + m.size() + 3];
+  if (text == nullptr) return "packedfun::Error (out of memory for its text)";
+  char* end = std::copy(k.begin(), k.end(), text);
+  *end++ = ':';
+  *end++ = ' ';
+  end = std::copy(m.begin(), m.end(), end);
+  *end = '\0';
+  char* expected = nullptr;  // a thread that loses the race frees its copy
+  if (impl->what.compare_exchange_strong(expected, text, std::memory_order_acq_rel)) return text;
+  delete[] text;
+  return expected;
 }
 
 PACKEDFUN_API int PFErrorAppendBacktrace(PFObject* error, const PFByteArray* frames) {

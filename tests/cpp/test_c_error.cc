@@ -49,6 +49,38 @@ TEST(CError, SetRaisedTakesItsOwnReferenceAndReleasesThePrevious) {
   PFObjectDecRef(first);
 }
 
+TEST(CError, NewNeverFailsAndWhatIsBuiltOnceByTheRuntime) {
+  PFByteArray kind = Bytes("ValueError"), msg = Bytes("bad value 42");
+  PFObject* err = PFErrorNew(&kind, &msg, nullptr);  // native stack captured
+  ASSERT_NE(err, nullptr);
+  EXPECT_EQ(err->type_index, kPFTypeError);
+  EXPECT_EQ(err->ref_count, 1u);
+  EXPECT_EQ(Text(AsError(err)->kind), "ValueError");
+  EXPECT_EQ(Text(AsError(err)->message), "bad value 42");
+  EXPECT_EQ(AsError(err)->cause, nullptr);
+  const char* what = PFErrorGetWhat(err);
+  EXPECT_STREQ(what, "ValueError: bad value 42");
+  EXPECT_EQ(PFErrorGetWhat(err), what);  // kept by the error
+  PFObjectDecRef(err);
+  // A producer's backtrace is kept as given.
+  PFByteArray bt = Bytes("File \"x.py\", line 1, in f");
+  err = PFErrorNew(&kind, &msg, &bt);
+  PFByteArray got{nullptr, 0};
+  ASSERT_EQ(PFErrorGetBacktrace(err, &got), 0);
+  EXPECT_EQ(Text(got), "File \"x.py\", line 1, in f");
+  PFObjectDecRef(err);
+  // Not an error: a fixed text, never NULL.
+  EXPECT_STREQ(PFErrorGetWhat(nullptr), "packedfun::Error");
+  PFObject* str = nullptr;
+  PFByteArray text = Bytes("a string long enough to be an object, not an error");
+  PFAny any{};
+  ASSERT_EQ(PFStringCreate(&text, &any), 0);
+  ASSERT_EQ(any.type_index, kPFTypeString);
+  str = any.v_obj;
+  EXPECT_STREQ(PFErrorGetWhat(str), "packedfun::Error");
+  PFObjectDecRef(str);
+}
+
 TEST(CError, SlotIsPerThread) {
   PFErrorSetRaisedFromCStr("RuntimeError", "main thread");
   PFObject* seen_by_other = reinterpret_cast<PFObject*>(0x1);

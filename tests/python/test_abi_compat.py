@@ -26,6 +26,8 @@ ABI_1_5_ENTRIES = (
     "PFFunctionBuildLabel",
     "PFFunctionBuildMetadataRanges",
     "PFErrorSetRaisedAxis",
+    "PFErrorNew",
+    "PFErrorGetWhat",
 )
 
 SOURCE = r"""
@@ -38,7 +40,17 @@ std::string Greet(std::string name, int32_t times) {
   for (int32_t i = 0; i < times; ++i) out += "hi " + name + ";";
   return out;
 }
+int64_t Check(int64_t x) {
+  if (x < 0) throw packedfun::Error("ValueError", "x must not be negative");
+  try {
+    throw packedfun::Error("KeyError", "inner");
+  } catch (const packedfun::Error& e) {
+    if (std::string(e.what()) != "KeyError: inner") return -1;
+  }
+  return x;
+}
 PACKEDFUN_DLL_EXPORT_TYPED_FUNC(add, Add);
+PACKEDFUN_DLL_EXPORT_TYPED_FUNC(check, Check);
 PACKEDFUN_DLL_EXPORT_TYPED_FUNC(greet, Greet, "name", "times"_a = 1);
 """
 
@@ -108,6 +120,10 @@ def _behaviour(library: Path) -> list:
         with pytest.raises((TypeError, OverflowError)) as info:
             call()
         seen.append((type(info.value).__name__, str(info.value)))
+    seen.append(mod.check(5))  # a C++ Error's what(), caught inside the library
+    with pytest.raises(ValueError) as raised:
+        mod.check(-1)
+    seen.append((type(raised.value).__name__, str(raised.value), raised.value.kind))
     return seen
 
 
@@ -117,10 +133,12 @@ def test_library_built_against_abi_1_4_headers_runs_alike(tmp_path):
     new = _build(tmp_path, "abi15", [REPO / "include", REPO / "third_party/dlpack/include"])
     # The old library needs none of the 1.5 entry points; the new one calls them.
     assert not set(ABI_1_5_ENTRIES) & _undefined(old)
-    assert {"PFErrorSetRaisedArity", "PFFunctionBuildMetadataRanges"} <= _undefined(new)
+    assert {"PFErrorSetRaisedArity", "PFFunctionBuildMetadataRanges", "PFErrorNew",
+            "PFErrorGetWhat"} <= _undefined(new)  # fmt: skip
     old_seen, new_seen = _behaviour(old), _behaviour(new)
     assert old_seen == new_seen
     assert old_seen[:3] == [3, "hi x;", "hi y;hi y;"]
+    assert old_seen[-2:] == [5, ("ValueError", "x must not be negative", "ValueError")]
     assert ("TypeError", "add: expected 2 arguments, got 1") in old_seen
     assert any("greet(name: str, times: int) -> str: argument 'times'" in m for _, m in
-               old_seen[4:])  # fmt: skip
+               old_seen[4:-2])  # fmt: skip
