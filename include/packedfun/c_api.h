@@ -322,6 +322,10 @@ PACKEDFUN_API int PFAnyGetTypeName(const PFAny* value, PFAny* out);
 #define PACKEDFUN_FIELD_READONLY 1
 /*! Field flag (ABI 1.3): the field is left out of structural equality and hashing. */
 #define PACKEDFUN_FIELD_NO_COMPARE 2
+/*! Field flag (ABI 1.5): the field defines the variables it holds (a function's parameters, a
+ *  let's bound name): objects of a kPFStructuralFreeVar type met below it are bound, one to one,
+ *  to the variables at the same place on the other side (see PFStructuralEqualEx). */
+#define PACKEDFUN_FIELD_STRUCTURAL_DEF 4
 /*! Method flags. */
 #define PACKEDFUN_METHOD_STATIC 1
 
@@ -992,6 +996,53 @@ typedef enum {
  *  "packedfun.structural_first_mismatch"; "packedfun.access_path_str" writes a list of steps as
  *  `root.body[3]["k"]` (a missing item as `[<missing:3>]`). */
 PACKEDFUN_API int PFStructuralFirstMismatch(const PFAny* a, const PFAny* b, PFAny* out);
+
+/*! How the objects of a reflected type take part in structural equality and hashing
+ *  (PFTypeSetStructuralKind; a type without one takes its nearest ancestor's, else tree). */
+typedef enum {
+  /*! By content, field by field; sharing is invisible (the default). */
+  kPFStructuralTree = 0,
+  /*! As tree, and holds no variables below it: the same object on both sides is equal at once. */
+  kPFStructuralConstTree = 1,
+  /*! By content, and sharing counts: the objects of this type pair one to one between the sides,
+   *  so [s, s] does not equal [s1, s2] even when s, s1 and s2 are equal by content. */
+  kPFStructuralDAG = 2,
+  /*! A variable: equal to the variable it is bound to (bound where a PACKEDFUN_FIELD_STRUCTURAL_DEF
+   *  field holds it, or on first meeting under PACKEDFUN_STRUCTURAL_MAP_FREE_VARS), else only to
+   *  itself. Its fields are not compared. */
+  kPFStructuralFreeVar = 3,
+  /*! Not comparable: structural equality and hashing fail with TypeError naming the type. */
+  kPFStructuralUnsupported = 4,
+} PFStructuralKind;
+
+/*! Option bit of PFStructuralEqualEx/PFStructuralHashEx/PFStructuralFirstMismatchEx: variables
+ *  (kPFStructuralFreeVar) not bound by a definition are bound on first meeting, so two terms equal
+ *  up to a renaming of their free variables are equal (and hash alike). */
+#define PACKEDFUN_STRUCTURAL_MAP_FREE_VARS 1
+
+/*! Sets the structural kind (a PFStructuralKind) of reflected type `type_index`. ValueError for an
+ *  unknown kind, TypeError for a type index below kPFTypeDynamicBegin or not registered. Also the
+ *  global function "packedfun.type_set_structural_kind" (type index, kind). */
+PACKEDFUN_API int PFTypeSetStructuralKind(int32_t type_index, int32_t kind);
+
+/*! `*out` receives the structural kind of `type_index` (its own, else its nearest ancestor's, else
+ *  kPFStructuralTree). Also the global function "packedfun.type_structural_kind". */
+PACKEDFUN_API int PFTypeGetStructuralKind(int32_t type_index, int32_t* out);
+
+/*! PFStructuralEqual with option bits `flags` (PACKEDFUN_STRUCTURAL_*; 0: the same). Variables
+ *  (kPFStructuralFreeVar objects) pair one to one: a pair is bound in a definition field (or on
+ *  first meeting with MAP_FREE_VARS) and must then meet only each other; an unbound variable
+ *  equals only itself. Bindings last for the whole walk (nested scopes need distinct variables, as
+ *  a term's own variables are). The global functions take `flags` as an optional last argument. */
+PACKEDFUN_API int PFStructuralEqualEx(const PFAny* a, const PFAny* b, int32_t flags, int* out);
+
+/*! PFStructuralHash with option bits `flags`: a bound variable hashes by the order of its binding,
+ *  an unbound one by identity, so values equal under the same flags hash alike. */
+PACKEDFUN_API int PFStructuralHashEx(const PFAny* value, int32_t flags, uint64_t* out);
+
+/*! PFStructuralFirstMismatch with option bits `flags`. */
+PACKEDFUN_API int PFStructuralFirstMismatchEx(const PFAny* a, const PFAny* b, int32_t flags,
+                                              PFAny* out);
 
 /* ------------------------------------------------------------------------------------------------
  * Environment: GPU streams and the caller's tensor allocator

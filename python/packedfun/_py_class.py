@@ -28,7 +28,19 @@ Object = core.Object
 
 _ANY, _INT, _BOOL, _FLOAT = -1, 1, 2, 3
 _OBJECT, _STR, _BYTES, _FUNCTION, _ARRAY, _MAP = 64, 65, 66, 68, 72, 73
-_READONLY, _NO_COMPARE = 1, 2  # PACKEDFUN_FIELD_* bits
+_READONLY, _NO_COMPARE, _STRUCTURAL_DEF = 1, 2, 4  # PACKEDFUN_FIELD_* bits
+#: field(structural_eq=...): what each value adds to the field's flags.
+_FIELD_STRUCTURAL = {
+    None: 0,
+    "tree": 0,
+    "dag": 0,
+    "ignore": _NO_COMPARE,
+    "def": _STRUCTURAL_DEF,
+    "def-simple": _STRUCTURAL_DEF,
+    "def-pattern": _STRUCTURAL_DEF,
+}
+#: py_class(structural_eq=...): the type's structural kind (PFStructuralKind).
+_TYPE_STRUCTURAL = {"tree": 0, "const-tree": 1, "dag": 2, "var": 3, None: 4}
 _TYPE_NAMES = {_INT: "int", _BOOL: "bool", _FLOAT: "float", _STR: "str", _BYTES: "bytes"}
 
 
@@ -93,8 +105,11 @@ class Field:
     ) -> None:
         if default is not MISSING and default_factory is not MISSING:
             raise ValueError("cannot specify both default and default_factory")
-        if structural_eq not in (None, "ignore", "tree", "dag"):
-            raise ValueError(f"field(structural_eq=...): unknown kind {structural_eq!r}")
+        if structural_eq not in _FIELD_STRUCTURAL:
+            raise ValueError(
+                f"field(structural_eq=...): unknown kind {structural_eq!r} "
+                f"(one of {', '.join(f'{k!r}' for k in _FIELD_STRUCTURAL)})"
+            )
         self.name: str = ""
         self.type: typing.Any = None
         self.default, self.default_factory = default, default_factory
@@ -128,12 +143,16 @@ def field(
     """Customizes a field of a :func:`py_class`, as :func:`dataclasses.field` does.
 
     ``structural_eq="ignore"`` leaves the field out of structural equality and hashing;
+    ``structural_eq="def"`` (or ``"def-simple"``, ``"def-pattern"``) makes the field define the
+    variables (``py_class(structural_eq="var")`` objects) it holds, so that two terms equal up
+    to a renaming of their bound variables are structurally equal and hash alike;
     ``frozen=True`` makes this one field read-only.
 
     Raises
     ------
     ValueError
-        When both ``default`` and ``default_factory`` are given.
+        When both ``default`` and ``default_factory`` are given, or for an unknown
+        ``structural_eq``.
     """
     return Field(
         default,
@@ -490,8 +509,7 @@ def _register_group(group: list) -> None:
                         id(declared), declared.__dict__.get("__pf_type_index__")
                     )
                 flags = _READONLY if (s.params["frozen"] or f.frozen) else 0
-                if f.structural_eq == "ignore":
-                    flags |= _NO_COMPARE
+                flags |= _FIELD_STRUCTURAL[f.structural_eq]
                 rows.append([f.name, f.doc or "", flags, declared, int(nullable)])
             fresh = id(s.cls) not in named and _key_is_free(s.key)  # a reserved key is counted
             index = _func("packedfun.slot_type_register")(s.key, parent_of(s), rows)
@@ -585,6 +603,8 @@ def _install(spec: _Spec, index: int) -> None:
     for f in spec.own:
         setattr(cls, f.name, FieldProperty(index, f.name))
     cls.__pf_type_index__ = index
+    structural = _TYPE_STRUCTURAL[spec.params.get("structural_eq", "tree")]
+    _func("packedfun.type_set_structural_kind")(index, structural)
     info = core.type_info(index)
     ctor = next(m["func"] for m in info["methods"] if m["name"] == "__create__")
     if spec.params["init"] and "__init__" not in cls.__dict__.get("__pf_user__", ()):
@@ -946,7 +966,13 @@ def py_class(
         As in :func:`dataclasses.dataclass`, with ``eq`` False by default (identity, as
         ``tvm_ffi.dataclasses.py_class``); ``frozen`` fields are read-only from every language.
     structural_eq : str, optional
-        ``"tree"`` (default), ``"dag"`` or None; kept as ``__pf_structural_eq__``.
+        How instances take part in :func:`packedfun.structural_equal` and
+        :func:`~packedfun.structural_hash` (kept as ``__pf_structural_eq__``): ``"tree"``
+        (default: by content, sharing invisible), ``"const-tree"`` (as tree, and the same object
+        on both sides is equal at once: for types that hold no variables), ``"dag"`` (sharing
+        counts: instances pair one to one between the sides), ``"var"`` (a variable: equal to
+        the variable it is bound to, see :func:`field`'s ``structural_eq="def"``; its fields are
+        not compared) or None (not comparable: structural equality and hashing raise TypeError).
     slots : bool
         True (default): instances have no ``__dict__``, all state lives in the native object.
 
@@ -971,8 +997,11 @@ def _decorator(cls_or_type_key: typing.Any, type_key: str | None, params: dict) 
     """:func:`py_class` for its ``params`` (with ``mixed_frozen`` True: a frozen class may derive
     from a mutable one and the other way round, each field keeping its own class's rule)."""
     structural_eq = params["structural_eq"]
-    if structural_eq not in (None, "tree", "dag"):
-        raise ValueError(f"py_class: unknown structural_eq {structural_eq!r}")
+    if structural_eq not in _TYPE_STRUCTURAL:
+        raise ValueError(
+            f"py_class: unknown structural_eq {structural_eq!r} "
+            f"(one of {', '.join(f'{k!r}' for k in _TYPE_STRUCTURAL)})"
+        )
 
     def wrap(cls: typing.Any) -> typing.Any:
         key = (

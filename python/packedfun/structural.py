@@ -52,33 +52,60 @@ def _func(name: str) -> Any:
     return func
 
 
-def structural_equal(a: Any, b: Any) -> bool:
+#: Option bit of the runtime's structural walks (PACKEDFUN_STRUCTURAL_MAP_FREE_VARS).
+_MAP_FREE_VARS = 1
+
+
+def structural_equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
     """Whether ``a`` and ``b`` are equal by content.
+
+    Variables (objects of a ``py_class(structural_eq="var")`` type) pair one to one: a pair met
+    below a definition field (``field(structural_eq="def")``) is bound, and bound variables must
+    then meet only each other, so ``fn(x){x}`` equals ``fn(y){y}``. An unbound variable equals
+    only itself, unless ``map_free_vars``.
 
     Parameters
     ----------
     a, b : object
         packedfun values or anything :func:`packedfun.convert` accepts.
+    map_free_vars : bool
+        Bind variables on first meeting wherever they are met, so two terms equal up to a
+        renaming of their free variables are equal too.
 
     Returns
     -------
     bool
+
+    Raises
+    ------
+    TypeError
+        For an object of a type declared not comparable (``py_class(structural_eq=None)``).
     """
+    if map_free_vars:
+        return bool(_func("structural_equal")(a, b, _MAP_FREE_VARS))
     return bool(_func("structural_equal")(a, b))
 
 
-def structural_hash(value: Any) -> int:
+def structural_hash(value: Any, map_free_vars: bool = False) -> int:
     """A hash of ``value``'s content, equal for structurally equal values (non-negative int).
+
+    A bound variable hashes by the order of its binding, an unbound one by its identity (with
+    ``map_free_vars``, every variable is bound on first meeting), so values equal under the same
+    ``map_free_vars`` hash alike.
 
     Parameters
     ----------
     value : object
         A packedfun value or anything :func:`packedfun.convert` accepts.
+    map_free_vars : bool
+        As :func:`structural_equal`'s.
 
     Returns
     -------
     int
     """
+    if map_free_vars:
+        return int(_func("structural_hash")(value, _MAP_FREE_VARS))
     return int(_func("structural_hash")(value))
 
 
@@ -247,7 +274,9 @@ class AccessPath:
         return self._len
 
 
-def get_first_structural_mismatch(a: Any, b: Any) -> tuple[AccessPath, AccessPath] | None:
+def get_first_structural_mismatch(
+    a: Any, b: Any, map_free_vars: bool = False
+) -> tuple[AccessPath, AccessPath] | None:
     """The access paths of the first difference between ``a`` and ``b`` (depth first), one per
     side, or None when they are structurally equal. Both sides name the same position; when one
     side lacks the item there (a shorter sequence, a map without the key), that side's last step
@@ -258,7 +287,8 @@ def get_first_structural_mismatch(a: Any, b: Any) -> tuple[AccessPath, AccessPat
     -------
     tuple of AccessPath, or None
     """
-    sides = _func("structural_first_mismatch")(a, b)
+    flags = (_MAP_FREE_VARS,) if map_free_vars else ()
+    sides = _func("structural_first_mismatch")(a, b, *flags)
     if sides is None:
         return None
     lhs, rhs = (

@@ -11,9 +11,11 @@
 // semantics.
 #include <packedfun/c_api.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -168,6 +170,39 @@ std::vector<const PFFieldInfo*> ComparedFields(int32_t type_index) {
   return out;
 }
 
+// ---- structural kinds of reflected types (PFTypeSetStructuralKind)
+// ---------------------------------
+
+std::mutex g_kinds_mu;
+std::vector<int8_t> g_kinds;  // by type_index - kPFTypeDynamicBegin; -1: not set (inherit)
+/*! Types set to DAG or FreeVar so far: while 0 (almost always), the same object on both sides is
+ *  equal at once; once a variable or DAG type exists, equality walks it (the bindings it makes, or
+ *  the pairs it records, are part of the answer). */
+std::atomic<int> g_special_kinds{0};
+
+int32_t OwnKind(int32_t type_index) {
+  std::lock_guard<std::mutex> lock(g_kinds_mu);
+  size_t i = static_cast<size_t>(type_index - kPFTypeDynamicBegin);
+  return type_index >= kPFTypeDynamicBegin && i < g_kinds.size() ? g_kinds[i] : -1;
+}
+
+int32_t StructuralKindOf(int32_t type_index) {
+  if (type_index < kPFTypeDynamicBegin) return kPFStructuralTree;
+  const PFTypeInfo* info = nullptr;
+  CheckCall(PFTypeGetInfo(type_index, &info));
+  for (int32_t d = info->depth; d >= 0; --d) {
+    int32_t kind = OwnKind(info->ancestors[d]);
+    if (kind >= 0) return kind;
+  }
+  return kPFStructuralTree;
+}
+
+std::string TypeKeyOf(int32_t type_index) {
+  const PFTypeInfo* info = nullptr;
+  CheckCall(PFTypeGetInfo(type_index, &info));
+  return std::string(info->type_key.data, info->type_key.size);
+}
+
 uint64_t TypeSeed(int32_t type_index) {
   const PFTypeInfo* info = nullptr;
   CheckCall(PFTypeGetInfo(type_index, &info));
@@ -181,11 +216,19 @@ class TypeCache {
   struct Entry {
     uint64_t seed;
     std::vector<const PFFieldInfo*> fields;
+    int32_t kind;  // PFStructuralKind
   };
+  /*! Throws TypeError for a type whose kind is kPFStructuralUnsupported. */
   const Entry& Get(int32_t type_index) {
     if (auto it = entries_.find(type_index); it != entries_.end()) return it->second;
-    Entry entry{TypeSeed(type_index), {}};
-    if (type_index >= kPFTypeDynamicBegin) entry.fields = ComparedFields(type_index);
+    Entry entry{TypeSeed(type_index), {}, StructuralKindOf(type_index)};
+    if (entry.kind == kPFStructuralUnsupported) {
+      Throw("TypeError", "structural equality and hashing are not supported by type '" +
+                             TypeKeyOf(type_index) + "' (its structural kind is unsupported)");
+    }
+    if (type_index >= kPFTypeDynamicBegin && entry.kind != kPFStructuralFreeVar) {
+      entry.fields = ComparedFields(type_index);  // a variable is compared by its binding only
+    }
     return entries_.emplace(type_index, std::move(entry)).first->second;
   }
 
@@ -222,6 +265,8 @@ struct HashFrame {
   uint64_t h, sum, key;
   bool cyclic;                   // reaches a cycle: hashed by its shallow hash (see CyclicHash)
   uint64_t shallow, skey, ssum;  // h, key and sum with every walked child as one constant
+  bool in_def;                   // below a definition field: variables met are bound
+  const std::vector<const PFFieldInfo*>* fields;  // a reflected object's compared fields
 };
 
 /*! The hash of a value that reaches a cycle. Equality unfolds cycles (l1 = [l1] equals l3 = [l4],
@@ -235,8 +280,15 @@ uint64_t CyclicHash(uint64_t shallow) { return Combine(0xC1C1E, shallow); }
 /*! What a walked child adds to its parent's shallow hash. */
 constexpr uint64_t kWalkedChild = 0x5EB7;
 
+/*! Seeds of a variable's hash: bound (by its binding order) or free (by its identity). */
+constexpr uint64_t kBoundVar = 0xB0D7A2;
+constexpr uint64_t kFreeVar = 0xF2EE7A2;
+/*! Seed of a DAG object met again (by the order it was first met in). */
+constexpr uint64_t kDagRef = 0xDA6;
+
 class Hasher {
  public:
+  explicit Hasher(int32_t flags = 0) : flags_(flags) {}
   ~Hasher() {  // after an error: the field reads of frames still open
     for (const HashFrame& f : stack_) {
       for (size_t i = f.begin; f.owns_kids && i < f.end; ++i) ReleaseAny(&kids_[i]);
@@ -245,17 +297,19 @@ class Hasher {
 
   uint64_t Run(const PFAny& root) {
     uint64_t h = 0;
-    if (Immediate(root, &h)) return h;
-    Push(root.v_obj, true);
+    if (Immediate(root, false, &h)) return h;
+    Push(root.v_obj, true, false);
     while (true) {
       HashFrame& f = stack_.back();
       if (f.next < f.end) {
         const PFAny& kid = kids_[f.next];
-        if (Immediate(kid, &h)) {
+        bool def = f.in_def || (f.fields != nullptr && ((*f.fields)[f.next - f.begin]->flags &
+                                                        PACKEDFUN_FIELD_STRUCTURAL_DEF));
+        if (Immediate(kid, def, &h)) {
           if (immediate_cyclic_) f.cyclic = true;
           Add(&f, h, immediate_walked_ ? kWalkedChild : h);
         } else {
-          Push(kid.v_obj, MayMeetAgain(kid.v_obj, f.borrowed_refs));  // invalidates f
+          Push(kid.v_obj, MayMeetAgain(kid.v_obj, f.borrowed_refs), def);  // invalidates f
         }
         continue;
       }
@@ -294,7 +348,20 @@ class Hasher {
     ++f->next;
   }
 
-  bool Immediate(const PFAny& v, uint64_t* h) {
+  /*! A variable: by its binding order once bound (bound now when `def` or MAP_FREE_VARS), else
+   *  by its identity, as equality pairs them. */
+  uint64_t VarHash(PFObject* obj, uint64_t seed, bool def) {
+    auto it = var_order_.find(obj);
+    if (it == var_order_.end()) {
+      if (!def && (flags_ & PACKEDFUN_STRUCTURAL_MAP_FREE_VARS) == 0) {
+        return Combine(Combine(kFreeVar, seed), reinterpret_cast<uintptr_t>(obj));
+      }
+      it = var_order_.emplace(obj, var_order_.size()).first;
+    }
+    return Combine(Combine(kBoundVar, seed), it->second);
+  }
+
+  bool Immediate(const PFAny& v, bool def, uint64_t* h) {
     immediate_cyclic_ = immediate_walked_ = false;
     if (!IsObject(v)) {
       *h = LeafHash(v);
@@ -302,10 +369,14 @@ class Hasher {
     }
     PFObject* obj = v.v_obj;
     Kind kind = KindOf(obj);
+    const TypeCache::Entry* type =
+        kind == Kind::kReflected ? &types_.Get(obj->type_index) : nullptr;
     if (kind == Kind::kIdentity) {
       *h = LeafHash(v);
     } else if (kind == Kind::kShape) {
       *h = ShapeHash(obj);
+    } else if (type != nullptr && type->kind == kPFStructuralFreeVar) {
+      *h = VarHash(obj, type->seed, def);
     } else if (!stack_.empty() && !MayMeetAgain(obj, stack_.back().borrowed_refs)) {
       return false;  // never entered in the table, so not met before either
     } else if (const ObjectTable::Slot* slot = table_.Find(obj); slot == nullptr) {
@@ -313,6 +384,10 @@ class Hasher {
     } else if (slot->open) {
       *h = 0;  // a cycle: the frames it closes hash by CyclicHash
       immediate_cyclic_ = immediate_walked_ = true;
+    } else if (type != nullptr && type->kind == kPFStructuralDAG) {
+      *h = Combine(kDagRef, dag_order_[obj]);  // sharing counts: met again, by its first meeting
+      immediate_cyclic_ = slot->cyclic;
+      immediate_walked_ = true;
     } else {
       *h = slot->value;  // a shared subtree, hashed once
       immediate_cyclic_ = slot->cyclic;
@@ -321,9 +396,13 @@ class Hasher {
     return true;
   }
 
-  void Push(PFObject* obj, bool tracked) {
+  void Push(PFObject* obj, bool tracked, bool in_def) {
     Kind kind = KindOf(obj);
     const TypeCache::Entry& type = types_.Get(obj->type_index);
+    if (type.kind == kPFStructuralDAG) {
+      uint64_t order = dag_count_++;  // every DAG object counts, so equal values number alike
+      if (tracked) dag_order_.emplace(obj, order);
+    }
     if (tracked) table_.Insert(obj, stack_.size(), true);
     size_t begin = kids_.size();
     PFSeqObject* seq = nullptr;
@@ -335,7 +414,8 @@ class Hasher {
     bool owns = kind == Kind::kReflected;
     uint32_t borrowed = kind == Kind::kSeq ? 0 : 1;
     stack_.push_back(HashFrame{obj, kind == Kind::kMap, tracked, owns, borrowed, begin, begin,
-                               begin, 0, 0, 0, false, 0, 0, 0});
+                               begin, 0, 0, 0, false, 0, 0, 0, in_def,
+                               kind == Kind::kReflected ? &type.fields : nullptr});
     if (seq != nullptr) {
       kids_.insert(kids_.end(), seq->data, seq->data + seq->size);  // borrowed copies
     } else {
@@ -369,6 +449,10 @@ class Hasher {
     }
   }
 
+  int32_t flags_;
+  std::unordered_map<PFObject*, uint64_t> var_order_;  // bound variables: their binding order
+  std::unordered_map<PFObject*, uint64_t> dag_order_;  // DAG objects that may be met again
+  uint64_t dag_count_ = 0;
   Keeper keep_;
   TypeCache types_;
   ObjectTable table_;
@@ -414,13 +498,13 @@ class Comparer {
  public:
   /*! `per_side`: a sequence or map whose size differs is compared item by item, and the first
    *  item missing on one side is the difference (PFStructuralFirstMismatch). */
-  explicit Comparer(bool want_path, bool per_side = false)
-      : want_path_(want_path || per_side), per_side_(per_side) {}
+  explicit Comparer(bool want_path, bool per_side = false, int32_t flags = 0)
+      : want_path_(want_path || per_side), per_side_(per_side), flags_(flags) {}
 
   /*! Whether equal; when not and a path is wanted, `*path` is where the first difference is. */
   bool Run(const PFAny& a, const PFAny& b, std::string* path) {
     if (want_path_) steps_.push_back({-1, "root"});
-    work_.push_back({&a, &b, 0, kRoot, kRoot});
+    work_.push_back({&a, &b, 0, kRoot, kRoot, false});
     while (!work_.empty()) {
       Item item = work_.back();
       work_.pop_back();
@@ -469,7 +553,34 @@ class Comparer {
     const PFAny* b;
     int64_t step;
     uint32_t held_a, held_b;  // references to a / b the walk itself holds (MayMeetAgain)
+    bool in_def;              // below a definition field: variables met are bound
   };
+
+  /*! Two variables: equal when bound to each other; an unbound pair is bound now in a definition
+   *  (or with MAP_FREE_VARS), else equal only when it is one variable. */
+  bool BindVar(PFObject* oa, PFObject* ob, bool in_def) {
+    auto la = lvars_.find(oa);
+    auto rb = rvars_.find(ob);
+    if (la != lvars_.end() || rb != rvars_.end()) {
+      return la != lvars_.end() && la->second == ob;  // then rvars_[ob] == oa too
+    }
+    if (!in_def && (flags_ & PACKEDFUN_STRUCTURAL_MAP_FREE_VARS) == 0) return oa == ob;
+    lvars_.emplace(oa, ob);
+    rvars_.emplace(ob, oa);
+    return true;
+  }
+
+  /*! Two DAG objects: each may pair with one object of the other side only (sharing counts). */
+  bool PairDag(PFObject* oa, PFObject* ob) {
+    auto la = ldags_.find(oa);
+    auto rb = rdags_.find(ob);
+    if (la != ldags_.end() || rb != rdags_.end()) {
+      return la != ldags_.end() && la->second == ob;
+    }
+    ldags_.emplace(oa, ob);
+    rdags_.emplace(ob, oa);
+    return true;
+  }
 
   bool Visit(const Item& item) {
     if (item.a == nullptr || item.b == nullptr) return false;  // an item missing on one side
@@ -478,19 +589,29 @@ class Comparer {
     if (!IsObject(a) || !IsObject(b)) return !IsObject(a) && !IsObject(b) && LeafEqual(a, b);
     PFObject* oa = a.v_obj;
     PFObject* ob = b.v_obj;
-    if (oa == ob) return true;
+    // The same object on both sides is equal at once unless variables or DAG types exist: then
+    // it is walked, for the bindings and pairs it makes (a term's variables may be bound to
+    // another side's, so the same subterm may differ).
+    bool plain = g_special_kinds.load(std::memory_order_relaxed) == 0;
+    if (oa == ob && plain) return true;
     if (oa->type_index != ob->type_index) return false;
     Kind kind = KindOf(oa);
-    if (kind == Kind::kIdentity) return false;
+    if (kind == Kind::kIdentity) return oa == ob;
     if (kind == Kind::kShape) return ShapeEqual(oa, ob);
+    if (kind == Kind::kReflected) {
+      const TypeCache::Entry& type = types_.Get(oa->type_index);  // TypeError: unsupported
+      if (type.kind == kPFStructuralFreeVar) return BindVar(oa, ob, item.in_def);
+      if (type.kind == kPFStructuralDAG && !PairDag(oa, ob)) return false;
+      if (type.kind == kPFStructuralConstTree && oa == ob) return true;
+    }
     // A pair met again is already compared or being compared (co-induction). It can only recur
     // when both sides can be met again; most pairs of two trees cannot and skip the set.
     bool track =
         item.held_a == kRoot || (MayMeetAgain(oa, item.held_a) && MayMeetAgain(ob, item.held_b));
     if (track && !seen_.insert({oa, ob}).second) return true;
-    if (kind == Kind::kSeq) return PushSeq(oa, ob, item.step);
-    if (kind == Kind::kMap) return PushMap(oa, ob, item.step);
-    return PushFields(oa, ob, item.step);
+    if (kind == Kind::kSeq) return PushSeq(oa, ob, item.step, item.in_def);
+    if (kind == Kind::kMap) return PushMap(oa, ob, item.step, item.in_def);
+    return PushFields(oa, ob, item.step, item.in_def);
   }
 
   int64_t AddStep(int64_t parent, std::string text) {
@@ -508,7 +629,7 @@ class Comparer {
     return child;
   }
 
-  bool PushSeq(PFObject* oa, PFObject* ob, int64_t step) {
+  bool PushSeq(PFObject* oa, PFObject* ob, int64_t step, bool in_def) {
     auto* sa = reinterpret_cast<PFSeqObject*>(oa);
     auto* sb = reinterpret_cast<PFSeqObject*>(ob);
     int64_t n = sa->size < sb->size ? sa->size : sb->size;
@@ -518,33 +639,33 @@ class Comparer {
       PFAny index{kPFTypeInt, 0, {n}};
       int64_t child = AddKeyStep(step, "[" + std::to_string(n) + "]", kPFAccessArrayItem, index);
       work_.push_back({n < sa->size ? &sa->data[n] : nullptr, n < sb->size ? &sb->data[n] : nullptr,
-                       child, 0, 0});
+                       child, 0, 0, in_def});
     }
     for (int64_t i = n - 1; i >= 0; --i) {  // reversed: index 0 is compared first
       int64_t child = want_path_ ? AddKeyStep(step, "[" + std::to_string(i) + "]",
                                               kPFAccessArrayItem, PFAny{kPFTypeInt, 0, {i}})
                                  : 0;
-      work_.push_back({&sa->data[i], &sb->data[i], child, 0, 0});
+      work_.push_back({&sa->data[i], &sb->data[i], child, 0, 0, in_def});
     }
     return true;
   }
 
   /*! With per_side, maps of different counts: the first key of b that a lacks, compared last. */
-  void PushKeyMissingOnLeft(PFObject* oa, PFObject* ob, int64_t step) {
+  void PushKeyMissingOnLeft(PFObject* oa, PFObject* ob, int64_t step, bool in_def) {
     const PFAny* items = keep_.Hold(ObjectAny(MapItemsArray(ob)));
     auto* seq = reinterpret_cast<PFSeqObject*>(items->v_obj);
     for (int64_t i = 0; i + 1 < seq->size; i += 2) {
       if (IsNaNKey(seq->data[i]) || MapFind(oa, seq->data[i]) != nullptr) continue;
       int64_t child = AddKeyStep(step, KeyStep(seq->data[i]), kPFAccessMapItem, seq->data[i]);
-      work_.push_back({nullptr, &seq->data[i + 1], child, 0, 1});
+      work_.push_back({nullptr, &seq->data[i + 1], child, 0, 1, in_def});
       return;
     }
   }
 
-  bool PushMap(PFObject* oa, PFObject* ob, int64_t step) {
+  bool PushMap(PFObject* oa, PFObject* ob, int64_t step, bool in_def) {
     if (MapCount(oa) != MapCount(ob)) {
       if (!per_side_) return false;
-      PushKeyMissingOnLeft(oa, ob, step);
+      PushKeyMissingOnLeft(oa, ob, step, in_def);
     }
     const PFAny* items = keep_.Hold(ObjectAny(MapItemsArray(oa)));
     auto* seq = reinterpret_cast<PFSeqObject*>(items->v_obj);
@@ -564,7 +685,7 @@ class Comparer {
       }
       int64_t child =
           want_path_ ? AddKeyStep(step, KeyStep(seq->data[i]), kPFAccessMapItem, seq->data[i]) : 0;
-      work_.push_back({&seq->data[i + 1], other, child, 1, 0});  // a: held by the items array
+      work_.push_back({&seq->data[i + 1], other, child, 1, 0, in_def});  // a: held by items
     }
     return true;
   }
@@ -583,14 +704,15 @@ class Comparer {
     return out;
   }
 
-  bool PushFields(PFObject* oa, PFObject* ob, int64_t step) {
+  bool PushFields(PFObject* oa, PFObject* ob, int64_t step, bool in_def) {
     const std::vector<const PFFieldInfo*>& fields = types_.Get(oa->type_index).fields;
     for (size_t i = fields.size(); i-- > 0;) {
       const PFFieldInfo* f = fields[i];
       const PFAny* va = ReadField(oa, f, &keep_);
       const PFAny* vb = ReadField(ob, f, &keep_);
       int64_t child = want_path_ ? AddStep(step, "." + std::string(f->name.data, f->name.size)) : 0;
-      work_.push_back({va, vb, child, 1, 1});  // both: field reads the walk holds
+      bool def = in_def || (f->flags & PACKEDFUN_FIELD_STRUCTURAL_DEF) != 0;
+      work_.push_back({va, vb, child, 1, 1, def});  // both: field reads the walk holds
     }
     return true;
   }
@@ -605,7 +727,10 @@ class Comparer {
 
   bool want_path_;
   bool per_side_;
-  Item failed_{nullptr, nullptr, 0, 0, 0};
+  int32_t flags_;
+  std::unordered_map<PFObject*, PFObject*> lvars_, rvars_;  // bound variables, each way
+  std::unordered_map<PFObject*, PFObject*> ldags_, rdags_;  // paired DAG objects, each way
+  Item failed_{nullptr, nullptr, 0, 0, 0, false};
   Keeper keep_;
   TypeCache types_;
   std::vector<Item> work_;
@@ -624,16 +749,54 @@ using packedfun::detail::Hasher;
 extern "C" {
 
 PACKEDFUN_API int PFStructuralEqual(const PFAny* a, const PFAny* b, int* out) {
+  return PFStructuralEqualEx(a, b, 0, out);
+}
+
+PACKEDFUN_API int PFStructuralHash(const PFAny* value, uint64_t* out) {
+  return PFStructuralHashEx(value, 0, out);
+}
+
+PACKEDFUN_API int PFStructuralEqualEx(const PFAny* a, const PFAny* b, int32_t flags, int* out) {
   return Guard([&] {
     std::string unused;
-    *out = Comparer(false).Run(*a, *b, &unused) ? 1 : 0;
+    *out = Comparer(false, false, flags).Run(*a, *b, &unused) ? 1 : 0;
     return 0;
   });
 }
 
-PACKEDFUN_API int PFStructuralHash(const PFAny* value, uint64_t* out) {
+PACKEDFUN_API int PFStructuralHashEx(const PFAny* value, int32_t flags, uint64_t* out) {
   return Guard([&] {
-    *out = Hasher().Run(*value);
+    *out = Hasher(flags).Run(*value);
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFTypeSetStructuralKind(int32_t type_index, int32_t kind) {
+  using packedfun::detail::Throw;
+  return Guard([&] {
+    if (kind < kPFStructuralTree || kind > kPFStructuralUnsupported) {
+      Throw("ValueError", "unknown structural kind " + std::to_string(kind) + " (0-4)");
+    }
+    const PFTypeInfo* info = nullptr;
+    if (type_index < kPFTypeDynamicBegin || PFTypeGetInfo(type_index, &info) != 0) {
+      Throw("TypeError",
+            "a structural kind is set on a registered reflected type, not type index " +
+                std::to_string(type_index));
+    }
+    namespace d = packedfun::detail;
+    std::lock_guard<std::mutex> lock(d::g_kinds_mu);
+    size_t i = static_cast<size_t>(type_index - kPFTypeDynamicBegin);
+    if (d::g_kinds.size() <= i) d::g_kinds.resize(i + 1, -1);
+    auto special = [](int32_t k) { return k == kPFStructuralDAG || k == kPFStructuralFreeVar; };
+    d::g_special_kinds += (special(kind) ? 1 : 0) - (special(d::g_kinds[i]) ? 1 : 0);
+    d::g_kinds[i] = static_cast<int8_t>(kind);
+    return 0;
+  });
+}
+
+PACKEDFUN_API int PFTypeGetStructuralKind(int32_t type_index, int32_t* out) {
+  return Guard([&] {
+    *out = packedfun::detail::StructuralKindOf(type_index);
     return 0;
   });
 }
@@ -651,9 +814,14 @@ PACKEDFUN_API int PFStructuralFirstDifference(const PFAny* a, const PFAny* b, PF
 }
 
 PACKEDFUN_API int PFStructuralFirstMismatch(const PFAny* a, const PFAny* b, PFAny* out) {
+  return PFStructuralFirstMismatchEx(a, b, 0, out);
+}
+
+PACKEDFUN_API int PFStructuralFirstMismatchEx(const PFAny* a, const PFAny* b, int32_t flags,
+                                              PFAny* out) {
   return Guard([&] {
     std::string path;
-    Comparer comparer(true, true);
+    Comparer comparer(true, true, flags);
     *out = comparer.Run(*a, *b, &path) ? packedfun::detail::NoneAny() : comparer.SidesOfFailure();
     return 0;
   });
@@ -674,19 +842,39 @@ int CheckArity(const char* name, int32_t got, int32_t want) {
                                      " arguments, got " + std::to_string(got));
 }
 
+/*! The optional last argument of the structural globals: option bits (an int), 0 when absent. */
+int FlagsArg(const char* name, const PFAny* args, int32_t n, int32_t want, int32_t* flags) {
+  *flags = 0;
+  if (n != want && n != want + 1) {
+    return RaiseError("TypeError", std::string(name) + ": expected " + std::to_string(want) +
+                                       " or " + std::to_string(want + 1) + " arguments, got " +
+                                       std::to_string(n));
+  }
+  if (n == want + 1) {
+    const PFAny& f = args[want];
+    if (f.type_index != kPFTypeInt && f.type_index != kPFTypeBool) {
+      return RaiseError("TypeError", std::string(name) + ": the option bits must be an int");
+    }
+    *flags = static_cast<int32_t>(f.v_int64);
+  }
+  return 0;
+}
+
 int EqualCall(void*, const PFAny* args, int32_t n, PFAny* result) {
-  if (CheckArity("packedfun.structural_equal", n, 2)) return -1;
+  int32_t flags = 0;
+  if (FlagsArg("packedfun.structural_equal", args, n, 2, &flags)) return -1;
   int equal = 0;
-  if (PFStructuralEqual(&args[0], &args[1], &equal)) return -1;
+  if (PFStructuralEqualEx(&args[0], &args[1], flags, &equal)) return -1;
   result->type_index = kPFTypeBool;
   result->v_int64 = equal;
   return 0;
 }
 
 int HashCall(void*, const PFAny* args, int32_t n, PFAny* result) {
-  if (CheckArity("packedfun.structural_hash", n, 1)) return -1;
+  int32_t flags = 0;
+  if (FlagsArg("packedfun.structural_hash", args, n, 1, &flags)) return -1;
   uint64_t h = 0;
-  if (PFStructuralHash(&args[0], &h)) return -1;
+  if (PFStructuralHashEx(&args[0], flags, &h)) return -1;
   result->type_index = kPFTypeInt;
   result->v_int64 = static_cast<int64_t>(h >> 1);  // non-negative, fits a Python hash
   return 0;
@@ -743,12 +931,40 @@ int PathStrCall(void*, const PFAny* args, int32_t n, PFAny* result) {
 }
 
 int MismatchCall(void*, const PFAny* args, int32_t n, PFAny* result) {
-  if (CheckArity("packedfun.structural_first_mismatch", n, 2)) return -1;
-  return PFStructuralFirstMismatch(&args[0], &args[1], result);
+  int32_t flags = 0;
+  if (FlagsArg("packedfun.structural_first_mismatch", args, n, 2, &flags)) return -1;
+  return PFStructuralFirstMismatchEx(&args[0], &args[1], flags, result);
+}
+
+int SetKindCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  if (CheckArity("packedfun.type_set_structural_kind", n, 2)) return -1;
+  if (args[0].type_index != kPFTypeInt || args[1].type_index != kPFTypeInt) {
+    return RaiseError("TypeError", "packedfun.type_set_structural_kind: expected (int, int)");
+  }
+  if (PFTypeSetStructuralKind(static_cast<int32_t>(args[0].v_int64),
+                              static_cast<int32_t>(args[1].v_int64))) {
+    return -1;
+  }
+  *result = NoneAny();
+  return 0;
+}
+
+int GetKindCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  if (CheckArity("packedfun.type_structural_kind", n, 1)) return -1;
+  if (args[0].type_index != kPFTypeInt) {
+    return RaiseError("TypeError", "packedfun.type_structural_kind: expected an int");
+  }
+  int32_t kind = 0;
+  if (PFTypeGetStructuralKind(static_cast<int32_t>(args[0].v_int64), &kind)) return -1;
+  result->type_index = kPFTypeInt;
+  result->v_int64 = kind;
+  return 0;
 }
 
 const int kRegistered = [] {
   RegisterBuiltin("packedfun.structural_first_mismatch", &MismatchCall);
+  RegisterBuiltin("packedfun.type_set_structural_kind", &SetKindCall);
+  RegisterBuiltin("packedfun.type_structural_kind", &GetKindCall);
   RegisterBuiltin("packedfun.access_path_str", &PathStrCall);
   RegisterBuiltin("packedfun.structural_equal", &EqualCall);
   RegisterBuiltin("packedfun.structural_hash", &HashCall);

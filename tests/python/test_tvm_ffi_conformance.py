@@ -182,10 +182,6 @@ KNOWN_FAILING: dict[str, str] = {
         "the structural toolkit's class forms (WalkOrder, WalkResult, StructuralVisitor, "
         "StructuralMutator, structural_visit, structural_map) are not provided"
     ),
-    "test_structural_py_class.py": (
-        "free-variable mapping (py_class structural_eq='var', field structural_eq='def', "
-        "map_free_vars=) is not provided"
-    ),
     "test_tensor.py::test_shape_object": (
         "Shape is not a tuple subclass and has no _tvm_ffi_cached_object (a deliberate "
         "difference, docs/migration-from-tvm-ffi.md)"
