@@ -57,12 +57,15 @@ struct TypeTraits<Expected<T>, std::enable_if_t<detail::HasTypeTraits<T>::value>
     TypeTraits<T>::ToOwned(std::move(v).value(), out);
   }
   static std::optional<Expected<T>> TryFrom(const PFAny* v) {
+    // Built in place, not moved into the optional: a moved std::variant<T, Error> makes GCC's
+    // -Wmaybe-uninitialized misfire under the sanitizers.
     if (v->type_index == kPFTypeError) {
-      return Expected<T>(Error::FromObject(ObjectPtr<PFObject>::FromBorrowed(v->v_obj)));
+      return std::optional<Expected<T>>(
+          std::in_place, Error::FromObject(ObjectPtr<PFObject>::FromBorrowed(v->v_obj)));
     }
     std::optional<T> r = TypeTraits<T>::TryFrom(v);
     if (!r) return std::nullopt;
-    return Expected<T>(std::move(*r));
+    return std::optional<Expected<T>>(std::in_place, std::move(*r));
   }
   static std::string TypeName() { return "Expected[" + TypeTraits<T>::TypeName() + "]"; }
 };
