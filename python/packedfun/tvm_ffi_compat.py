@@ -51,6 +51,7 @@ _RENAMED = {
     ALIAS + ".dataclasses": "packedfun._tvm_ffi_dataclasses",
     ALIAS + ".testing": "packedfun._tvm_ffi_testing",
     ALIAS + ".testing.testing": "packedfun._tvm_ffi_testing",
+    ALIAS + ".structural": "packedfun._tvm_ffi_structural",
 }
 
 
@@ -147,6 +148,7 @@ def install() -> None:
     core._attach_type_info()  # cls.__tvm_ffi_type_info__ on every object class
     importlib.import_module("packedfun._tvm_ffi_error")._attach()  # exc.__tvm_ffi_error__
     importlib.import_module("packedfun._tvm_ffi_container")._attach()  # tvm-ffi's Array forms
+    importlib.import_module(_RENAMED[ALIAS + ".structural"])._attach(packedfun)  # walk/visit/map
     _load_tvm_ffi_testing()
 
 
@@ -196,6 +198,9 @@ def uninstall() -> None:
         switch_core._detach_type_info()
         sys.modules["packedfun._tvm_ffi_error"]._detach()
         sys.modules["packedfun._tvm_ffi_container"]._detach()
+    switch_structural = sys.modules.get(_RENAMED[ALIAS + ".structural"])
+    if switch_structural is not None and packedfun is not None:
+        switch_structural._detach(packedfun)
     if packedfun is not None:  # packedfun.core back to the backend module
         packedfun.core = _backend.core  # type: ignore[attr-defined]
 

@@ -949,6 +949,31 @@ int SetKindCall(void*, const PFAny* args, int32_t n, PFAny* result) {
   return 0;
 }
 
+/*! (type index) -> [[name, def], ...]: the fields structural equality compares for a tree (those
+ *  not marked PACKEDFUN_FIELD_NO_COMPARE, ancestors' first; a variable type's too, though equality
+ *  compares its binding), each with 1 when it is a definition field
+ *  (PACKEDFUN_FIELD_STRUCTURAL_DEF). For walks and maps that follow structural equality's view. */
+int FieldsCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  if (CheckArity("packedfun.type_structural_fields", n, 1)) return -1;
+  return Guard([&] {
+    if (args[0].type_index != kPFTypeInt) {
+      Throw("TypeError", "packedfun.type_structural_fields: expected an int");
+    }
+    auto index = static_cast<int32_t>(args[0].v_int64);
+    std::vector<const PFFieldInfo*> fields;
+    if (index >= kPFTypeDynamicBegin) fields = ComparedFields(index);
+    PFSeqObject* out = NewSeq(kPFTypeArray, static_cast<int64_t>(fields.size()));
+    *result = ObjectAny(&out->header);
+    for (const PFFieldInfo* f : fields) {
+      PFSeqObject* pair = NewSeq(kPFTypeArray, 2);
+      SeqPush(out, ObjectAny(&pair->header));
+      SeqPush(pair, MakeStringAny(std::string(f->name.data, f->name.size)));
+      SeqPush(pair, PFAny{kPFTypeInt, 0, {(f->flags & PACKEDFUN_FIELD_STRUCTURAL_DEF) ? 1 : 0}});
+    }
+    return 0;
+  });
+}
+
 int GetKindCall(void*, const PFAny* args, int32_t n, PFAny* result) {
   if (CheckArity("packedfun.type_structural_kind", n, 1)) return -1;
   if (args[0].type_index != kPFTypeInt) {
@@ -965,6 +990,7 @@ const int kRegistered = [] {
   RegisterBuiltin("packedfun.structural_first_mismatch", &MismatchCall);
   RegisterBuiltin("packedfun.type_set_structural_kind", &SetKindCall);
   RegisterBuiltin("packedfun.type_structural_kind", &GetKindCall);
+  RegisterBuiltin("packedfun.type_structural_fields", &FieldsCall);
   RegisterBuiltin("packedfun.access_path_str", &PathStrCall);
   RegisterBuiltin("packedfun.structural_equal", &EqualCall);
   RegisterBuiltin("packedfun.structural_hash", &HashCall);

@@ -87,6 +87,7 @@ _STRING_CLS = (
     "strings and bytes come back as plain str/bytes, never core.String/core.Bytes (a deliberate "
     "difference)"
 )
+_ARRAY_MOVE = "Array._move, a private helper of tvm-ffi's in-place mutation"
 KNOWN_FAILING: dict[str, str] = {
     "test_big_int.py::test_integer_callbacks": _BIG_INT,
     "test_big_int.py::test_integer_containers": _BIG_INT,
@@ -178,9 +179,17 @@ KNOWN_FAILING: dict[str, str] = {
         "a tensor nested in a container argument installs no allocator, so "
         "TVMFFIEnvTensorAlloc fails (docs/tvm-ffi-kernels.md, Limits)"
     ),
-    "test_structural.py": (
-        "the structural toolkit's class forms (WalkOrder, WalkResult, StructuralVisitor, "
-        "StructuralMutator, structural_visit, structural_map) are not provided"
+    "test_structural.py::test_structural_key_in_map": (
+        "a StructuralKey as a Map key: packedfun's Map keys that are objects compare by identity"
+    ),
+    "test_structural.py::test_structural_key_tensor_content_policy": (
+        "skip_tensor_content=: packedfun compares tensors by identity, not content"
+    ),
+    "test_structural.py::test_structural_mutate_inplace_mode": _ARRAY_MOVE,
+    "test_structural.py::test_structural_map_array_ownership": _ARRAY_MOVE,
+    "test_structural.py::test_structural_map_reuses_var_and_dag_callback_results": (
+        "structural_map calls a type callback once for a variable met in two definition fields "
+        "(tvm-ffi: once per definition region)"
     ),
     "test_tensor.py::test_shape_object": (
         "Shape is not a tuple subclass and has no _tvm_ffi_cached_object (a deliberate "
