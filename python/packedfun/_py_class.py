@@ -87,6 +87,7 @@ class Field:
         "structural_eq",
         "frozen",
         "_schema",
+        "_compute",
     )
 
     def __init__(
@@ -117,6 +118,7 @@ class Field:
         self.kw_only, self.metadata, self.doc = kw_only, dict(metadata or {}), doc
         self.structural_eq, self.frozen = structural_eq, frozen
         self._schema: tuple = (_ANY, False)
+        self._compute: typing.Any = None  # an init_property's function
 
     def __repr__(self) -> str:
         return (
@@ -167,6 +169,41 @@ def field(
         structural_eq,
         frozen,
     )
+
+
+class init_property:  # noqa: N801 (named as property is)
+    """A field computed from the others when an object is built.
+
+    In a :func:`py_class` body, ``@init_property`` over a one-argument function declares a field
+    of that name, typed by the function's return annotation (``typing.Any`` without one), that
+    the constructor does not take (``init=False``) and that structural equality and hashing
+    ignore (``structural_eq="ignore"``). The generated ``__init__`` calls the function once, after
+    every other field is set (the parent's init properties first, then the class's own, in the
+    order of the class body) and before ``__post_init__``, and stores its result in the object's
+    native storage: other languages read it as a field, and reading it again does not call the
+    function. A subclass's ``@init_property`` of the same name replaces the parent's function.
+    Until it is computed the field holds ``None`` (its storage accepts ``None`` besides its
+    type). The value can be reassigned like any field of the class (``Cls.name.set(obj, v)`` on
+    a frozen class).
+    """
+
+    __slots__ = ("func", "name")
+
+    def __init__(self, func: typing.Any) -> None:
+        if not callable(func):
+            raise TypeError(f"init_property: expected a function, got {type(func).__name__}")
+        self.func = func
+        self.name: str | None = None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        ann = getattr(self.func, "__annotations__", {}).get("return", typing.Any)
+        if "__annotations__" not in owner.__dict__:
+            owner.__annotations__ = {}
+        owner.__dict__["__annotations__"][name] = ann
+
+    def __get__(self, obj: typing.Any, objtype: typing.Any = None) -> typing.Any:
+        return self  # replaced by the field's descriptor when py_class registers the class
 
 
 def method(fn: typing.Any) -> typing.Any:
@@ -322,6 +359,7 @@ def _resolve(spec: _Spec) -> bool:
         try:
             tp = _evaluate(spec, f)
             index, nullable = _schema(spec, f, tp)
+            nullable = nullable or f._compute is not None  # None until computed
         except _Unresolved:
             return False
         if isinstance(index, type):
@@ -361,7 +399,11 @@ def _own_fields(cls: typing.Any, kw_only: bool) -> list:
                 "packedfun.Object (or a dunder); rename the field"
             )
         value = cls.__dict__.get(name, MISSING)
-        f = value if isinstance(value, Field) else Field(default=value)
+        if isinstance(value, init_property):
+            f = Field(init=False, structural_eq="ignore")
+            f._compute = value.func
+        else:
+            f = value if isinstance(value, Field) else Field(default=value)
         f.name, f.type = name, ann
         if f.kw_only is MISSING:
             f.kw_only = kw_only
@@ -401,8 +443,9 @@ def _value_fits(schema: tuple, value: typing.Any) -> bool:
 
 
 def _check_defaults(spec: _Spec) -> None:
+    late = spec.params.get("late_default_check", False)  # tvm-ffi's rule: at construction
     for f in spec.own:
-        if f.default is not MISSING and not _value_fits(f._schema, f.default):
+        if f.default is not MISSING and not late and not _value_fits(f._schema, f.default):
             raise TypeError(
                 f"py_class {spec.cls.__qualname__}: field {f.name!r}: the default "
                 f"{f.default!r} does not fit the annotation {f.type!r}"
@@ -710,6 +753,12 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
         if f.init:
             if f.default is not MISSING:
                 param = f"{f.name}=_d{i}"
+                if not _value_fits(f._schema, f.default):  # only under late_default_check
+                    env[f"_e{i}"] = TypeError(
+                        f"{cls.__qualname__}(): the default for field {f.name!r} "
+                        f"({f.default!r}) does not fit its annotation {f.type!r}"
+                    )
+                    lines.append(f"    if {f.name} is _d{i}: raise _e{i}")
             elif f.default_factory is not MISSING:
                 param = f"{f.name}=_FACTORY"
                 lines.append(f"    if {f.name} is _FACTORY: {f.name} = _f{i}()")
@@ -732,6 +781,16 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
     lines.append(f"    _init_handle(self, _ctor, {', '.join(args)})")
     for name in native:
         lines.append(f"    if {name} is not MISSING: self.{name} = {name}")
+    computed: dict = {}  # name -> function, root class first; a subclass's replaces its parent's
+    for f in all_fields:
+        if f._compute is not None:
+            computed.pop(f.name, None)
+            computed[f.name] = f._compute
+    for klass in reversed(cls.__mro__):
+        computed.update(klass.__dict__.get("__pf_computed_override__", {}))
+    for i, (name, fn) in enumerate(computed.items()):
+        env[f"_c{i}"] = fn
+        lines.append(f"    type(self).{name}.set(self, _c{i}(self))")
     if hasattr(cls, "__post_init__"):
         lines.append("    self.__post_init__()")
     source = f"def __init__({signature}):\n" + "\n".join(lines) + "\n"
@@ -903,6 +962,13 @@ def _decorate(cls: typing.Any, key: str | None, params: dict) -> typing.Any:
                 "@classmethod, which is not supported (a native caller passes the object first)"
             )
     own = _own_fields(cls, params["kw_only"])
+    inherited = {f.name: f for f in _all_fields(parent)} if _is_py_class(parent) else {}
+    overrides = {}  # an init_property over the parent's of the same name: a new function only
+    for f in [f for f in own if f._compute is not None]:
+        base = inherited.get(f.name)
+        if base is not None and base._compute is not None:
+            overrides[f.name] = f._compute
+            own.remove(f)
     key = key or f"{cls.__module__}.{cls.__qualname__}"
     if key in _defined or any(s.key == key for s in _pending):
         old = _defined.get(key)
@@ -914,9 +980,10 @@ def _decorate(cls: typing.Any, key: str | None, params: dict) -> typing.Any:
     user = frozenset(cls.__dict__)
     if params["slots"] and "__slots__" not in cls.__dict__:
         cls = _rebuild_with_slots(cls)
-    for f in own:
-        if f.name in cls.__dict__:
-            delattr(cls, f.name)
+    for name in [*(f.name for f in own), *overrides]:
+        if name in cls.__dict__:
+            delattr(cls, name)
+    cls.__pf_computed_override__ = overrides
     spec = _Spec(cls, key, params, own, parent if parent is not core.Object else None)
     cls.__pf_py_spec__ = spec
     cls.__pf_user__ = user

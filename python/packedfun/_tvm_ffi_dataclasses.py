@@ -32,6 +32,7 @@ from .dataclasses import (
     entry,
     field,
     fields,
+    init_property,
     is_dataclass,
     replace,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "entry",
     "field",
     "fields",
+    "init_property",
     "is_dataclass",
     "py_class",
     "replace",
@@ -78,11 +80,15 @@ def py_class(
 ) -> typing.Any:
     """:func:`packedfun.dataclasses.py_class` with tvm-ffi's inheritance rule: frozen and mutable
     classes may mix in one hierarchy (a parent's frozen fields stay frozen in a mutable child, a
-    frozen child's own fields are frozen under a mutable parent)."""
+    frozen child's own fields are frozen under a mutable parent), and tvm-ffi's rule for a
+    default that does not fit its field's annotation: the class is defined, and building an
+    object with that default raises ``TypeError`` (packedfun's own ``py_class`` refuses the class
+    at once)."""
     params = {
         "frozen": frozen, "init": init, "repr": repr, "eq": eq, "order": order,
         "unsafe_hash": unsafe_hash, "match_args": match_args, "kw_only": kw_only,
         "structural_eq": structural_eq, "slots": slots, "mixed_frozen": True,
+        "late_default_check": True,
     }  # fmt: skip
     return _py_class._decorator(cls_or_type_key, type_key, params)
 

@@ -52,6 +52,7 @@ _RENAMED = {
     ALIAS + ".testing": "packedfun._tvm_ffi_testing",
     ALIAS + ".testing.testing": "packedfun._tvm_ffi_testing",
     ALIAS + ".structural": "packedfun._tvm_ffi_structural",
+    ALIAS + "._dunder": "packedfun._tvm_ffi_private",
 }
 
 
@@ -149,6 +150,7 @@ def install() -> None:
     importlib.import_module("packedfun._tvm_ffi_error")._attach()  # exc.__tvm_ffi_error__
     importlib.import_module("packedfun._tvm_ffi_container")._attach()  # tvm-ffi's Array forms
     importlib.import_module(_RENAMED[ALIAS + ".structural"])._attach(packedfun)  # walk/visit/map
+    importlib.import_module(_RENAMED[ALIAS + "._dunder"])._attach(packedfun)  # private names
     _load_tvm_ffi_testing()
 
 
@@ -201,6 +203,9 @@ def uninstall() -> None:
     switch_structural = sys.modules.get(_RENAMED[ALIAS + ".structural"])
     if switch_structural is not None and packedfun is not None:
         switch_structural._detach(packedfun)
+    switch_private = sys.modules.get(_RENAMED[ALIAS + "._dunder"])
+    if switch_private is not None and packedfun is not None:
+        switch_private._detach(packedfun)
     if packedfun is not None:  # packedfun.core back to the backend module
         packedfun.core = _backend.core  # type: ignore[attr-defined]
 

@@ -707,3 +707,90 @@ def test_helpers_name_both_class_kinds_in_their_errors():
     for helper in (dc.asdict, dc.astuple, dc.replace):
         with pytest.raises(TypeError, match="c_class / py_class instances"):
             helper(42)
+
+
+def test_init_property_computed_once_at_construction():
+    calls: list = []
+
+    @py_class("test_dc.IPBase")
+    class Base(pf.Object):
+        x: int = 0
+
+        @dc.init_property
+        def doubled(self) -> int:
+            calls.append("base")
+            return self.x * 2
+
+        def __post_init__(self) -> None:
+            calls.append(("post", self.doubled))  # computed before __post_init__
+
+    @py_class("test_dc.IPChild")
+    class Child(Base):
+        y: int = 0
+
+        @dc.init_property
+        def total(self) -> int:
+            return self.doubled + self.y  # the parent's computed field is ready
+
+    c = Child(3, 4)
+    assert (c.doubled, c.total) == (6, 10)
+    assert calls == ["base", ("post", 6)]
+    assert c.doubled == 6 and calls == ["base", ("post", 6)]  # a read does not call again
+    assert [f.name for f in dc.fields(Child)] == ["x", "doubled", "y", "total"]
+    assert "doubled" not in inspect.signature(Child).parameters  # init=False
+    names = [f["name"] for f in type_info(Child.__pf_type_index__)["fields"]]
+    assert "total" in names  # a native field, readable by other languages
+    assert structural_equal(Child(3, 4), Child(3, 4))
+    assert structural_hash(Child(3, 4)) == structural_hash(Child(3, 4))
+
+
+def test_init_property_override_and_errors():
+    @py_class("test_dc.IPOverBase")
+    class Base(pf.Object):
+        @dc.init_property
+        def value(self) -> int:
+            raise AssertionError("replaced by the subclass")
+
+    @py_class("test_dc.IPOverChild")
+    class Child(Base):
+        @dc.init_property
+        def value(self) -> int:
+            return 2
+
+    assert Child().value == 2
+    assert [f.name for f in dc.fields(Child)] == ["value"]  # one field, not two
+
+    @py_class("test_dc.IPBadType")
+    class Bad(pf.Object):
+        @dc.init_property
+        def value(self) -> int:
+            return "not an int"  # type: ignore[return-value]
+
+    with pytest.raises(TypeError):
+        Bad()
+
+    @py_class("test_dc.IPRaises")
+    class Raises(pf.Object):
+        @dc.init_property
+        def value(self) -> int:
+            raise KeyError("inside")
+
+    with pytest.raises(KeyError, match="inside"):
+        Raises()
+    with pytest.raises(TypeError, match="expected a function"):
+        dc.init_property(3)
+
+
+def test_init_property_on_a_frozen_class():
+    @py_class("test_dc.IPFrozen", frozen=True)
+    class Frozen(pf.Object):
+        x: int
+
+        @dc.init_property
+        def label(self) -> str:
+            return f"x={self.x}"
+
+    f = Frozen(4)
+    assert f.label == "x=4"
+    with pytest.raises(AttributeError):
+        f.label = "other"

@@ -100,3 +100,46 @@ def test_switch_imports_it_as_tvm_ffi_dataclasses():
         print("ok")
         """
     )
+
+
+def test_a_default_that_does_not_fit_fails_when_used():
+    # tvm-ffi's rule under the switch: the class is defined; building with the default raises
+    @tdc.py_class("test_tdc.LateDefault")
+    class Late(packedfun.Object):
+        a: int
+        b: str = 5  # type: ignore[assignment]
+
+    with pytest.raises(TypeError, match=r"default for field 'b'"):
+        Late(1)
+    assert Late(1, "x").b == "x"  # an explicit value that fits is fine
+    with pytest.raises(TypeError):
+        Late(1, 5)  # an explicit value that does not fit: the usual store error
+    with pytest.raises(TypeError, match="does not fit"):  # packedfun's own: at definition
+
+        @dc.py_class("test_tdc.EarlyDefault")
+        class Early(packedfun.Object):
+            b: str = 5  # type: ignore[assignment]
+
+
+def test_private_class_building_names_raise_when_called():
+    run_child(
+        """
+        import packedfun, packedfun.tvm_ffi_compat as compat
+        compat.install()
+        from tvm_ffi._dunder import _install_dataclass_dunders
+        from tvm_ffi.core import _register_py_class, _to_py_class_value
+        from tvm_ffi.registry import _add_class_attrs
+        for fn in (_install_dataclass_dunders, _register_py_class, _to_py_class_value,
+                   _add_class_attrs):
+            try:
+                fn(object)
+            except NotImplementedError as e:
+                assert fn.__name__ in str(e) and "migration" in str(e), str(e)
+            else:
+                raise AssertionError(f"{fn.__name__} returned")
+        compat.uninstall()
+        assert not hasattr(packedfun.registry, "_add_class_attrs")
+        assert not hasattr(packedfun.core, "_register_py_class")
+        print("ok")
+        """
+    )
