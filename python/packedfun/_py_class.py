@@ -106,6 +106,11 @@ class Field:
     ) -> None:
         if default is not MISSING and default_factory is not MISSING:
             raise ValueError("cannot specify both default and default_factory")
+        if default_factory is not MISSING and not callable(default_factory):
+            raise TypeError(
+                "field(): default_factory must be a callable (it is called for each new object), "
+                f"got {type(default_factory).__name__}"
+            )
         if structural_eq not in _FIELD_STRUCTURAL:
             raise ValueError(
                 f"field(structural_eq=...): unknown kind {structural_eq!r} "
@@ -470,6 +475,8 @@ def _all_fields(cls: typing.Any, slots_only: bool = False) -> list:
 
 
 def _check_order(spec: _Spec) -> None:
+    if spec.params.get("reorder_required"):  # tvm-ffi's rule: __init__ takes required ones first
+        return
     seen_default = None
     for f in _all_fields(spec.cls, slots_only=True):
         if not f.init or f.kw_only:
@@ -764,7 +771,8 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
                 lines.append(f"    if {f.name} is _FACTORY: {f.name} = _f{i}()")
             else:
                 param = f.name
-            (kw_params if f.kw_only else params).append(param)
+            has_default = f.default is not MISSING or f.default_factory is not MISSING
+            (kw_params if f.kw_only else params).append((has_default, param))
             args.append(f.name)
         else:
             if f.default_factory is not MISSING:
@@ -774,10 +782,15 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
             else:
                 lines.append(f"    {var} = None")
             args.append(var)
+    if cls.__dict__.get("__pf_dataclass_params__", {}).get("reorder_required"):
+        params.sort(key=lambda p: p[0])  # stable: required ones first, each group in field order
+        kw_params.sort(key=lambda p: p[0])
     native = _native_fields(cls)
     for name in native:  # the C++ part is default-constructed; these fields may be set after
-        kw_params.append(f"{name}=MISSING")
-    signature = ", ".join(["self", *params] + (["*", *kw_params] if kw_params else []))
+        kw_params.append((True, f"{name}=MISSING"))
+    positional = [p for _, p in params]
+    keyword = [p for _, p in kw_params]
+    signature = ", ".join(["self", *positional] + (["*", *keyword] if keyword else []))
     lines.append(f"    _init_handle(self, _ctor, {', '.join(args)})")
     for name in native:
         lines.append(f"    if {name} is not MISSING: self.{name} = {name}")
@@ -926,11 +939,11 @@ def _rebuild_with_slots(cls: typing.Any) -> typing.Any:
 def _decorate(cls: typing.Any, key: str | None, params: dict) -> typing.Any:
     if not isinstance(cls, type) or not issubclass(cls, core.Object):
         raise TypeError(
-            f"py_class: {getattr(cls, '__qualname__', cls)!r} must derive from packedfun.Object "
+            f"py_class: {getattr(cls, '__qualname__', cls)!r} must inherit from packedfun.Object "
             "(or from another py_class)"
         )
     if params["order"] and not params["eq"]:
-        raise ValueError(f"py_class {cls.__qualname__}: eq must be true if order is true")
+        raise ValueError(f"py_class {cls.__qualname__}: order=True requires eq=True")
     bases = [b for b in cls.__bases__ if issubclass(b, core.Object)]
     if len(bases) != 1:
         raise TypeError(f"py_class {cls.__qualname__}: exactly one packedfun.Object base allowed")
@@ -1187,7 +1200,7 @@ def c_class(
         if not isinstance(cls, type) or not issubclass(cls, core.Object):
             raise TypeError(f"c_class({type_key!r}) expects a subclass of packedfun.Object")
         if order and not eq:
-            raise ValueError(f"c_class {cls.__qualname__}: eq must be true if order is true")
+            raise ValueError(f"c_class {cls.__qualname__}: order=True requires eq=True")
         index = core.type_key_to_index(type_key)  # KeyError before anything is changed
         body = {n: v for n, v in cls.__dict__.items() if isinstance(v, Field)}
         own = _c_fields(cls, index, body)  # refuses an unknown annotation before any change

@@ -83,12 +83,14 @@ def py_class(
     frozen child's own fields are frozen under a mutable parent), and tvm-ffi's rule for a
     default that does not fit its field's annotation: the class is defined, and building an
     object with that default raises ``TypeError`` (packedfun's own ``py_class`` refuses the class
-    at once)."""
+    at once), and its ``__init__`` order: required fields first, then those with a default (each
+    group in field order, positional and keyword-only alike), where packedfun's own ``py_class``
+    refuses a required field after one with a default, as :mod:`dataclasses` does."""
     params = {
         "frozen": frozen, "init": init, "repr": repr, "eq": eq, "order": order,
         "unsafe_hash": unsafe_hash, "match_args": match_args, "kw_only": kw_only,
         "structural_eq": structural_eq, "slots": slots, "mixed_frozen": True,
-        "late_default_check": True,
+        "late_default_check": True, "reorder_required": True,
     }  # fmt: skip
     return _py_class._decorator(cls_or_type_key, type_key, params)
 

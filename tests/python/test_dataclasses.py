@@ -398,7 +398,7 @@ def test_native_parent_layout_cannot_be_extended():
 
 
 def test_order_without_eq_and_non_default_after_default():
-    with pytest.raises(ValueError, match="eq must be true"):
+    with pytest.raises(ValueError, match="order=True requires eq=True"):
         py_class(order=True)(type("X", (pf.Object,), {}))
     with pytest.raises(TypeError, match="non-default argument 'b'"):
 
@@ -409,7 +409,7 @@ def test_order_without_eq_and_non_default_after_default():
 
 
 def test_not_an_object_subclass():
-    with pytest.raises(TypeError, match="must derive from packedfun.Object"):
+    with pytest.raises(TypeError, match="must inherit from packedfun.Object"):
 
         @py_class
         class Plain:
@@ -794,3 +794,9 @@ def test_init_property_on_a_frozen_class():
     assert f.label == "x=4"
     with pytest.raises(AttributeError):
         f.label = "other"
+
+
+def test_field_refuses_a_non_callable_default_factory_at_once():
+    for bad in (42, None, "x"):
+        with pytest.raises(TypeError, match="default_factory must be a callable"):
+            field(default_factory=bad)

@@ -335,7 +335,7 @@ def test_c_class_bad_input(mod):
 
     with pytest.raises(TypeError, match="subclass of packedfun.Object"):
         dc.c_class("test_dcc.Pt")(int)
-    with pytest.raises(ValueError, match="eq must be true"):
+    with pytest.raises(ValueError, match="order=True requires eq=True"):
 
         @dc.c_class("test_dcc.Pt", order=True)
         class Ordered(pf.Object):

@@ -143,3 +143,26 @@ def test_private_class_building_names_raise_when_called():
         print("ok")
         """
     )
+
+
+def test_required_fields_come_first_in_init():
+    # tvm-ffi's rule under the switch; packedfun's own py_class refuses the order (dataclasses')
+    @tdc.py_class("test_tdc.Reorder")
+    class Reorder(packedfun.Object):
+        a: int = 0
+        b: int  # type: ignore[misc]
+        _: dc.KW_ONLY
+        c: int = 10
+        d: int  # type: ignore[misc]
+
+    import inspect
+
+    assert list(inspect.signature(Reorder).parameters) == ["b", "a", "d", "c"]
+    r = Reorder(2, d=4)
+    assert (r.a, r.b, r.c, r.d) == (0, 2, 10, 4)
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument 'a'"):
+
+        @dc.py_class("test_tdc.NoReorder")
+        class NoReorder(packedfun.Object):
+            a: int = 0
+            b: int  # type: ignore[misc]
