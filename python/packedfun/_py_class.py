@@ -23,10 +23,13 @@ from . import object as _object
 from ._backend import core
 from ._missing import MISSING
 from .registry import get_global_func
+from .tensor import Device as _Device
+from .tensor import dtype as _dtype
 
 Object = core.Object
 
 _ANY, _INT, _BOOL, _FLOAT = -1, 1, 2, 3
+_DTYPE, _DEVICE = 5, 6  # kPFTypeDataType, kPFTypeDevice
 _OBJECT, _STR, _BYTES, _FUNCTION, _ARRAY, _MAP = 64, 65, 66, 68, 72, 73
 _READONLY, _NO_COMPARE, _STRUCTURAL_DEF = 1, 2, 4  # PACKEDFUN_FIELD_* bits
 #: field(structural_eq=...): what each value adds to the field's flags.
@@ -283,6 +286,10 @@ def _schema(spec: _Spec, f: Field, tp: typing.Any) -> tuple:
         return (_STR, False)
     if tp is bytes:
         return (_BYTES, False)
+    if tp is _dtype:
+        return (_DTYPE, False)  # a dtype or its name ("float32")
+    if tp is _Device:
+        return (_DEVICE, False)
     origin = typing.get_origin(tp)
     if origin is typing.Union or (origin is not None and type(tp).__name__ == "UnionType"):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
@@ -315,8 +322,8 @@ def _schema(spec: _Spec, f: Field, tp: typing.Any) -> tuple:
         return (_INT, False)  # IntEnum and other int subclasses travel as int
     raise TypeError(
         f"py_class {spec.cls.__qualname__}: field {f.name!r}: cannot map the annotation {tp!r} "
-        "to a packedfun type (use int, float, bool, str, bytes, Any, a packedfun Object class, "
-        "list, dict, Callable, or Optional of one of these)"
+        "to a packedfun type (use int, float, bool, str, bytes, dtype, Device, Any, a packedfun "
+        "Object class, list, dict, Callable, or Optional of one of these)"
     )
 
 
@@ -436,6 +443,10 @@ def _value_fits(schema: tuple, value: typing.Any) -> bool:
         return isinstance(value, str)
     if index == _BYTES:
         return isinstance(value, bytes)
+    if index == _DTYPE:
+        return isinstance(value, str)  # a dtype is a str; a name is parsed when stored
+    if index == _DEVICE:
+        return isinstance(value, _Device)
     if index == _ARRAY:
         return isinstance(value, (list, tuple, core.Array))
     if index == _MAP:

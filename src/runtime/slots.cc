@@ -26,6 +26,7 @@
 #include "runtime/object.h"
 #include "runtime/registry.h"
 #include "runtime/string.h"
+#include "runtime/tensor.h"
 #include "runtime/type.h"
 
 #define PACKEDFUN_NOINLINE_SLOTS __attribute__((noinline))
@@ -118,6 +119,10 @@ std::string TypeName(int32_t type_index) {
       return "bool";
     case kPFTypeNone:
       return "None";
+    case kPFTypeDataType:
+      return "dtype";
+    case kPFTypeDevice:
+      return "Device";
     case kPFTypeString:
     case kPFTypeSmallStr:
     case kPFTypeRawStr:
@@ -140,7 +145,27 @@ std::string TypeName(int32_t type_index) {
   return std::string(info->type_key.data, info->type_key.size);
 }
 
-/*! Whether the owned value `v` fits `c`; converts int to float in place for a float field. */
+/*! A dtype field given its name ("float32"): `v` (owned) becomes that dtype; false, `v` kept, when
+ *  it is no string or names no dtype. */
+bool DataTypeFromText(PFAny* v) {
+  std::string_view text;
+  if (!AnyToStringView(*v, false, &text)) return false;
+  DLDataType dtype;
+  try {
+    dtype = ParseDataType(text);
+  } catch (const std::exception&) {
+    return false;  // the caller reports the mismatch: expected dtype, got str
+  }
+  ReleaseAny(v);
+  v->type_index = kPFTypeDataType;
+  v->zero_padding = 0;
+  v->v_int64 = 0;
+  v->v_dtype = dtype;
+  return true;
+}
+
+/*! Whether the owned value `v` fits `c`; converts int to float in place for a float field, and a
+ *  dtype's name to the dtype for a dtype field. */
 bool Fits(const SlotCheck& c, PFAny* v) {
   int32_t t = v->type_index;
   if (c.type_index == kPFTypeAny) return true;
@@ -161,6 +186,10 @@ bool Fits(const SlotCheck& c, PFAny* v) {
       return t == kPFTypeString || t == kPFTypeSmallStr;
     case kPFTypeBytes:
       return t == kPFTypeBytes || t == kPFTypeSmallBytes;
+    case kPFTypeDataType:
+      return t == kPFTypeDataType || DataTypeFromText(v);
+    case kPFTypeDevice:
+      return t == kPFTypeDevice;
     default:
       return IsObjectIndex(t) && PFTypeIsInstance(t, c.type_index) != 0;
   }
@@ -385,7 +414,8 @@ std::vector<SlotField> Validate(SlotTable& t, const std::string& key, int32_t pa
     }
     if (st->native != nullptr) CheckNativeNames(t, key, parent, name);
     int32_t ti = f.static_type_index;
-    bool known = ti == kPFTypeAny || ti == kPFTypeInt || ti == kPFTypeBool || ti == kPFTypeFloat;
+    bool known = ti == kPFTypeAny || ti == kPFTypeInt || ti == kPFTypeBool || ti == kPFTypeFloat ||
+                 ti == kPFTypeDataType || ti == kPFTypeDevice;
     const PFTypeInfo* info = nullptr;
     if (!known && ti >= kPFTypeStaticObjectBegin && PFTypeGetInfo(ti, &info) == 0) known = true;
     if (!known) {

@@ -800,3 +800,30 @@ def test_field_refuses_a_non_callable_default_factory_at_once():
     for bad in (42, None, "x"):
         with pytest.raises(TypeError, match="default_factory must be a callable"):
             field(default_factory=bad)
+
+
+def test_dtype_and_device_fields():
+    @py_class("test_dc.DTypeDevice")
+    class Holder(pf.Object):
+        dt: pf.dtype
+        dev: pf.Device
+        maybe: Optional[pf.dtype] = None
+
+    h = Holder(pf.dtype("float16"), pf.device("cpu", 0))
+    assert h.dt == "float16" and isinstance(h.dt, pf.dtype) and h.maybe is None
+    assert h.dev == pf.device("cpu", 0)
+    h.dt = "int8"  # a dtype's name is stored as the dtype
+    assert isinstance(h.dt, pf.dtype) and h.dt == "int8"
+    h.maybe = "bfloat16"
+    assert h.maybe == "bfloat16"
+    with pytest.raises(TypeError, match=r"DTypeDevice.dt: expected dtype, got str"):
+        h.dt = "not a dtype"
+    with pytest.raises(TypeError, match=r"expected dtype, got int"):
+        Holder(3, pf.device("cpu"))
+    with pytest.raises(TypeError, match=r"DTypeDevice.dev: expected Device, got str"):
+        h.dev = "cpu"
+    assert h.dt == "int8"  # a refused store leaves the field as it was
+    assert structural_equal(Holder("int8", pf.device("cpu")), Holder("int8", pf.device("cpu")))
+    assert not structural_equal(Holder("int8", pf.device("cpu")), Holder("int4", pf.device("cpu")))
+    copy_ = pickle.loads(pickle.dumps(h))
+    assert (copy_.dt, copy_.dev, copy_.maybe) == (h.dt, h.dev, h.maybe)
