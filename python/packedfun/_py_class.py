@@ -488,6 +488,8 @@ def _all_fields(cls: typing.Any, slots_only: bool = False) -> list:
 def _check_order(spec: _Spec) -> None:
     if spec.params.get("reorder_required"):  # tvm-ffi's rule: __init__ takes required ones first
         return
+    if not spec.params["init"] or "__init__" in spec.cls.__dict__.get("__pf_user__", ()):
+        return  # no generated __init__: the order of defaults does not matter
     seen_default = None
     for f in _all_fields(spec.cls, slots_only=True):
         if not f.init or f.kw_only:
@@ -670,6 +672,8 @@ def _install(spec: _Spec, index: int) -> None:
     ctor = next(m["func"] for m in info["methods"] if m["name"] == "__create__")
     if spec.params["init"] and "__init__" not in cls.__dict__.get("__pf_user__", ()):
         cls.__init__ = _make_init(cls, ctor)
+    elif "__init__" in cls.__dict__.get("__pf_user__", ()):
+        cls.__init__ = _starting_blank(cls.__dict__["__init__"])
     cls.__pf_create__ = ctor
     core.fast_construct(cls)  # _core: Cls(...) calls __init__ without packing the keywords
     _register_methods(cls, index, info)
@@ -681,6 +685,31 @@ def _install(spec: _Spec, index: int) -> None:
         cls.__reduce_ex__ = _reduce_py_class
     _object._announce(cls)  # the class hooks: _pickle.attach, and any others
     _defined[spec.key] = spec
+
+
+def _starting_blank(user_init: typing.Any) -> typing.Any:
+    """A class's own ``__init__``, run on a blank object of the instance's type (its fields hold
+    0, 0.0, False or None until assigned), so that it may assign the fields, call
+    ``super().__init__(...)`` or both, as with :mod:`dataclasses`. An ``__init__`` that calls
+    ``__init_handle_by_constructor__`` builds the object itself and is left as it is."""
+    if getattr(user_init, "__pf_starting_blank__", False):
+        return user_init
+    code = getattr(user_init, "__code__", None)
+    if code is None or "__init_handle_by_constructor__" in code.co_names:
+        return user_init  # it builds the object itself, from the type's constructor
+    import functools
+
+    blank = _func("packedfun.slot_object_create_blank")
+    adopt = core.Object.__init_handle_by_constructor__
+
+    @functools.wraps(user_init)
+    def __init__(self: typing.Any, *args: typing.Any, **kwargs: typing.Any) -> None:
+        if not self.handle:
+            adopt(self, blank, type(self).__pf_type_index__)
+        user_init(self, *args, **kwargs)
+
+    __init__.__pf_starting_blank__ = True  # type: ignore[attr-defined]
+    return __init__
 
 
 def _reduce_py_class(self: typing.Any, protocol: int = 2) -> tuple:
@@ -802,7 +831,17 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
     positional = [p for _, p in params]
     keyword = [p for _, p in kw_params]
     signature = ", ".join(["self", *positional] + (["*", *keyword] if keyword else []))
-    lines.append(f"    _init_handle(self, _ctor, {', '.join(args)})")
+    # Called on an object that exists already (``super().__init__(...)`` from a subclass's own
+    # ``__init__``, which starts from a blank object): assign the fields instead of building.
+    assigned = [
+        f"type(self).{f.name}.set(self, {a})"
+        for f, a in zip(all_fields, args)
+        if f.init or f.default is not MISSING or f.default_factory is not MISSING
+    ]
+    lines.append("    if self.handle:")
+    lines.extend(f"        {line}" for line in assigned or ["pass"])
+    lines.append("    else:")
+    lines.append(f"        _init_handle(self, _ctor, {', '.join(args)})")
     for name in native:
         lines.append(f"    if {name} is not MISSING: self.{name} = {name}")
     computed: dict = {}  # name -> function, root class first; a subclass's replaces its parent's

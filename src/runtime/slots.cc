@@ -537,6 +537,30 @@ PFObject* Create(int32_t type_index, const PFAny* values, int32_t n) {
   return o;
 }
 
+/*! A new object of slot type `type_index` whose fields hold their type's zero value (0, 0.0,
+ *  False) or None: what a Python-defined class's own __init__ starts from before it assigns them.
+ */
+int CreateBlankCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  if (n != 1 || args[0].type_index != kPFTypeInt) {
+    return RaiseError("TypeError", "packedfun.slot_object_create_blank: expected a type index");
+  }
+  return Guard([&] {
+    auto index = static_cast<int32_t>(args[0].v_int64);
+    const SlotType* st = Find(index);
+    if (st == nullptr) Throw("TypeError", "type " + TypeName(index) + " is not a slot type");
+    PFObject* o = AllocSlots(st, static_cast<int64_t>(st->fields.size()));
+    SlotTail* tail = TailOf(st, o);
+    for (size_t i = 0; i < st->fields.size(); ++i) {
+      int32_t t = st->fields[i].check.type_index;
+      if (t == kPFTypeInt || t == kPFTypeBool || t == kPFTypeFloat) {
+        tail->slots[i] = PFAny{t, 0, {0}};  // 0, False; 0.0 (all bits zero)
+      }
+    }
+    *result = ObjectAny(o);
+    return 0;
+  });
+}
+
 int CreateCall(void*, const PFAny* args, int32_t n, PFAny* result) {
   if (n < 1 || args[0].type_index != kPFTypeInt) {
     return RaiseError("TypeError", "packedfun.slot_object_create: expected a type index first");
@@ -707,6 +731,7 @@ const int kRegistered = [] {
   RegisterBuiltin("packedfun.slot_type_reserve", &ReserveCall);
   RegisterBuiltin("packedfun.type_register_method", &MethodCall);
   RegisterBuiltin("packedfun.slot_object_create", &CreateCall);
+  RegisterBuiltin("packedfun.slot_object_create_blank", &CreateBlankCall);
   RegisterBuiltin("packedfun.slot_type_register", &RegisterCall);
   return 0;
 }();

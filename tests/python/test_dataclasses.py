@@ -827,3 +827,41 @@ def test_dtype_and_device_fields():
     assert not structural_equal(Holder("int8", pf.device("cpu")), Holder("int4", pf.device("cpu")))
     copy_ = pickle.loads(pickle.dumps(h))
     assert (copy_.dt, copy_.dev, copy_.maybe) == (h.dt, h.dev, h.maybe)
+
+
+def test_own_init_starts_from_a_blank_object():
+    @py_class("test_dc.OwnInitParent")
+    class Parent(pf.Object):
+        a: int
+        b: str = "b"
+
+    @py_class("test_dc.OwnInitChild", init=False)
+    class Child(Parent):
+        c: float
+        d: Optional[Parent]
+        n: bool
+
+        def __init__(self, a: int, c: float) -> None:
+            assert (self.c, self.d, self.n) == (0.0, None, False)  # blank until assigned
+            super().__init__(a)  # the parent's fields, its default included
+            self.c = c
+
+    ch = Child(1, 2.5)
+    assert (ch.a, ch.b, ch.c, ch.d, ch.n) == (1, "b", 2.5, None, False)
+    assert type(ch) is Child and ch.type_index == Child.__pf_type_index__
+    with pytest.raises(TypeError, match="OwnInitChild.c: expected float, got str"):
+        ch.c = "x"
+    with pytest.raises(TypeError):
+        super(Child, ch).__init__()  # the parent's __init__ still requires its arguments
+    assert structural_equal(Child(1, 2.5), Child(1, 2.5))
+    assert pickle.loads(pickle.dumps(ch)).c == 2.5
+
+    @py_class("test_dc.OwnInitRaises", init=False)
+    class Raises(pf.Object):
+        a: int
+
+        def __init__(self) -> None:
+            raise KeyError("inside")
+
+    with pytest.raises(KeyError, match="inside"):
+        Raises()
