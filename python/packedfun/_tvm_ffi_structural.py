@@ -297,7 +297,27 @@ def structural_walk(
 # ---- structural_visit ----------------------------------------------------------------------------
 
 
-class StructuralVisitor:
+class _InDefRegion:
+    """The definition region a visitor or mutator is in, and running code in another."""
+
+    _kind: DefRegionKind
+
+    def def_region_kind(self) -> DefRegionKind:
+        """The definition region the visit or mutation is in."""
+        return self._kind
+
+    def with_def_region_kind(
+        self, kind: int, callback: typing.Callable[[], typing.Any]
+    ) -> typing.Any:
+        """Runs ``callback()`` in definition region ``kind``."""
+        saved, self._kind = self._kind, DefRegionKind(kind)
+        try:
+            return callback()
+        finally:
+            self._kind = saved
+
+
+class StructuralVisitor(_InDefRegion):
     """The visitor that :func:`structural_visit` hands its callbacks: ``visit`` dispatches a
     value to its callback (or its default descent), ``default_visit`` descends into a value's
     children without its own callback."""
@@ -338,20 +358,6 @@ class StructuralVisitor:
         finally:
             self._active.leave(key)
 
-    def def_region_kind(self) -> DefRegionKind:
-        """The definition region the visit is in."""
-        return self._kind
-
-    def with_def_region_kind(
-        self, kind: int, callback: typing.Callable[[], typing.Any]
-    ) -> typing.Any:
-        """Runs ``callback()`` in definition region ``kind``."""
-        saved, self._kind = self._kind, DefRegionKind(kind)
-        try:
-            return callback()
-        finally:
-            self._kind = saved
-
 
 def structural_visit(root: typing.Any, callbacks: typing.Any = ()) -> VisitInterrupt | None:
     """Visits ``root`` with callbacks ``fn(value, visitor)`` that own the descent into their
@@ -367,7 +373,7 @@ def structural_visit(root: typing.Any, callbacks: typing.Any = ()) -> VisitInter
 # ---- structural_mutate and structural_map ----------------------------------------------------
 
 
-class StructuralMutator:
+class StructuralMutator(_InDefRegion):
     """The mutator that :func:`structural_mutate` hands its callbacks: ``mutate`` dispatches a
     value to its callback (or its default mutation), ``default_mutate`` rebuilds a value from its
     mutated children (the value itself when none changed)."""
@@ -418,20 +424,6 @@ class StructuralMutator:
     def var_remap_set(self, var: typing.Any, mapped_value: typing.Any) -> None:
         """Records ``mapped_value`` as the replacement of ``var``."""
         self._remap[_remap_key(var)] = (var, mapped_value)
-
-    def def_region_kind(self) -> DefRegionKind:
-        """The definition region the mutation is in."""
-        return self._kind
-
-    def with_def_region_kind(
-        self, kind: int, callback: typing.Callable[[], typing.Any]
-    ) -> typing.Any:
-        """Runs ``callback()`` in definition region ``kind``."""
-        saved, self._kind = self._kind, DefRegionKind(kind)
-        try:
-            return callback()
-        finally:
-            self._kind = saved
 
 
 def _remap_key(var: typing.Any) -> int:

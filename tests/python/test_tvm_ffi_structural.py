@@ -189,3 +189,23 @@ def test_switch_gives_the_toolkit():
                          timeout=120, env=env)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_visitor_and_mutator_report_their_definition_region():
+    x = Var("x")
+    seen: list = []
+
+    def on_var(v: Any, visitor: ts.StructuralVisitor) -> None:
+        seen.append(visitor.def_region_kind())
+        inner = visitor.with_def_region_kind(ts.DefRegionKind.DEF_SIMPLE, visitor.def_region_kind)
+        seen.append(inner)
+
+    assert ts.structural_visit(Fn([x], [x]), (Var, on_var)) is None
+    K = ts.DefRegionKind
+    assert seen == [K.DEF_PATTERN, K.DEF_SIMPLE, K.NONE, K.DEF_SIMPLE]
+    mutator = ts.StructuralMutator([])
+    assert mutator.def_region_kind() == K.NONE
+    assert mutator.with_def_region_kind(K.DEF_PATTERN, mutator.def_region_kind) == K.DEF_PATTERN
+    with pytest.raises(ZeroDivisionError):
+        mutator.with_def_region_kind(K.DEF_SIMPLE, lambda: 1 / 0)
+    assert mutator.def_region_kind() == K.NONE  # restored after an exception too
