@@ -53,6 +53,12 @@ class Dict : public ObjectRef, public detail::MapAccess<K, V, Dict<K, V>> {
     detail::CheckCallResult(rc);
   }
   void Clear() const { detail::CheckCallResult(PFDictClear(get())); }
+  /*! The standard containers' spellings: `erase` removes `key` when present (no KeyError when
+   * absent, as std::map), `clear` is Clear. */
+  void erase(const K& key) const {
+    if (this->count(key)) Erase(key);
+  }
+  void clear() const { Clear(); }
 
   using Access::_type_name;
   static constexpr bool _type_is_nullable = false;

@@ -201,6 +201,15 @@ TEST(Containers, DictMutation) {
   EXPECT_EQ(d.size(), 1);
   d.Clear();
   EXPECT_TRUE(d.empty());
+  // The standard spellings: erase of an absent key does nothing, as std::map's.
+  d.Set("a", pf::Any(1));
+  d.Set("b", pf::Any(2));
+  d.erase("nope");
+  d.erase("a");
+  EXPECT_EQ(d.size(), 1);
+  EXPECT_EQ(d.count("a"), 0);
+  d.clear();
+  EXPECT_TRUE(d.empty());
   // A Map cannot be mutated through the Dict entry points.
   pf::Map<pf::String, int64_t> m{{"a", 1}};
   pf::Any key = pf::String("a");
