@@ -30,6 +30,9 @@ class Expected {
   Expected(Error error) : data_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
   bool has_value() const noexcept { return data_.index() == 0; }
+  /*! `has_value()` and its negation, under the result-type names (ok / err). */
+  bool is_ok() const noexcept { return has_value(); }
+  bool is_err() const noexcept { return !has_value(); }
   explicit operator bool() const noexcept { return has_value(); }
   /*! The value; throws the held Error when there is none. */
   const T& value() const& {

@@ -175,9 +175,13 @@ TEST(Stl, ExpectedReturnsErrorsWithoutThrowing) {
   pf::TypedFunction<pf::Expected<int64_t>(int64_t, int64_t)> typed = safe_div;
   pf::Expected<int64_t> ok = typed(8, 2);
   ASSERT_TRUE(ok.has_value());
+  EXPECT_TRUE(ok.is_ok());
+  EXPECT_FALSE(ok.is_err());
   EXPECT_EQ(ok.value(), 4);
   pf::Expected<int64_t> bad = typed(1, 0);
   ASSERT_FALSE(bad.has_value());
+  EXPECT_FALSE(bad.is_ok());
+  EXPECT_TRUE(bad.is_err());
   EXPECT_EQ(bad.error().kind(), "ZeroDivisionError");
   EXPECT_EQ(bad.value_or(-1), -1);
   EXPECT_EQ(ErrorOf([&] { bad.value(); }), "ZeroDivisionError: safe_div: division by zero");
