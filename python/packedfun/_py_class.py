@@ -466,7 +466,7 @@ def _check_defaults(spec: _Spec) -> None:
                 f"py_class {spec.cls.__qualname__}: field {f.name!r}: the default "
                 f"{f.default!r} does not fit the annotation {f.type!r}"
             )
-        if not f.init and f.default is MISSING and f.default_factory is MISSING:
+        if not f.init and not _has_default(f):
             if not (f._schema[0] == _ANY or f._schema[1]):
                 raise TypeError(
                     f"py_class {spec.cls.__qualname__}: field {f.name!r} has init=False and "
@@ -485,6 +485,10 @@ def _all_fields(cls: typing.Any, slots_only: bool = False) -> list:
     return out
 
 
+def _has_default(f: Field) -> bool:
+    return f.default is not MISSING or f.default_factory is not MISSING
+
+
 def _check_order(spec: _Spec) -> None:
     if spec.params.get("reorder_required"):  # tvm-ffi's rule: __init__ takes required ones first
         return
@@ -494,7 +498,7 @@ def _check_order(spec: _Spec) -> None:
     for f in _all_fields(spec.cls, slots_only=True):
         if not f.init or f.kw_only:
             continue
-        if f.default is not MISSING or f.default_factory is not MISSING:
+        if _has_default(f):
             seen_default = f.name
         elif seen_default is not None:
             raise TypeError(
@@ -811,8 +815,7 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
                 lines.append(f"    if {f.name} is _FACTORY: {f.name} = _f{i}()")
             else:
                 param = f.name
-            has_default = f.default is not MISSING or f.default_factory is not MISSING
-            (kw_params if f.kw_only else params).append((has_default, param))
+            (kw_params if f.kw_only else params).append((_has_default(f), param))
             args.append(f.name)
         else:
             if f.default_factory is not MISSING:
@@ -836,7 +839,7 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
     assigned = [
         f"type(self).{f.name}.set(self, {a})"
         for f, a in zip(all_fields, args)
-        if f.init or f.default is not MISSING or f.default_factory is not MISSING
+        if f.init or _has_default(f)
     ]
     lines.append("    if self.handle:")
     lines.extend(f"        {line}" for line in assigned or ["pass"])
@@ -844,11 +847,8 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
     lines.append(f"        _init_handle(self, _ctor, {', '.join(args)})")
     for name in native:
         lines.append(f"    if {name} is not MISSING: self.{name} = {name}")
-    computed: dict = {}  # name -> function, root class first; a subclass's replaces its parent's
-    for f in all_fields:
-        if f._compute is not None:
-            computed.pop(f.name, None)
-            computed[f.name] = f._compute
+    # init_property functions, root class first; a subclass's of the same name replaces its parent's
+    computed = {f.name: f._compute for f in all_fields if f._compute is not None}
     for klass in reversed(cls.__mro__):
         computed.update(klass.__dict__.get("__pf_computed_override__", {}))
     for i, (name, fn) in enumerate(computed.items()):

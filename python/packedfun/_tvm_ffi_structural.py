@@ -24,7 +24,6 @@ import typing
 
 from . import structural as _structural
 from ._backend import core
-from .object import type_info
 from .registry import get_global_func, register_global_func
 from .structural import (
     AccessPath,
@@ -88,7 +87,8 @@ class DefRegionKind(enum.IntEnum):
 
 # ---- children as structural equality sees them ---------------------------------------------------
 
-_LEAVES = (type(None), bool, int, float, str, bytes)
+_LEAVES = _structural._LEAF_TYPES
+_same = _structural._same  # a child came back unchanged: the same object, or an equal value
 _fields_cache: dict = {}
 _kind_cache: dict = {}
 _ANY = object()  # a callback entry matching every value
@@ -125,17 +125,9 @@ def _children(value: typing.Any) -> list:
 def _rebuild(value: typing.Any, new: list) -> typing.Any:
     if isinstance(value, (core.Array, core.List, core.Map, core.Dict)):
         return _structural._rebuild(value, new)
-    names = [f["name"] for i in type_info(value.type_index)["ancestors"]
-             for f in type_info(i)["fields"]]  # fmt: skip
     changed = dict(zip([n for n, _ in _structural_fields(value.type_index)], new))
-    return _structural._rebuild(value, [changed[n] if n in changed else getattr(value, n)
-                                        for n in names])  # fmt: skip
-
-
-def _same(new: typing.Any, old: typing.Any) -> bool:
-    if isinstance(old, core.Object) and not isinstance(old, _LEAVES):
-        return isinstance(new, core.Object) and new.same_as(old)
-    return type(new) is type(old) and (new is old or new == old)
+    names = _structural._fields_of(value.type_index)
+    return _structural._rebuild(value, [changed.get(n, getattr(value, n)) for n in names])
 
 
 class _Active:
@@ -316,6 +308,13 @@ class _InDefRegion:
         finally:
             self._kind = saved
 
+    def _child(self, step: typing.Callable[[typing.Any], typing.Any], child: typing.Any,
+               is_def: bool) -> typing.Any:  # fmt: skip
+        """``step(child)``, in a definition region when ``child`` sits in a definition field."""
+        if not is_def:
+            return step(child)
+        return self.with_def_region_kind(DefRegionKind.DEF_PATTERN, lambda: step(child))
+
 
 class StructuralVisitor(_InDefRegion):
     """The visitor that :func:`structural_visit` hands its callbacks: ``visit`` dispatches a
@@ -345,13 +344,7 @@ class StructuralVisitor(_InDefRegion):
         key = self._active.enter(value)
         try:
             for child, is_def in _children(value):
-                saved = self._kind
-                if is_def:
-                    self._kind = DefRegionKind.DEF_PATTERN
-                try:
-                    r = self.visit(child)
-                finally:
-                    self._kind = saved
+                r = self._child(self.visit, child, is_def)
                 if r is not None:
                     return r
             return None
@@ -401,15 +394,7 @@ class StructuralMutator(_InDefRegion):
             return value
         key = self._active.enter(value)
         try:
-            new = []
-            for child, is_def in kids:
-                saved = self._kind
-                if is_def:
-                    self._kind = DefRegionKind.DEF_PATTERN
-                try:
-                    new.append(self.mutate(child))
-                finally:
-                    self._kind = saved
+            new = [self._child(self.mutate, child, is_def) for child, is_def in kids]
         finally:
             self._active.leave(key)
         if all(_same(n, o) for n, (o, _) in zip(new, kids)):
