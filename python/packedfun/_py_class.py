@@ -458,6 +458,13 @@ def _value_fits(schema: tuple, value: typing.Any) -> bool:
     return isinstance(value, core.Object) and core.type_is_instance(value.type_index, index)
 
 
+def _annotation_fits(tp: typing.Any, value: typing.Any) -> bool:
+    """Whether ``value`` fits a field annotated ``tp`` (``TypeError`` for an annotation no field
+    may have)."""
+    probe = _Spec(type("TypeSchema", (), {}), "", {}, [], None)
+    return _value_fits(_schema(probe, Field(), tp), value)
+
+
 def _check_defaults(spec: _Spec) -> None:
     late = spec.params.get("late_default_check", False)  # tvm-ffi's rule: at construction
     for f in spec.own:
@@ -986,7 +993,11 @@ def _rebuild_with_slots(cls: typing.Any) -> typing.Any:
     return new
 
 
-def _decorate(cls: typing.Any, key: str | None, params: dict) -> typing.Any:
+def _decorate(
+    cls: typing.Any, key: str | None, params: dict, own: list | None = None
+) -> typing.Any:
+    """Defines ``cls`` as a Python-defined object type; ``own``: its own fields, when they come
+    from elsewhere than its annotations (tvm-ffi's low-level steps, ``_tvm_ffi_private``)."""
     if not isinstance(cls, type) or not issubclass(cls, core.Object):
         raise TypeError(
             f"py_class: {getattr(cls, '__qualname__', cls)!r} must inherit from packedfun.Object "
@@ -1024,7 +1035,8 @@ def _decorate(cls: typing.Any, key: str | None, params: dict) -> typing.Any:
                 f"py_class {cls.__qualname__}.{name}: a method marked with @method is wrapped by "
                 "@classmethod, which is not supported (a native caller passes the object first)"
             )
-    own = _own_fields(cls, params["kw_only"])
+    if own is None:
+        own = _own_fields(cls, params["kw_only"])
     inherited = {f.name: f for f in _all_fields(parent)} if _is_py_class(parent) else {}
     overrides = {}  # an init_property over the parent's of the same name: a new function only
     for f in [f for f in own if f._compute is not None]:

@@ -11,14 +11,17 @@ through ``packedfun.core`` keeps working when the switch's ``tvm_ffi.core`` take
 
 from __future__ import annotations
 
+import collections.abc
 import json
 import typing
 
+from . import _py_class
 from ._backend import core as _backend
 from ._missing import MISSING
 from ._tvm_ffi_error import Error
 from .container import Array, Dict, List, Map, Shape
 from .module import Module
+from .object import Object as _Object
 from .object import _automatic, _class_for, _class_hooks, _registered, on_new_class
 from .tensor import Device, Tensor
 from .tensor import dtype as _dtype
@@ -89,6 +92,7 @@ class TypeField(typing.NamedTuple):
     doc: str | None
     readonly: bool
     metadata: dict
+    offset: int = 0  #: byte offset of the field from the start of the object
 
 
 class TypeMethod(typing.NamedTuple):
@@ -113,7 +117,8 @@ class TypeInfo:
         self.type_ancestors: list[int] = list(info["ancestors"])
         self.doc = info.get("doc")
         self.fields = [
-            TypeField(f["name"], f.get("doc"), bool(f.get("readonly")), {}) for f in info["fields"]
+            TypeField(f["name"], f.get("doc"), bool(f.get("readonly")), {}, f.get("offset", 0))
+            for f in info["fields"]
         ]
         self.methods = [
             TypeMethod(m["name"], m.get("doc"), bool(m.get("is_static")), m.get("func"), {})
@@ -178,10 +183,13 @@ class TypeSchema:
         Its type arguments; for ``"Callable"`` the return type first, then the parameters.
     """
 
-    def __init__(self, origin: str, args: typing.Iterable[TypeSchema] = ()) -> None:
+    def __init__(
+        self, origin: str, args: typing.Iterable[TypeSchema] = (), origin_type_index: int = -1
+    ) -> None:
         if not isinstance(origin, str) or not origin:
             raise ValueError("a type schema's origin must be a non-empty str")
         self.origin = origin
+        self.origin_type_index = origin_type_index  # the type's index where known, else -1
         self.args = tuple(args)
         if any(not isinstance(a, TypeSchema) for a in self.args):
             raise TypeError("a type schema's arguments must be TypeSchema instances")
@@ -226,6 +234,13 @@ class TypeSchema:
             return f"{args[0]} | None"
         return f"{origin}[{', '.join(args)}]" if args else origin
 
+    def convert(self, value: typing.Any) -> typing.Any:
+        """``value`` as a field of this type holds it (``TypeError`` when it does not fit): the
+        check a ``py_class`` field of this schema applies when assigned."""
+        if not _py_class._annotation_fits(_annotation(self, "TypeSchema.convert"), value):
+            raise TypeError(f"cannot convert {value!r} ({type(value).__name__}) to {self}")
+        return value
+
     def __str__(self) -> str:
         return self.repr()
 
@@ -253,14 +268,85 @@ def _type_cls_to_type_info(cls: type) -> TypeInfo | None:
     return None if index is None else TypeInfo(index, cls)
 
 
+#: TypeSchema origins (tvm-ffi's spellings) -> the annotation py_class maps.
+_SIMPLE_ORIGINS: dict[str, typing.Any] = {
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "str": str,
+    "bytes": bytes,
+    "Any": typing.Any,
+    "None": type(None),
+    "Object": _Object,
+    "dtype": _dtype,
+    "Device": Device,
+    "Tensor": Tensor,
+    "Callable": collections.abc.Callable,
+}
+_SEQUENCE_ORIGINS = ("Array", "List", "list", "tuple", "Sequence")
+_MAPPING_ORIGINS = ("Map", "Dict", "dict", "Mapping")
+#: tvm-ffi's type keys of built-in types whose packedfun class has another key
+_BUILTIN_KEYS: dict[str, typing.Any] = {"ffi.Shape": Shape}
+
+
+def _annotation(schema: typing.Any, where: str) -> typing.Any:
+    """The Python annotation a ``TypeSchema`` stands for (``TypeError`` naming ``where`` for a
+    schema that names no known type)."""
+    if not isinstance(schema, TypeSchema):
+        raise TypeError(f"{where}: expected a TypeSchema, got {type(schema).__name__}")
+    origin, args = schema.origin, schema.args
+    if origin in _SIMPLE_ORIGINS and (origin != "Callable" or not args):
+        return _SIMPLE_ORIGINS[origin]
+    if origin == "Callable":
+        return collections.abc.Callable
+    if origin == "Optional" and len(args) == 1:
+        return typing.Optional[_annotation(args[0], where)]  # noqa: UP045 (built at run time)
+    if origin == "Union" and args:
+        return typing.Union[tuple(_annotation(a, where) for a in args)]  # noqa: UP007
+    if origin in _SEQUENCE_ORIGINS:
+        return list[_annotation(args[0], where)] if args else list  # type: ignore[misc]
+    if origin in _MAPPING_ORIGINS:
+        if len(args) == 2:
+            return dict[_annotation(args[0], where), _annotation(args[1], where)]  # type: ignore[misc]
+        return dict
+    if origin in _BUILTIN_KEYS:
+        return _BUILTIN_KEYS[origin]
+    cls = _class_of_key(origin)
+    if cls is None:
+        raise TypeError(f"{where}: the type schema {schema} names no registered type")
+    return cls
+
+
+def _class_of_key(key: str) -> type | None:
+    """The class registered (or reserved by :func:`_register_py_class`) for a type key."""
+    pending = _reserved.get(key)
+    if pending is not None:
+        return pending
+    try:
+        info = _lookup_or_register_type_info_from_type_key(key)
+    except (KeyError, ValueError):
+        return None
+    return info.type_cls
+
+
+#: type key -> the class that _register_py_class reserved it for, until its fields register
+_reserved: dict[str, type] = {}
+
+
 def _lookup_or_register_type_info_from_type_key(type_key: str) -> TypeInfo:
     """The :class:`TypeInfo` of a registered type key (``ValueError`` for an unknown key)."""
     index = _backend.type_key_to_index(type_key)
     return TypeInfo(index, _class_of_index(index))
 
 
-def _lookup_type_attr(type_index: int, name: str) -> None:
-    """tvm-ffi's per-type attribute table; packedfun keeps none, so every lookup is None."""
+def _lookup_type_attr(type_index: int, name: str) -> typing.Any:
+    """tvm-ffi's per-type attribute table. packedfun keeps none; ``"__ffi_init__"`` gives the
+    type's reflected constructor (``__create__``) where it has one, every other lookup None."""
+    if name != "__ffi_init__":
+        return None
+    for m in _backend.type_info(type_index)["methods"]:
+        if m["name"] == "__create__":
+            return m["func"]
     return None
 
 

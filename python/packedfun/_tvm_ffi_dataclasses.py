@@ -21,7 +21,6 @@ from .dataclasses import (
     MISSING,
     Enum,
     EnumAttrMap,
-    Field,
     IntEnum,
     Object,
     StrEnum,
@@ -30,7 +29,6 @@ from .dataclasses import (
     auto,
     c_class,
     entry,
-    field,
     fields,
     init_property,
     is_dataclass,
@@ -38,6 +36,124 @@ from .dataclasses import (
 )
 
 __path__: list[str] = []  # a package for the import system: tvm_ffi.dataclasses.<name>
+
+
+def _field_converter(value: typing.Any) -> typing.Any:
+    """The default ``converter`` of a field: a marker for static analysis (``dataclass_transform``
+    reads it); values are converted by the field's declared type when stored, as in tvm-ffi."""
+    return value
+
+
+#: structural_eq values of a field, as tvm-ffi spells them (packedfun's own also take "tree"/"dag")
+_FIELD_STRUCTURAL_EQ = (None, "ignore", "def", "def-pattern", "def-simple")
+
+
+class Field(_py_class.Field):
+    """tvm-ffi's ``Field``: packedfun's :class:`packedfun.dataclasses.Field` (so every
+    ``py_class`` accepts it) with tvm-ffi's constructor: ``Field(name, _ty_schema, *, default=...,
+    ...)`` with tvm-ffi's defaults (``hash=True``, ``compare=False``, ``kw_only=False``), a
+    ``converter`` (a marker for static analysis, see :func:`field`) and ``extra_kwargs``: options
+    a field-resolution hook (``__ffi_on_fields_resolved__``) consumes; ``py_class`` refuses the
+    options left over after the hooks ran."""
+
+    __slots__ = ("_ty_schema", "converter", "extra_kwargs")
+
+    def __init__(  # noqa: PLR0913 (tvm-ffi's signature)
+        self,
+        name: str | None = None,
+        _ty_schema: typing.Any = None,
+        *,
+        default: typing.Any = MISSING,
+        default_factory: typing.Any = MISSING,
+        frozen: bool = False,
+        init: bool = True,
+        repr: bool = True,  # noqa: A002
+        hash: bool | None = True,  # noqa: A002
+        compare: bool = False,
+        kw_only: bool | None = False,
+        metadata: typing.Any = None,
+        structural_eq: str | None = None,
+        doc: str | None = None,
+        converter: typing.Any = _field_converter,
+        **extra_kwargs: typing.Any,
+    ) -> None:
+        if default_factory is not MISSING:
+            if default is not MISSING:
+                raise ValueError("cannot specify both default and default_factory")
+            if not callable(default_factory):
+                raise TypeError(
+                    f"default_factory must be a callable, got {type(default_factory).__name__}"
+                )
+        if structural_eq not in _FIELD_STRUCTURAL_EQ:
+            raise ValueError(
+                f"structural_eq must be one of {sorted(_FIELD_STRUCTURAL_EQ, key=str)}, "
+                f"got {structural_eq!r}"
+            )
+        super().__init__(
+            default=default,
+            default_factory=default_factory,
+            init=init,
+            repr=repr,
+            hash=hash,
+            compare=compare,
+            kw_only=MISSING if kw_only is None else kw_only,
+            metadata=metadata,
+            doc=doc,
+            structural_eq=structural_eq,
+            frozen=frozen,
+        )
+        self.name = name  # type: ignore[assignment]  # None until py_class names it
+        self._ty_schema = _ty_schema
+        self.converter = converter
+        self.extra_kwargs = dict(extra_kwargs)
+
+    def __copy__(self) -> Field:
+        out = object.__new__(type(self))
+        for klass in type(self).__mro__:
+            for slot in klass.__dict__.get("__slots__", ()):
+                if hasattr(self, slot):
+                    setattr(out, slot, getattr(self, slot))
+        out.metadata = dict(self.metadata)
+        out.extra_kwargs = dict(self.extra_kwargs)
+        return out
+
+
+def field(  # noqa: PLR0913 (tvm-ffi's signature)
+    *,
+    default: typing.Any = MISSING,
+    default_factory: typing.Any = MISSING,
+    frozen: bool = False,
+    init: bool = True,
+    repr: bool = True,  # noqa: A002
+    hash: bool | None = None,  # noqa: A002
+    compare: bool = True,
+    kw_only: bool | None = None,
+    metadata: typing.Any = None,
+    structural_eq: str | None = None,
+    doc: str | None = None,
+    converter: typing.Any = _field_converter,
+    **extra_kwargs: typing.Any,
+) -> typing.Any:
+    """tvm-ffi's ``field()``: :func:`packedfun.dataclasses.field` with tvm-ffi's extra options:
+    ``converter`` (a marker for static analysis: values are converted by the field's declared
+    type, never by calling it) and extension options (``extra_kwargs``) for field-resolution
+    hooks. ``kw_only=None`` follows the class's ``kw_only``; ``hash=None`` follows ``compare``."""
+    return Field(
+        default=default,
+        default_factory=default_factory,
+        frozen=frozen,
+        init=init,
+        repr=repr,
+        hash=hash,
+        compare=compare,
+        kw_only=kw_only,
+        metadata=metadata,
+        structural_eq=structural_eq,
+        doc=doc,
+        converter=converter,
+        **extra_kwargs,
+    )
+
 
 __all__ = [
     "KW_ONLY",
@@ -62,6 +178,12 @@ __all__ = [
 ]
 
 
+@typing.dataclass_transform(
+    eq_default=False,
+    order_default=False,
+    field_specifiers=(Field, field),
+    converter=_field_converter,  # type: ignore[literal-required]  # kept under "kwargs", as tvm-ffi
+)
 def py_class(
     cls_or_type_key: typing.Any = None,
     /,
@@ -93,8 +215,3 @@ def py_class(
         "late_default_check": True, "reorder_required": True,
     }  # fmt: skip
     return _py_class._decorator(cls_or_type_key, type_key, params)
-
-
-for _name in ("__dataclass_transform__",):  # what type checkers read from packedfun's
-    if hasattr(_py_class.py_class, _name):
-        setattr(py_class, _name, getattr(_py_class.py_class, _name))

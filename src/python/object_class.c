@@ -61,10 +61,10 @@ static PyObject* type_key_to_index(PyObject* mod, PyObject* key) {
 }
 
 static PyObject* field_dict(const PFFieldInfo* f) {
-  return Py_BuildValue("{s:N,s:N,s:O,s:i}", "name", str_of(f->name), "doc", str_of(f->doc),
-                       "readonly",
-                       (f->flags & PACKEDFUN_FIELD_READONLY) || !f->setter ? Py_True : Py_False,
-                       "static_type_index", (int)f->static_type_index);
+  return Py_BuildValue(
+      "{s:N,s:N,s:O,s:i,s:L}", "name", str_of(f->name), "doc", str_of(f->doc), "readonly",
+      (f->flags & PACKEDFUN_FIELD_READONLY) || !f->setter ? Py_True : Py_False, "static_type_index",
+      (int)f->static_type_index, "offset", (long long)f->offset);
 }
 
 static PyObject* method_dict(const PFTypeInfo* info, const PFMethodInfo* m) {

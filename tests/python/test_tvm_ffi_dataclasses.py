@@ -7,6 +7,8 @@ backend, and the child inherits ``PACKEDFUN_BACKEND``."""
 
 from __future__ import annotations
 
+import copy
+
 import packedfun
 import packedfun._tvm_ffi_dataclasses as tdc
 import packedfun.dataclasses as dc
@@ -14,11 +16,115 @@ import pytest
 from test_tvm_ffi_switch import run_child
 
 
-def test_names_are_packedfuns_own_but_py_class():
+def test_names_are_packedfuns_own_but_py_class_and_field():
     for name in tdc.__all__:
-        if name != "py_class":
+        if name not in ("py_class", "Field", "field"):
             assert getattr(tdc, name) is getattr(dc, name), name
     assert tdc.py_class is not dc.py_class
+    assert issubclass(tdc.Field, dc.Field)  # every py_class takes tvm-ffi's Field
+
+
+def test_field_has_tvm_ffi_signature_and_defaults():
+    from packedfun._tvm_ffi_core import TypeSchema
+
+    f = tdc.Field("x", TypeSchema("int"))
+    assert (f.name, f.hash, f.compare, f.kw_only) == ("x", True, False, False)
+    assert f._ty_schema == TypeSchema("int")
+    g = tdc.field()
+    assert isinstance(g, tdc.Field) and isinstance(g, dc.Field)
+    assert (g.hash, g.compare, g.kw_only) == (None, True, dc.MISSING)  # follow compare / class
+
+    def conv(v):
+        return v
+
+    assert tdc.field(converter=conv).converter is conv
+    assert tdc.field(my_option=1).extra_kwargs == {"my_option": 1}
+    assert tdc.py_class.__dataclass_transform__["kwargs"]["converter"] is tdc.field().converter
+    with pytest.raises(ValueError, match="both default and default_factory"):
+        tdc.Field("x", default=0, default_factory=int)
+    with pytest.raises(TypeError, match="callable"):
+        tdc.Field("x", default_factory=0)
+    with pytest.raises(ValueError, match="structural_eq"):
+        tdc.field(structural_eq="tree-ish")
+    h = copy.copy(tdc.field(metadata={"k": 1}, opt=2))
+    assert h.metadata == {"k": 1} and h.extra_kwargs == {"opt": 2}
+
+
+def _steps():
+    from packedfun import _tvm_ffi_core as core
+    from packedfun import _tvm_ffi_private as private
+
+    return core, private
+
+
+def test_low_level_steps_define_a_py_class():
+    core, private = _steps()
+    TS = core.TypeSchema
+    parent_info = core._type_cls_to_type_info(packedfun.Object)
+    cls = type("Point", (packedfun.Object,), {"__slots__": ()})
+    info = private._register_py_class(parent_info, "test_tdc.steps.Point", cls)
+    assert info.fields is None and info.type_key == "test_tdc.steps.Point"
+    info._register_fields(
+        [
+            tdc.Field("x", TS("int"), compare=True),  # tvm-ffi's Field: compare=False
+            tdc.Field("y", TS("float"), default=0.5),
+            tdc.Field("tags", TS("Optional", (TS("Array", (TS("str"),)),)), default=None),
+        ]
+    )
+    assert [f.name for f in info.fields] == ["x", "y", "tags"]
+    offsets = [f.offset for f in info.fields]
+    assert offsets == sorted(offsets) and len(set(offsets)) == 3
+    assert core._lookup_type_attr(info.type_index, "__ffi_init__") is not None
+    assert private._add_class_attrs(cls, info) is cls
+    private._install_dataclass_dunders(
+        cls, init=True, repr=True, eq=True, order=False, unsafe_hash=False
+    )
+    p = cls(3)
+    assert (p.x, p.y, p.tags) == (3, 0.5, None)
+    assert p == cls(3) and p != cls(4)
+    assert repr(p) == "Point(x=3, y=0.5, tags=None)"
+    with pytest.raises(TypeError):
+        p.x = "not an int"
+    assert p.x == 3
+    assert core._lookup_or_register_type_info_from_type_key("test_tdc.steps.Point").type_cls is cls
+    with pytest.raises(RuntimeError, match="already called"):
+        info._register_fields([tdc.Field("z", TS("int"))])
+
+
+def test_low_level_steps_refuse_bad_input():
+    core, private = _steps()
+    TS = core.TypeSchema
+    parent_info = core._type_cls_to_type_info(packedfun.Object)
+    first = type("Dup1", (packedfun.Object,), {"__slots__": ()})
+    private._register_py_class(parent_info, "test_tdc.steps.Dup", first)
+    second = type("Dup2", (packedfun.Object,), {"__slots__": ()})
+    with pytest.raises(ValueError, match="already registered"):
+        private._register_py_class(parent_info, "test_tdc.steps.Dup", second)
+    with pytest.raises(TypeError, match="must derive"):
+        private._register_py_class(parent_info, "test_tdc.steps.NotObject", int)
+    with pytest.raises(TypeError, match="parent TypeInfo"):
+        private._register_py_class(object(), "test_tdc.steps.NoParent", second)
+    third = type("Bad", (packedfun.Object,), {"__slots__": ()})
+    info = private._register_py_class(parent_info, "test_tdc.steps.Bad", third)
+    with pytest.raises(TypeError, match="names no registered type"):
+        info._register_fields([tdc.Field("x", TS("no.such.Type"))])
+    with pytest.raises(TypeError, match="type schema"):
+        info._register_fields([tdc.Field("x")])
+    with pytest.raises(TypeError, match="needs a name"):
+        info._register_fields([tdc.Field(None, TS("int"))])
+    fourth = type("NoFields", (packedfun.Object,), {"__slots__": ()})
+    with pytest.raises(TypeError, match="_register_fields first"):
+        private._install_dataclass_dunders(
+            fourth, init=True, repr=True, eq=False, order=False, unsafe_hash=False
+        )
+
+
+def test_type_schema_convert_checks_the_value():
+    core, _ = _steps()
+    assert core.TypeSchema("int").convert(42) == 42
+    assert core.TypeSchema("Optional", (core.TypeSchema("str"),)).convert(None) is None
+    with pytest.raises(TypeError, match="cannot convert"):
+        core.TypeSchema("int").convert("not an int")
 
 
 def test_frozen_parent_mutable_child():
@@ -121,22 +227,19 @@ def test_a_default_that_does_not_fit_fails_when_used():
             b: str = 5  # type: ignore[assignment]
 
 
-def test_private_class_building_names_raise_when_called():
+def test_low_level_names_are_on_the_switchs_modules():
     run_child(
         """
         import packedfun, packedfun.tvm_ffi_compat as compat
+        import packedfun._tvm_ffi_private as private
         compat.install()
         from tvm_ffi._dunder import _install_dataclass_dunders
         from tvm_ffi.core import _register_py_class, _to_py_class_value
         from tvm_ffi.registry import _add_class_attrs
-        for fn in (_install_dataclass_dunders, _register_py_class, _to_py_class_value,
-                   _add_class_attrs):
-            try:
-                fn(object)
-            except NotImplementedError as e:
-                assert fn.__name__ in str(e) and "migration" in str(e), str(e)
-            else:
-                raise AssertionError(f"{fn.__name__} returned")
+        assert _install_dataclass_dunders is private._install_dataclass_dunders
+        assert _register_py_class is private._register_py_class
+        assert _add_class_attrs is private._add_class_attrs
+        assert _to_py_class_value(5) == 5
         compat.uninstall()
         assert not hasattr(packedfun.registry, "_add_class_attrs")
         assert not hasattr(packedfun.core, "_register_py_class")

@@ -89,6 +89,7 @@ def type_info(tindex: int) -> dict:
                 "doc": _text(field.doc),
                 "readonly": bool(field.flags & abi.PACKEDFUN_FIELD_READONLY) or not field.setter,
                 "static_type_index": field.static_type_index,
+                "offset": field.offset,
             }
         )
     methods = []
