@@ -390,15 +390,27 @@ def _resolve(spec: _Spec) -> bool:
 _RESERVED = frozenset(dir(core.Object)) | {"handle", "type_index", "type_key", "same_as"}
 
 
-def _own_fields(cls: typing.Any, kw_only: bool) -> list:
-    """The annotated fields of ``cls``'s own body, as Field objects (ClassVar and KW_ONLY out)."""
+def _annotations(cls: typing.Any) -> dict:
     import inspect
 
-    annotations = inspect.get_annotations(cls)
+    return inspect.get_annotations(cls)
+
+
+def _marks_kw_only(ann: typing.Any) -> bool:
+    """Whether an annotation is the ``KW_ONLY`` marker (or its text)."""
+    return ann is KW_ONLY or (isinstance(ann, str) and ann.split(".")[-1] == "KW_ONLY")
+
+
+def _own_fields(cls: typing.Any, kw_only: bool, copy_fields: bool = False) -> list:
+    """The annotated fields of ``cls``'s own body, as Field objects (ClassVar and KW_ONLY out);
+    ``copy_fields``: copies of the class's ``Field`` objects (a plain class whose fields a
+    ``py_class`` below it takes, which keeps its own)."""
+    import copy
+
     own = []
-    for name, ann in annotations.items():
+    for name, ann in _annotations(cls).items():
         text = ann if isinstance(ann, str) else None
-        if ann is KW_ONLY or (text is not None and text.split(".")[-1] == "KW_ONLY"):
+        if _marks_kw_only(ann):
             kw_only = True
             continue
         if typing.get_origin(ann) is typing.ClassVar or ann is typing.ClassVar:
@@ -416,8 +428,10 @@ def _own_fields(cls: typing.Any, kw_only: bool) -> list:
             f._compute = value.func
         else:
             f = value if isinstance(value, Field) else Field(default=value)
+            if copy_fields and f is value:
+                f = copy.copy(f)
         f.name, f.type = name, ann
-        if f.kw_only is MISSING:
+        if f.kw_only is MISSING or f.kw_only is None:  # None: tvm-ffi's "follow the class"
             f.kw_only = kw_only
         if f.default_factory is not MISSING and not callable(f.default_factory):
             raise TypeError(
@@ -959,7 +973,8 @@ def _install_dunders(cls: typing.Any, params: dict) -> None:
         slots = _all_fields(cls, slots_only=spec is None or not spec.native)
         positional = tuple(f.name for f in slots if f.init and not f.kw_only)
         setattr(cls, "__match_args__", positional)  # noqa: B010 (mypy refuses the assignment)
-    cls.__replace__ = replace
+    if "__replace__" not in own:  # a class's own __replace__ stays
+        cls.__replace__ = replace
 
 
 def _order_method(op: str, compare: typing.Any) -> typing.Any:
@@ -993,6 +1008,26 @@ def _rebuild_with_slots(cls: typing.Any) -> typing.Any:
     return new
 
 
+def _is_object_type(k: type) -> bool:
+    """Whether ``k`` stands for a native type: packedfun.Object, a py_class or a registered
+    class."""
+    return k is core.Object or _is_py_class(k) or "__pf_type_index__" in k.__dict__
+
+
+def _with_mixin_fields(cls: typing.Any, mixins: list, kw_only: bool) -> list:
+    """The fields of ``cls`` and of the plain classes between it and its native parent
+    (``mixins``, in MRO order), root-most first; a name declared again keeps its first position
+    and takes the later declaration, and a ``KW_ONLY`` marker holds for every field after it,
+    into the classes below (tvm-ffi's rule for such classes under the switch)."""
+    merged: dict = {}
+    for klass in [*reversed(mixins), cls]:
+        fields = _own_fields(klass, kw_only, copy_fields=klass is not cls)
+        kw_only = kw_only or any(_marks_kw_only(a) for a in _annotations(klass).values())
+        for f in fields:
+            merged[f.name] = f
+    return list(merged.values())
+
+
 def _decorate(
     cls: typing.Any, key: str | None, params: dict, own: list | None = None
 ) -> typing.Any:
@@ -1009,6 +1044,10 @@ def _decorate(
     if len(bases) != 1:
         raise TypeError(f"py_class {cls.__qualname__}: exactly one packedfun.Object base allowed")
     parent = bases[0]
+    mixins: list = []
+    if params.get("mixin_fields"):  # tvm-ffi's rule: plain classes in between add their fields
+        parent = next(k for k in cls.__mro__[1:] if _is_object_type(k))
+        mixins = [k for k in cls.__mro__[1:] if k is not object and not issubclass(parent, k)]
     if (
         parent is not core.Object
         and not _is_py_class(parent)
@@ -1035,7 +1074,9 @@ def _decorate(
                 f"py_class {cls.__qualname__}.{name}: a method marked with @method is wrapped by "
                 "@classmethod, which is not supported (a native caller passes the object first)"
             )
-    if own is None:
+    if own is None and mixins:
+        own = _with_mixin_fields(cls, mixins, params["kw_only"])
+    elif own is None:
         own = _own_fields(cls, params["kw_only"])
     inherited = {f.name: f for f in _all_fields(parent)} if _is_py_class(parent) else {}
     overrides = {}  # an init_property over the parent's of the same name: a new function only

@@ -93,6 +93,7 @@ class TypeField(typing.NamedTuple):
     readonly: bool
     metadata: dict
     offset: int = 0  #: byte offset of the field from the start of the object
+    dataclass_field: typing.Any = None  #: a py_class field's Field (defaults, type, options)
 
 
 class TypeMethod(typing.NamedTuple):
@@ -116,8 +117,17 @@ class TypeInfo:
         self.type_cls = type_cls
         self.type_ancestors: list[int] = list(info["ancestors"])
         self.doc = info.get("doc")
+        spec = type_cls.__dict__.get("__pf_py_spec__") if type_cls is not None else None
+        declared = {f.name: f for f in spec.own} if spec is not None else {}
         self.fields = [
-            TypeField(f["name"], f.get("doc"), bool(f.get("readonly")), {}, f.get("offset", 0))
+            TypeField(
+                f["name"],
+                f.get("doc"),
+                bool(f.get("readonly")),
+                {},
+                f.get("offset", 0),
+                declared.get(f["name"]),
+            )
             for f in info["fields"]
         ]
         self.methods = [

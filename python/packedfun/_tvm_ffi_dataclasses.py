@@ -96,7 +96,7 @@ class Field(_py_class.Field):
             repr=repr,
             hash=hash,
             compare=compare,
-            kw_only=MISSING if kw_only is None else kw_only,
+            kw_only=kw_only,
             metadata=metadata,
             doc=doc,
             structural_eq=structural_eq,
@@ -212,6 +212,6 @@ def py_class(
         "frozen": frozen, "init": init, "repr": repr, "eq": eq, "order": order,
         "unsafe_hash": unsafe_hash, "match_args": match_args, "kw_only": kw_only,
         "structural_eq": structural_eq, "slots": slots, "mixed_frozen": True,
-        "late_default_check": True, "reorder_required": True,
+        "late_default_check": True, "reorder_required": True, "mixin_fields": True,
     }  # fmt: skip
     return _py_class._decorator(cls_or_type_key, type_key, params)

@@ -62,7 +62,7 @@ class _PyClassTypeInfo(_core.TypeInfo):
             if schema is None:
                 raise TypeError(f"_register_fields: field {f.name!r} has no type schema")
             f.type = _core._annotation(schema, f"{cls.__qualname__}.{f.name}")
-            if f.kw_only is MISSING:
+            if f.kw_only is MISSING or f.kw_only is None:
                 f.kw_only = False
             own.append(f)
         kinds = {v: k for k, v in _STRUCTURE_KINDS.items()}

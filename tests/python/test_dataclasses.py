@@ -865,3 +865,20 @@ def test_own_init_starts_from_a_blank_object():
 
     with pytest.raises(KeyError, match="inside"):
         Raises()
+
+
+def test_a_class_keeps_its_own_replace():
+    @py_class("test_dc.OwnReplace")
+    class OwnReplace(pf.Object):
+        x: int
+
+        def __replace__(self, **changes):
+            return ("custom", changes)
+
+    assert OwnReplace(1).__replace__(x=2) == ("custom", {"x": 2})
+
+    @py_class("test_dc.DefaultReplace")
+    class DefaultReplace(pf.Object):
+        x: int
+
+    assert DefaultReplace(1).__replace__(x=2).x == 2

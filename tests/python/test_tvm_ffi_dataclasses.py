@@ -32,7 +32,7 @@ def test_field_has_tvm_ffi_signature_and_defaults():
     assert f._ty_schema == TypeSchema("int")
     g = tdc.field()
     assert isinstance(g, tdc.Field) and isinstance(g, dc.Field)
-    assert (g.hash, g.compare, g.kw_only) == (None, True, dc.MISSING)  # follow compare / class
+    assert (g.hash, g.compare, g.kw_only) == (None, True, None)  # follow compare / the class
 
     def conv(v):
         return v
@@ -269,3 +269,40 @@ def test_required_fields_come_first_in_init():
         class NoReorder(packedfun.Object):
             a: int = 0
             b: int  # type: ignore[misc]
+
+
+def test_plain_classes_between_add_their_fields():
+    # tvm-ffi's rule under the switch: annotated fields of plain classes between a py_class and
+    # its native parent are the py_class's own; a KW_ONLY marker holds into the classes below; a
+    # name declared again keeps its place and takes the later declaration
+    from packedfun._tvm_ffi_core import _type_cls_to_type_info
+
+    @tdc.py_class("test_tdc.MixNode")
+    class Node(packedfun.Object):
+        x: int
+
+    class Between(Node):
+        lhs: int
+        kind: str = "op"
+        _: dc.KW_ONLY
+        rhs: int
+
+    @tdc.py_class("test_tdc.MixAdd")
+    class Add(Between):
+        kind: bytes = b"add"
+        scale: int
+
+    a = Add(0, 1, rhs=3, scale=2)
+    assert (a.x, a.lhs, a.kind, a.rhs, a.scale) == (0, 1, b"add", 3, 2)
+    assert [f.name for f in dc.fields(Add)] == ["x", "lhs", "kind", "rhs", "scale"]
+    info = _type_cls_to_type_info(Add)
+    assert [f.name for f in info.fields] == ["lhs", "kind", "rhs", "scale"]
+    assert info.fields[1].dataclass_field.type is bytes
+    with pytest.raises(TypeError):
+        Add(0, 1, b"k", 3, 2)  # rhs and scale are keyword-only
+    assert Between.kind == "op"  # the plain class keeps its own attributes
+    with pytest.raises(TypeError, match="cannot derive from"):
+
+        @dc.py_class("test_tdc.MixRefused")  # packedfun's own py_class: no such classes
+        class Refused(Between):
+            y: int
