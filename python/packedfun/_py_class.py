@@ -579,6 +579,9 @@ def _register_group(group: list) -> None:
         parent = index_of.get(id(s.parent)) if s.parent is not None else None
         return _parent_index(s) if parent is None else parent
 
+    for s in order:  # the switch's field-resolution hooks (tvm-ffi's): may still refuse a class
+        if s.params.get("on_fields_resolved") is not None:
+            s.params["on_fields_resolved"](s)
     try:
         for s in order:
             if id(s.cls) in named:
@@ -1096,6 +1099,8 @@ def _decorate(
     user = frozenset(cls.__dict__)
     if params["slots"] and "__slots__" not in cls.__dict__:
         cls = _rebuild_with_slots(cls)
+    if params.get("on_own_fields") is not None:  # the switch's field markers (tvm-ffi's)
+        own = params["on_own_fields"](cls, parent, own, params)
     for name in [*(f.name for f in own), *overrides]:
         if name in cls.__dict__:
             delattr(cls, name)

@@ -136,6 +136,12 @@ class TypeInfo:
         ]
 
     @property
+    def _decorator_args(self) -> dict:
+        """The options a ``py_class`` was defined with (empty for other types)."""
+        cls = self.type_cls
+        return dict(cls.__dict__.get("__pf_dataclass_params__", {})) if cls is not None else {}
+
+    @property
     def parent_type_info(self) -> TypeInfo | None:
         """The parent type's info; None for the root ``Object``."""
         if len(self.type_ancestors) < 2:
@@ -243,6 +249,37 @@ class TypeSchema:
         if self.origin == "Optional":
             return f"{args[0]} | None"
         return f"{origin}[{', '.join(args)}]" if args else origin
+
+    @staticmethod
+    def from_annotation(annotation: typing.Any) -> TypeSchema:
+        """The schema of a Python annotation (``int``, ``Optional[str]``, ``list[int]``, an
+        object class, ...); ``Any`` for what has no closer schema."""
+        simple = {bool: "bool", int: "int", float: "float", str: "str", bytes: "bytes"}
+        if annotation is None or annotation is type(None):
+            return TypeSchema("None")
+        if isinstance(annotation, type) and annotation in simple:
+            return TypeSchema(simple[annotation])
+        origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+        if origin is typing.Union or type(annotation).__name__ == "UnionType":
+            members = [a for a in args if a is not type(None)]
+            inner = [TypeSchema.from_annotation(a) for a in members]
+            union = inner[0] if len(inner) == 1 else TypeSchema("Union", inner)
+            return TypeSchema("Optional", (union,)) if len(members) < len(args) else union
+        if origin is list or annotation is list:
+            return TypeSchema("List", [TypeSchema.from_annotation(a) for a in args])
+        if origin is dict or annotation is dict:
+            return TypeSchema("Dict", [TypeSchema.from_annotation(a) for a in args])
+        if origin is tuple or annotation is tuple:
+            return TypeSchema("tuple", [TypeSchema.from_annotation(a) for a in args])
+        if origin is collections.abc.Callable or annotation is collections.abc.Callable:
+            return TypeSchema("Callable")
+        if isinstance(annotation, type) and issubclass(annotation, _Object):
+            index = annotation.__dict__.get("__pf_type_index__")
+            if annotation is _Object:
+                return TypeSchema("Object")
+            if index is not None:
+                return TypeSchema(_backend.type_info(index)["type_key"], origin_type_index=index)
+        return TypeSchema("Any")
 
     def convert(self, value: typing.Any) -> typing.Any:
         """``value`` as a field of this type holds it (``TypeError`` when it does not fit): the

@@ -13,9 +13,11 @@ that ``tvm_ffi.dataclasses.<name>`` is looked up through the switch's own mappin
 
 from __future__ import annotations
 
+import sys
 import typing
 
 from . import _py_class
+from ._tvm_ffi_core import TypeSchema
 from .dataclasses import (
     KW_ONLY,
     MISSING,
@@ -178,6 +180,94 @@ __all__ = [
 ]
 
 
+def _as_tvm_field(f: _py_class.Field) -> Field:
+    """``f`` as tvm-ffi's :class:`Field` (hooks read ``_ty_schema`` and ``extra_kwargs``)."""
+    if isinstance(f, Field):
+        return f
+    out = object.__new__(Field)
+    for slot in _py_class.Field.__slots__:
+        setattr(out, slot, getattr(f, slot))
+    out._ty_schema, out.converter, out.extra_kwargs = None, _field_converter, {}
+    return out
+
+
+def _evaluated(cls: type, ann: typing.Any) -> typing.Any:
+    """An annotation's value (its text evaluated in the class's module); None when it names
+    something not defined yet."""
+    if not isinstance(ann, str):
+        return ann
+    module = sys.modules.get(cls.__module__)
+    try:
+        return eval(ann, dict(vars(module)) if module else {}, dict(vars(cls)))  # noqa: S307
+    except Exception:
+        return None
+
+
+def _on_own_fields(cls: type, parent: type, own: list, params: dict) -> list:
+    """tvm-ffi's field markers: an annotation whose type is one of the class's
+    ``__ffi_field_markers__`` declares no field; it is recorded, with the class, its name and the
+    index of the next field, in ``params["field_markers"]`` (after the parent's records), where a
+    field-resolution hook reads it (``type_info._decorator_args``)."""
+    markers = getattr(cls, "__ffi_field_markers__", ())
+    if not isinstance(markers, (tuple, list)) or not all(isinstance(m, type) for m in markers):
+        raise TypeError("__ffi_field_markers__ must be a tuple or list of types")
+    parent_params = parent.__dict__.get("__pf_dataclass_params__", {})
+    records = list(parent_params.get("field_markers", ()))
+    inherited = len(_py_class._all_fields(parent)) if _py_class._is_py_class(parent) else 0
+    kept: list = []
+    for f in own:
+        tp = _evaluated(cls, f.type) if markers else None
+        if tp is not None and any(tp is m for m in markers):
+            records.append((tp, cls, f.name, inherited + len(kept)))
+            if f.default is not MISSING:  # the value stays the class's, for the extension
+                setattr(cls, f.name, f.default)
+            continue
+        kept.append(_as_tvm_field(f))
+    params["field_markers"] = tuple(records)
+    return kept
+
+
+class _ResolvingTypeInfo:
+    """What a field-resolution hook receives as ``type_info``: the class, its key and options;
+    ``fields`` is empty (the fields reach the type table after the hooks)."""
+
+    def __init__(self, spec: typing.Any) -> None:
+        self.type_cls, self.type_key = spec.cls, spec.key
+        self.fields: list = []
+        self._decorator_args = spec.params
+
+    def __repr__(self) -> str:
+        return f"TypeInfo({self.type_key!r}, resolving)"
+
+
+def _on_fields_resolved(spec: typing.Any) -> None:
+    """tvm-ffi's field-resolution hooks: each callable of the class or its ancestors marked
+    ``__ffi_on_fields_resolved__ = True`` is called, root class first, with the type info and
+    the class's own fields (their annotations resolved, ``_ty_schema`` set) before the fields
+    are registered; a hook may change their options and consume ``extra_kwargs``. An extension
+    option no hook consumed is refused (``TypeError``)."""
+    cls = spec.cls
+    for f in spec.own:
+        if isinstance(f, Field):
+            f._ty_schema = TypeSchema.from_annotation(f.type)
+    hooks = [
+        hook
+        for base in reversed(cls.__mro__)
+        for hook in base.__dict__.values()
+        if callable(hook) and getattr(hook, "__ffi_on_fields_resolved__", False) is True
+    ]
+    if hooks:
+        info = _ResolvingTypeInfo(spec)
+        for hook in hooks:
+            hook(info, spec.own)
+    for f in spec.own:
+        extra = getattr(f, "extra_kwargs", None)
+        if extra:
+            raise TypeError(
+                f"{cls.__name__}.{f.name}: unrecognized field options: " + ", ".join(sorted(extra))
+            )
+
+
 @typing.dataclass_transform(
     eq_default=False,
     order_default=False,
@@ -213,5 +303,6 @@ def py_class(
         "unsafe_hash": unsafe_hash, "match_args": match_args, "kw_only": kw_only,
         "structural_eq": structural_eq, "slots": slots, "mixed_frozen": True,
         "late_default_check": True, "reorder_required": True, "mixin_fields": True,
+        "on_own_fields": _on_own_fields, "on_fields_resolved": _on_fields_resolved,
     }  # fmt: skip
     return _py_class._decorator(cls_or_type_key, type_key, params)

@@ -8,6 +8,7 @@ backend, and the child inherits ``PACKEDFUN_BACKEND``."""
 from __future__ import annotations
 
 import copy
+from typing import Optional
 
 import packedfun
 import packedfun._tvm_ffi_dataclasses as tdc
@@ -306,3 +307,76 @@ def test_plain_classes_between_add_their_fields():
         @dc.py_class("test_tdc.MixRefused")  # packedfun's own py_class: no such classes
         class Refused(Between):
             y: int
+
+
+class _Marker:
+    """A field marker of an extension (test_field_markers_and_resolution_hooks)."""
+
+
+def test_field_markers_and_resolution_hooks():
+    seen: list = []
+
+    @tdc.py_class("test_tdc.HookBase")
+    class Base(packedfun.Object):
+        __ffi_field_markers__ = (_Marker,)
+        first: int
+        boundary: _Marker = "kept"  # type: ignore[assignment]
+
+        def __ffi_hook__(info, own):  # type: ignore[misc]
+            assert not info.fields  # before the fields are registered
+            seen.append((info.type_key, [(f.name, str(f._ty_schema)) for f in own]))
+            for f in own:
+                if "unit" in f.extra_kwargs:
+                    f.metadata["unit"] = f.extra_kwargs.pop("unit")
+
+        __ffi_hook__.__ffi_on_fields_resolved__ = True  # type: ignore[attr-defined]
+
+    @tdc.py_class("test_tdc.HookChild")
+    class Child(Base):
+        size: Optional[int] = tdc.field(default=None, unit="px")  # noqa: UP045
+
+    assert seen == [
+        ("test_tdc.HookBase", [("first", "int")]),
+        ("test_tdc.HookChild", [("size", "int | None")]),
+    ]
+    assert Base.boundary == "kept"  # a marker declares no field; its value stays the class's
+    assert [f.name for f in dc.fields(Child)] == ["first", "size"]
+    assert dc.fields(Child)[1].metadata == {"unit": "px"}
+    assert Child(1).size is None
+    from packedfun._tvm_ffi_core import _type_cls_to_type_info
+
+    assert _type_cls_to_type_info(Child)._decorator_args["field_markers"] == (
+        (_Marker, Base, "boundary", 1),
+    )
+    with pytest.raises(TypeError, match=r"Typo[.]size: unrecognized field options: colour"):
+
+        @tdc.py_class("test_tdc.HookTypo")
+        class Typo(Base):
+            size: int = tdc.field(default=0, colour="red")
+
+    with pytest.raises(TypeError, match="__ffi_field_markers__ must be a tuple or list of types"):
+
+        @tdc.py_class("test_tdc.BadMarkers")
+        class BadMarkers(packedfun.Object):
+            __ffi_field_markers__ = ("not a type",)
+            x: int
+
+
+def test_type_schema_from_annotation():
+    from packedfun._tvm_ffi_core import TypeSchema
+
+    @tdc.py_class("test_tdc.SchemaNode")
+    class Node(packedfun.Object):
+        x: int
+
+    cases = {
+        int: "int",
+        Optional[str]: "str | None",  # noqa: UP045
+        list[int]: "List[int]",
+        dict[str, float]: "Dict[str, float]",
+        Node: "test_tdc.SchemaNode",
+        packedfun.Object: "Object",
+        type(None): "None",
+    }
+    for annotation, text in cases.items():
+        assert str(TypeSchema.from_annotation(annotation)) == text, annotation
