@@ -90,6 +90,7 @@ class Field:
         "structural_eq",
         "frozen",
         "_schema",
+        "_elems",
         "_compute",
     )
 
@@ -126,6 +127,7 @@ class Field:
         self.kw_only, self.metadata, self.doc = kw_only, dict(metadata or {}), doc
         self.structural_eq, self.frozen = structural_eq, frozen
         self._schema: tuple = (_ANY, False)
+        self._elems: list = []  # element types of a list/dict field (see _elements)
         self._compute: typing.Any = None  # an init_property's function
 
     def __repr__(self) -> str:
@@ -327,6 +329,46 @@ def _schema(spec: _Spec, f: Field, tp: typing.Any) -> tuple:
     )
 
 
+def _elements(spec: _Spec, f: Field, tp: typing.Any) -> list:
+    """The element types of a ``list[T]``/``dict[K, V]`` annotation as the runtime checks them
+    on every store: ``[]`` (none), ``[value]`` or ``[key, value]``, each
+    ``[type index or pending class, nullable, its own elements]``."""
+    if isinstance(tp, (str, typing.ForwardRef)):
+        text = tp if isinstance(tp, str) else tp.__forward_arg__
+        tp = _evaluate_text(spec, f, text)
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Union or (origin is not None and type(tp).__name__ == "UnionType"):
+        members = [a for a in args if a is not type(None)]
+        return _elements(spec, f, members[0]) if len(members) == 1 else []
+    import collections.abc
+
+    if origin in (list, collections.abc.Sequence) and len(args) == 1:
+        return [_element(spec, f, args[0])]
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return [_element(spec, f, args[0])]
+    if origin in (dict, collections.abc.Mapping) and len(args) == 2:
+        return [_element(spec, f, args[0]), _element(spec, f, args[1])]
+    return []
+
+
+def _element(spec: _Spec, f: Field, tp: typing.Any) -> list:
+    try:
+        index, nullable = _schema(spec, f, tp)
+    except TypeError:
+        return [_ANY, 1, []]  # an element type packedfun has no check for: any value
+    return [index, int(nullable or index == _ANY), _elements(spec, f, tp)]
+
+
+def _element_classes(elems: list) -> list:
+    """The pending py_class classes an element schema names (registered with the field's)."""
+    out: list = []
+    for index, _, inner in elems:
+        if isinstance(index, type):
+            out.append(index)
+        out.extend(_element_classes(inner))
+    return out
+
+
 #: module name -> {class name: class}: the py_class classes of each module by name, the latest
 #: definition of a name last (a class defined in a function body, or defined again, is the one an
 #: annotation naming it means; the module's globals come after, as Python's own lookup order).
@@ -367,19 +409,24 @@ def _resolve(spec: _Spec) -> bool:
     deps = []
     schemas = []
     types = []
+    elements = []
     for f in spec.own:
         try:
             tp = _evaluate(spec, f)
             index, nullable = _schema(spec, f, tp)
             nullable = nullable or f._compute is not None  # None until computed
+            elems = _elements(spec, f, tp)
         except _Unresolved:
             return False
         if isinstance(index, type):
             deps.append(index)
+        deps.extend(_element_classes(elems))
         schemas.append((index, nullable))
         types.append(tp)
-    for f, s, tp in zip(spec.own, schemas, types):
+        elements.append(elems)
+    for f, s, tp, elems in zip(spec.own, schemas, types, elements):
         f._schema = s
+        f._elems = elems
         f.type = tp  # the resolved annotation (fields() shows the type, not its text)
     spec.deps = deps
     return True
@@ -549,6 +596,16 @@ def _parent_index(spec: _Spec) -> int:
     )
 
 
+def _indexed(elems: list, index_of: dict) -> list:
+    """An element schema with its pending classes replaced by their type indices."""
+    out = []
+    for index, nullable, inner in elems:
+        if isinstance(index, type):
+            index = index_of.get(id(index), index.__dict__.get("__pf_type_index__", _OBJECT))
+        out.append([index, nullable, _indexed(inner, index_of)])
+    return out
+
+
 def _register_group(group: list) -> None:
     """Registers specs whose annotations all resolve, parents first; a group's classes may refer
     to each other, so every key is reserved before any fields are declared. The group registers
@@ -601,7 +658,8 @@ def _register_group(group: list) -> None:
                     )
                 flags = _READONLY if (s.params["frozen"] or f.frozen) else 0
                 flags |= _FIELD_STRUCTURAL[f.structural_eq]
-                rows.append([f.name, f.doc or "", flags, declared, int(nullable)])
+                elems = _indexed(f._elems, index_of)
+                rows.append([f.name, f.doc or "", flags, declared, int(nullable), elems])
             fresh = id(s.cls) not in named and _key_is_free(s.key)  # a reserved key is counted
             index = _func("packedfun.slot_type_register")(s.key, parent_of(s), rows)
             if fresh:

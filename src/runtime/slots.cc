@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "runtime/error.h"
+#include "runtime/map.h"
 #include "runtime/object.h"
 #include "runtime/registry.h"
 #include "runtime/string.h"
@@ -53,9 +54,20 @@ struct NativeLayout {
 };
 
 /*! What a field accepts. */
+struct SlotElems;
+
 struct SlotCheck {
   int32_t type_index;
   int32_t nullable;
+  const SlotElems* elems = nullptr;  // element types of a container field, or NULL: unchecked
+};
+
+/*! The declared element types of a container field (`list[T]`, `dict[K, V]`), interned: equal
+ *  schemas are one object, so checks compare by pointer. Never freed. */
+struct SlotElems {
+  bool is_map;      // false: an Array/List of `value`; true: a Map/Dict of `key` to `value`
+  SlotCheck key;    // is_map only
+  SlotCheck value;  // the elements (a map's values)
 };
 
 struct SlotField {
@@ -195,13 +207,76 @@ bool Fits(const SlotCheck& c, PFAny* v) {
   }
 }
 
+std::string CheckName(const SlotCheck& c);
+
 /*! `view` (borrowed) made owned and checked against `c`. Throws TypeError prefixed by `where`. */
 [[noreturn]] PACKEDFUN_NOINLINE_SLOTS void ThrowMismatch(const SlotCheck& c, int32_t got,
                                                          const SlotType* st, const SlotField* f) {
-  std::string want = TypeName(c.type_index);
-  if (c.nullable) want = "Optional[" + want + "]";
+  std::string want = CheckName(c);
   std::string where = st != nullptr ? st->key + "." + f->name + ": " : "";
   Throw("TypeError", where + "expected " + want + ", got " + TypeName(got));
+}
+
+std::string ElemsName(const SlotElems& e) {
+  return e.is_map ? "[" + CheckName(e.key) + ", " + CheckName(e.value) + "]"
+                  : "[" + CheckName(e.value) + "]";
+}
+
+std::string CheckName(const SlotCheck& c) {
+  std::string name = TypeName(c.type_index);
+  if (c.elems != nullptr) name += ElemsName(*c.elems);
+  return c.nullable ? "Optional[" + name + "]" : name;
+}
+
+/*! Whether an element (borrowed, owned by its container) fits `c`, as Fits but without
+ *  converting it (an int fits a float element, a dtype's name a dtype element). */
+bool ElementFits(const SlotCheck& c, const PFAny& e) {
+  int32_t t = e.type_index;
+  if (c.type_index == kPFTypeFloat && (t == kPFTypeInt || t == kPFTypeBool)) return true;
+  if (c.type_index == kPFTypeDataType && (t == kPFTypeString || t == kPFTypeSmallStr)) {
+    PFAny copy = NoneAny();
+    ViewToOwned(e, &copy);
+    bool ok = DataTypeFromText(&copy);
+    ReleaseAny(&copy);
+    return ok;
+  }
+  PFAny probe = e;  // Fits converts only the kinds handled above
+  return Fits(c, &probe);
+}
+
+/*! "" when the elements of `v` (a container that fits `c`'s type) fit `c.elems`; else where the
+ *  first mismatch is and what it is ("element [1]: expected int, got None"). */
+std::string ElementMismatch(const SlotCheck& c, const PFAny& v);
+
+std::string ElementError(const SlotCheck& c, const PFAny& e, const std::string& where) {
+  if (!ElementFits(c, e))
+    return where + "expected " + CheckName(c) + ", got " + TypeName(e.type_index);
+  if (c.elems == nullptr || e.type_index == kPFTypeNone) return "";
+  std::string inner = ElementMismatch(c, e);
+  return inner.empty() ? "" : where + inner;
+}
+
+std::string ElementMismatch(const SlotCheck& c, const PFAny& v) {
+  if (c.elems == nullptr || !IsObjectIndex(v.type_index)) return "";
+  int32_t t = v.type_index;
+  if (!c.elems->is_map && (t == kPFTypeArray || t == kPFTypeList)) {
+    const PFSeqObject* seq = reinterpret_cast<const PFSeqObject*>(v.v_obj);
+    for (int64_t i = 0; i < seq->size; ++i) {
+      std::string m =
+          ElementError(c.elems->value, seq->data[i], "element [" + std::to_string(i) + "]: ");
+      if (!m.empty()) return m;
+    }
+  } else if (c.elems->is_map && (t == kPFTypeMap || t == kPFTypeDict)) {
+    int64_t cursor = 0;
+    const PFAny* key = nullptr;
+    const PFAny* value = nullptr;
+    while (MapEntryAt(v.v_obj, &cursor, &key, &value)) {
+      std::string m = ElementError(c.elems->key, *key, "key: ");
+      if (m.empty()) m = ElementError(c.elems->value, *value, "value: ");
+      if (!m.empty()) return m;
+    }
+  }
+  return "";
 }
 
 /*! `view` (borrowed) made owned and checked against `c`. Throws TypeError naming the field of
@@ -218,7 +293,13 @@ PFAny CheckedValue(const SlotCheck& c, const PFAny& view, const SlotType* st = n
     v = NoneAny();
     ViewToOwned(view, &v);
   }
-  if (Fits(c, &v)) return v;
+  if (Fits(c, &v)) {
+    if (c.elems == nullptr || v.type_index == kPFTypeNone) return v;
+    std::string m = ElementMismatch(c, v);
+    if (m.empty()) return v;
+    ReleaseAny(&v);
+    Throw("TypeError", (st != nullptr ? st->key + "." + f->name + ": " : "") + m);
+  }
   int32_t got = v.type_index;
   ReleaseAny(&v);
   ThrowMismatch(c, got, st, f);
@@ -271,7 +352,8 @@ const std::array<PFFieldSetter, kPoolSize> kPool =
 PFFieldSetter SetterFor(SlotTable& t, const SlotCheck& c) {
   if (c.type_index == kPFTypeAny) return &AnySetter;
   for (int i = 0; i < t.num_checks; ++i) {
-    if (g_checks[i].type_index == c.type_index && g_checks[i].nullable == c.nullable)
+    if (g_checks[i].type_index == c.type_index && g_checks[i].nullable == c.nullable &&
+        g_checks[i].elems == c.elems)
       return kPool[i];
   }
   if (t.num_checks == kPoolSize) {
@@ -341,14 +423,16 @@ PFObject* AllocSlots(const SlotType* st, int64_t n) {
   return header;
 }
 
-bool SameLayout(const SlotType& st, int32_t parent, const PFSlotFieldInfo* fields, int32_t n) {
+bool SameLayout(const SlotType& st, int32_t parent, const PFSlotFieldInfo* fields, int32_t n,
+                const SlotElems* const* elems) {
   if (st.parent != parent || st.num_own != n) return false;
   size_t base = st.fields.size() - static_cast<size_t>(n);
   for (int32_t i = 0; i < n; ++i) {
     const SlotField& f = st.fields[base + i];
     if (f.name != std::string_view(fields[i].name.data, fields[i].name.size) ||
         f.flags != fields[i].flags || f.check.type_index != fields[i].static_type_index ||
-        f.check.nullable != (fields[i].nullable != 0)) {
+        f.check.nullable != (fields[i].nullable != 0) ||
+        f.check.elems != (elems != nullptr ? elems[i] : nullptr)) {
       return false;
     }
   }
@@ -400,8 +484,23 @@ void PlaceAfter(SlotTable& t, const std::string& key, int32_t parent, SlotType* 
   st->tail_offset = lt->second->prefix - lt->second->info.header_offset;
 }
 
+/*! Whether a field (or an element of a container field) may be declared of type `ti`. */
+bool KnownDeclaredType(int32_t ti) {
+  if (ti == kPFTypeAny || ti == kPFTypeInt || ti == kPFTypeBool || ti == kPFTypeFloat ||
+      ti == kPFTypeDataType || ti == kPFTypeDevice) {
+    return true;
+  }
+  const PFTypeInfo* info = nullptr;
+  if (ti >= kPFTypeStaticObjectBegin && PFTypeGetInfo(ti, &info) == 0) return true;
+  PFObject* err = nullptr;
+  PFErrorMoveFromRaised(&err);
+  DecRef(err);
+  return false;
+}
+
 std::vector<SlotField> Validate(SlotTable& t, const std::string& key, int32_t parent,
-                                const PFSlotFieldInfo* fields, int32_t n, SlotType* st) {
+                                const PFSlotFieldInfo* fields, int32_t n,
+                                const SlotElems* const* elems, SlotType* st) {
   PlaceAfter(t, key, parent, st);
   std::vector<SlotField> all = std::move(st->fields);
   for (int32_t i = 0; i < n; ++i) {
@@ -414,18 +513,12 @@ std::vector<SlotField> Validate(SlotTable& t, const std::string& key, int32_t pa
     }
     if (st->native != nullptr) CheckNativeNames(t, key, parent, name);
     int32_t ti = f.static_type_index;
-    bool known = ti == kPFTypeAny || ti == kPFTypeInt || ti == kPFTypeBool || ti == kPFTypeFloat ||
-                 ti == kPFTypeDataType || ti == kPFTypeDevice;
-    const PFTypeInfo* info = nullptr;
-    if (!known && ti >= kPFTypeStaticObjectBegin && PFTypeGetInfo(ti, &info) == 0) known = true;
-    if (!known) {
-      PFObject* err = nullptr;
-      PFErrorMoveFromRaised(&err);
-      DecRef(err);
+    if (!KnownDeclaredType(ti)) {
       Throw("TypeError", "type '" + key + "', field '" + name +
                              "': unsupported declared type index " + std::to_string(ti));
     }
-    all.push_back(SlotField{name, ViewOf(f.doc), f.flags, SlotCheck{ti, f.nullable ? 1 : 0}});
+    SlotCheck check{ti, f.nullable ? 1 : 0, elems != nullptr ? elems[i] : nullptr};
+    all.push_back(SlotField{name, ViewOf(f.doc), f.flags, check});
   }
   return all;
 }
@@ -468,14 +561,15 @@ bool Reserved(int32_t index, int32_t parent) {
          info->num_methods == 0;
 }
 
-int32_t Register(const std::string& key, int32_t parent, const PFSlotFieldInfo* fields, int32_t n) {
+int32_t Register(const std::string& key, int32_t parent, const PFSlotFieldInfo* fields, int32_t n,
+                 const SlotElems* const* elems = nullptr) {
   SlotTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
   PFByteArray k{key.data(), key.size()};
   int32_t existing = -1;
   if (PFTypeKeyToIndex(&k, &existing) == 0) {
     auto it = t.types.find(existing);
-    if (it != t.types.end() && SameLayout(*it->second, parent, fields, n)) return existing;
+    if (it != t.types.end() && SameLayout(*it->second, parent, fields, n, elems)) return existing;
     if (it == t.types.end() && Reserved(existing, parent)) existing = -1;
   }
   if (existing >= 0) {
@@ -486,7 +580,7 @@ int32_t Register(const std::string& key, int32_t parent, const PFSlotFieldInfo* 
   PFErrorMoveFromRaised(&err);  // the KeyError of the lookup, if it failed
   DecRef(err);
   auto st = std::make_unique<SlotType>();
-  std::vector<SlotField> all = Validate(t, key, parent, fields, n, st.get());
+  std::vector<SlotField> all = Validate(t, key, parent, fields, n, elems, st.get());
   // The pool entries are taken before the type exists, so a full pool registers nothing.
   std::vector<PFFieldSetter> setters;
   for (int32_t i = 0; i < n; ++i) setters.push_back(SetterFor(t, all[all.size() - n + i].check));
@@ -591,7 +685,53 @@ const PFSeqObject* ArrayArg(const PFAny& v, const char* what) {
   return reinterpret_cast<const PFSeqObject*>(v.v_obj);
 }
 
-/*! (type_key, parent_index, [[name, doc, flags, static_type_index, nullable], ...]) -> index. */
+/*! An interned element schema: `e` itself or the equal one interned before. */
+const SlotElems* Intern(const SlotElems& e) {
+  static std::mutex mu;
+  static std::deque<SlotElems>* all = new std::deque<SlotElems>();  // leaked: setters point in
+  std::lock_guard<std::mutex> lock(mu);
+  for (const SlotElems& x : *all) {
+    if (x.is_map == e.is_map && x.key.type_index == e.key.type_index &&
+        x.key.nullable == e.key.nullable && x.key.elems == e.key.elems &&
+        x.value.type_index == e.value.type_index && x.value.nullable == e.value.nullable &&
+        x.value.elems == e.value.elems) {
+      return &x;
+    }
+  }
+  all->push_back(e);
+  return &all->back();
+}
+
+SlotCheck CheckArg(const PFAny& v);
+
+/*! A field's element schema: [] (none), [value] (a list's elements) or [key, value] (a dict's),
+ *  each [type_index, nullable, elements]. NULL when nothing is checked (every element type Any). */
+const SlotElems* ElemsArg(const PFAny& v) {
+  const PFSeqObject* list = ArrayArg(v, "a field's element types");
+  if (list->size == 0) return nullptr;
+  if (list->size > 2)
+    Throw("TypeError", "a field's element types are [] or [value] or [key, value]");
+  SlotElems e;
+  e.is_map = list->size == 2;
+  e.key = e.is_map ? CheckArg(list->data[0]) : SlotCheck{kPFTypeAny, 1};
+  e.value = CheckArg(list->data[list->size - 1]);
+  if (e.key.type_index == kPFTypeAny && e.value.type_index == kPFTypeAny) return nullptr;
+  return Intern(e);
+}
+
+SlotCheck CheckArg(const PFAny& v) {
+  const PFSeqObject* c = ArrayArg(v, "an element type");
+  if (c->size != 3) Throw("TypeError", "an element type is [type_index, nullable, elements]");
+  int32_t ti = static_cast<int32_t>(IntArg(c->data[0], "an element type index"));
+  if (!KnownDeclaredType(ti)) {
+    Throw("TypeError", "unsupported declared element type index " + std::to_string(ti));
+  }
+  int32_t nullable = IntArg(c->data[1], "nullable") != 0 || ti == kPFTypeAny ? 1 : 0;
+  return SlotCheck{ti, nullable, ElemsArg(c->data[2])};
+}
+
+/*! (type_key, parent_index, [[name, doc, flags, static_type_index, nullable(, elements)], ...])
+ *  -> index; `elements` as ElemsArg reads them (checked on every store, from every language). */
 int RegisterCall(void*, const PFAny* args, int32_t n, PFAny* result) {
   return Guard([&] {
     if (n != 3) Throw("TypeError", "packedfun.slot_type_register: expected 3 arguments");
@@ -599,9 +739,13 @@ int RegisterCall(void*, const PFAny* args, int32_t n, PFAny* result) {
     int32_t parent = static_cast<int32_t>(IntArg(args[1], "parent_index"));
     const PFSeqObject* list = ArrayArg(args[2], "fields");
     std::vector<PFSlotFieldInfo> fields(static_cast<size_t>(list->size));
+    std::vector<const SlotElems*> elems(static_cast<size_t>(list->size), nullptr);
     for (int64_t i = 0; i < list->size; ++i) {
       const PFSeqObject* f = ArrayArg(list->data[i], "a field");
-      if (f->size != 5) Throw("TypeError", "a field is [name, doc, flags, type_index, nullable]");
+      if (f->size != 5 && f->size != 6) {
+        Throw("TypeError", "a field is [name, doc, flags, type_index, nullable(, elements)]");
+      }
+      if (f->size == 6) elems[i] = ElemsArg(f->data[5]);
       std::string_view name = StringArg(f->data[0], "a field name");
       std::string_view doc = StringArg(f->data[1], "a field doc");
       fields[i].name = PFByteArray{name.data(), name.size()};
@@ -611,12 +755,9 @@ int RegisterCall(void*, const PFAny* args, int32_t n, PFAny* result) {
       fields[i].nullable = static_cast<int32_t>(IntArg(f->data[4], "nullable"));
       fields[i].reserved = 0;
     }
-    PFByteArray k{key.data(), key.size()};
-    int32_t index = -1;
-    if (PFTypeRegisterSlotType(&k, parent, fields.data(), static_cast<int32_t>(fields.size()),
-                               &index)) {
-      return -1;
-    }
+    if (key.empty()) Throw("ValueError", "packedfun.slot_type_register: empty type key");
+    int32_t index = Register(std::string(key), parent, fields.data(),
+                             static_cast<int32_t>(fields.size()), elems.data());
     result->type_index = kPFTypeInt;
     result->zero_padding = 0;
     result->v_int64 = index;

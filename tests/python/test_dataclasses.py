@@ -882,3 +882,34 @@ def test_a_class_keeps_its_own_replace():
         x: int
 
     assert DefaultReplace(1).__replace__(x=2).x == 2
+
+
+def test_element_types_of_container_fields_are_checked():
+    # list[T] / dict[K, V] fields: the runtime checks every element on every store (from any
+    # language), the error naming the field and the element
+    @py_class("test_dc.Elements")
+    class Elements(pf.Object):
+        matrix: list[list[int]]
+        table: Optional[dict[str, list[float]]] = None
+        loose: list = dc.field(default_factory=list)  # no element type: anything goes
+
+    e = Elements([[1, 2], [3]])
+    assert [list(row) for row in e.matrix] == [[1, 2], [3]]
+    with pytest.raises(TypeError, match=r"Elements\.matrix: element \[0\]: expected .*got int"):
+        e.matrix = [4, 3]
+    with pytest.raises(TypeError, match=r"element \[0\]: element \[1\]: expected int, got str"):
+        e.matrix = [[1, "x"]]
+    with pytest.raises(TypeError, match=r"expected .*got None"):
+        e.matrix = None
+    with pytest.raises(TypeError, match=r"element \[1\]: expected int, got None"):
+        Elements([[1, None]])
+    assert [list(row) for row in e.matrix] == [[1, 2], [3]]  # a refused store changes nothing
+    e.table = {"a": [1, 2.5]}  # an int element fits a float element type
+    assert list(e.table["a"]) == [1, 2.5]
+    with pytest.raises(TypeError, match=r"Elements\.table: value: element \[0\]: expected float"):
+        e.table = {"a": ["x"]}
+    with pytest.raises(TypeError, match=r"key: expected str, got int"):
+        e.table = {1: [1.0]}
+    e.table = None
+    e.loose = [1, "two", None]
+    assert list(e.loose) == [1, "two", None]
