@@ -14,8 +14,9 @@ depends on that, :func:`_attach` puts tvm-ffi's behaviour on those same classes,
 - ``Map(x)``/``Dict(x)`` of a value without ``items()`` that packedfun refuses raises
   ``AttributeError`` (tvm-ffi's error type; packedfun's own is ``TypeError``).
 
-``List``, ``Dict`` and ``Map`` stay unhashable: tvm-ffi hashes them by content, which for the
-mutable ``List`` and ``Dict`` is a defect (their hash changes as they change).
+- ``List``, ``Dict`` and ``Map`` hash by content (tvm-ffi's ``RecursiveHash``), where packedfun's
+  own leave them unhashable: for the mutable ``List`` and ``Dict`` that is a defect of tvm-ffi's
+  (their hash changes as they change), kept under the switch as code written for it relies on it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import json
 import typing
 
+from ._tvm_ffi_recursive import recursive_hash
 from .container import Array, Dict, List, Map
 
 __all__: list[str] = []
@@ -106,6 +108,8 @@ def _attach() -> None:
     for cls in (Map, Dict):
         _set(cls, "__eq__", _eq_of(cls))
         _set(cls, "__ne__", _ne)
+    for cls in (List, Map, Dict):
+        _set(cls, "__hash__", recursive_hash)
     # Map fills itself in __new__ (immutable), Dict in __init__
     _set(Map, "__new__", staticmethod(_refused_as_attribute_error(Map.__new__)))
     _set(Dict, "__init__", _refused_as_attribute_error(Dict.__init__))

@@ -4,8 +4,8 @@
 apache-tvm-ffi's ``tvm_ffi._ffi_api`` holds its ``ffi.*`` global functions; packages and tests
 import a few of them as the operations behind its dataclasses. Here those are packedfun's own
 operations on the same values (``DeepCopy`` is :func:`copy.deepcopy`, ``ReprPrint`` is
-:func:`repr`, ``RecursiveEq``/``RecursiveHash`` and the orderings are ``==``, :func:`hash`,
-``<``, ``<=``, ``>``, ``>=``), so their results are packedfun's; any other name is the global
+:func:`repr`), so their results are packedfun's; ``RecursiveEq``, ``RecursiveHash`` and the
+orderings follow tvm-ffi's rules (:mod:`packedfun._tvm_ffi_recursive`); any other name is the global
 function ``ffi.<name>`` (apache-tvm-ffi's own C++ functions, which packedfun's registry sees once
 its library is loaded).
 """
@@ -13,9 +13,9 @@ its library is loaded).
 from __future__ import annotations
 
 import copy
-import operator
 from typing import Any
 
+from . import _tvm_ffi_recursive as _recursive
 from .registry import get_global_func
 
 __all__ = [
@@ -33,14 +33,14 @@ __all__ = [
 DeepCopy = copy.deepcopy
 #: The printed form of a value.
 ReprPrint = repr
-#: Equality by content (fields of dataclass objects, items of containers).
-RecursiveEq = operator.eq
+#: Equality by content (fields of reflected objects, items of containers).
+RecursiveEq = _recursive.recursive_eq
 #: The hash that agrees with :data:`RecursiveEq`.
-RecursiveHash = hash
-RecursiveLt = operator.lt
-RecursiveLe = operator.le
-RecursiveGt = operator.gt
-RecursiveGe = operator.ge
+RecursiveHash = _recursive.recursive_hash
+RecursiveLt = _recursive.recursive_lt
+RecursiveLe = _recursive.recursive_le
+RecursiveGt = _recursive.recursive_gt
+RecursiveGe = _recursive.recursive_ge
 
 
 def __getattr__(name: str) -> Any:

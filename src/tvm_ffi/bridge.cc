@@ -586,6 +586,7 @@ void ResolveApi(void* library) {
   ResolveSymbol(library, "TVMFFIEnvGetStream", &api.EnvGetStream, &optional);
   ResolveSymbol(library, "TVMFFIEnvGetDLPackManagedTensorAllocator", &api.EnvGetTensorAllocator,
                 &optional);
+  ResolveSymbol(library, "TVMFFIGetTypeAttrColumn", &api.GetTypeAttrColumn, &optional);
   if (!missing.empty()) {
     Throw("OSError", "the libtvm_ffi loaded in this process lacks entry points packedfun needs:" +
                          missing + " (install apache-tvm-ffi >= 0.1)");

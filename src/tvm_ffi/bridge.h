@@ -114,6 +114,17 @@ struct TypeInfo {
   const void* metadata;
 };
 
+/*! tvm-ffi's TVMFFITypeAttrColumn: `data[i]` is the attribute of type `begin_index + i`. */
+struct TypeAttrColumn {
+  const PFAny* data;
+  int32_t size;
+  int32_t begin_index;
+};
+
+/*! tvm-ffi's field flags the bridge reports (TVMFFIFieldFlagBitMask). */
+constexpr int64_t kFieldCompareOff = 1 << 7;
+constexpr int64_t kFieldHashOff = 1 << 8;
+
 /*! tvm-ffi's TVMFFIVersion. */
 struct Version {
   uint32_t major;
@@ -156,6 +167,8 @@ struct Api {
                                PFEnvTensorAllocator* out_prev);
   void* (*EnvGetStream)(int32_t device_type, int32_t device_id);
   PFEnvTensorAllocator (*EnvGetTensorAllocator)();
+  // A type attribute column by name (`__ffi_eq__`, ...); NULL in a libtvm_ffi without it.
+  const TypeAttrColumn* (*GetTypeAttrColumn)(const PFByteArray* attr_name);
 };
 
 /*! Whether the API is resolved (libtvm_ffi is in the process and EnsureApi succeeded). */

@@ -13,6 +13,9 @@
 
 #include "runtime/error.h"
 #include "runtime/object.h"
+#include "runtime/registry.h"
+#include "runtime/seq.h"
+#include "runtime/string.h"
 #include "runtime/type.h"
 #include "tvm_ffi/bridge.h"
 
@@ -295,6 +298,67 @@ std::atomic<void*>* BindingRef(PFObject* obj) {
 const ForeignTypes kForeignTypes = {&FindType, &BindingRef};
 
 [[maybe_unused]] const bool kRegistered = (SetForeignTypes(&kForeignTypes), true);
+
+/*! The tvm-ffi type index of mirrored type `pf_index`, or -1 when it mirrors none. */
+int32_t MirroredIndex(int64_t pf_index) {
+  std::lock_guard<std::mutex> lock(MirrorMutex());
+  for (const auto& entry : Mirrors()) {
+    if (entry.second->pf_index == pf_index) return entry.first;
+  }
+  return -1;
+}
+
+/*! The global "packedfun.tvm_ffi_field_traits": type index -> None when the type mirrors no
+ *  tvm-ffi type, else its fields (ancestors' first) as [[name, compare, hash], ...], where
+ *  compare and hash say whether tvm-ffi's RecursiveEq / RecursiveHash look at the field. */
+int FieldTraitsCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  if (n != 1 || args[0].type_index != kPFTypeInt) {
+    return RaiseError("TypeError", "packedfun.tvm_ffi_field_traits: expected one int");
+  }
+  return Guard([&] {
+    *result = NoneAny();
+    int32_t tvm_index = MirroredIndex(args[0].v_int64);
+    if (tvm_index < 0) return 0;
+    const Mirror* m = MirrorOf(tvm_index);
+    PFSeqObject* out = NewSeq(kPFTypeArray, static_cast<int64_t>(m->slots.size()));
+    *result = ObjectAny(&out->header);
+    for (const FieldRec* f : m->slots) {
+      PFSeqObject* entry = NewSeq(kPFTypeArray, 3);
+      SeqPush(out, ObjectAny(&entry->header));
+      SeqPush(entry, MakeStringAny(f->name));
+      bool compare = (f->flags & kFieldCompareOff) == 0;
+      SeqPush(entry, PFAny{kPFTypeBool, 0, {compare ? 1 : 0}});
+      SeqPush(entry, PFAny{kPFTypeBool, 0, {compare && (f->flags & kFieldHashOff) == 0 ? 1 : 0}});
+    }
+    return 0;
+  });
+}
+
+/*! The global "packedfun.tvm_ffi_type_attr": (type index, name) -> the tvm-ffi type attribute
+ *  `name` (`__ffi_eq__`, `__ffi_hash__`, ...) of a mirrored type, None when the type mirrors no
+ *  tvm-ffi type or tvm-ffi has no such attribute for it. */
+int TypeAttrCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  std::string_view name;
+  if (n != 2 || args[0].type_index != kPFTypeInt || !AnyToStringView(args[1], false, &name)) {
+    return RaiseError("TypeError", "packedfun.tvm_ffi_type_attr: expected an int and a str");
+  }
+  return Guard([&] {
+    *result = NoneAny();
+    int32_t tvm_index = MirroredIndex(args[0].v_int64);
+    if (tvm_index < 0 || GetApi().GetTypeAttrColumn == nullptr) return 0;
+    PFByteArray key{name.data(), name.size()};
+    const TypeAttrColumn* column = GetApi().GetTypeAttrColumn(&key);
+    if (column == nullptr) return 0;
+    int64_t offset = static_cast<int64_t>(tvm_index) - column->begin_index;
+    if (offset < 0 || offset >= column->size) return 0;
+    ToPF(column->data[offset], result, "a tvm-ffi type attribute");  // the column keeps its own
+    return 0;
+  });
+}
+
+[[maybe_unused]] const bool kBuiltinsRegistered =
+    (RegisterBuiltin("packedfun.tvm_ffi_field_traits", &FieldTraitsCall),
+     RegisterBuiltin("packedfun.tvm_ffi_type_attr", &TypeAttrCall), true);
 
 }  // namespace
 

