@@ -156,15 +156,8 @@ class _Traits:
             n for n in compared if getattr(declared.get(n), "hash", None) is not False
         )
         self.eq, self.cmp, self.hash = (
-            _method(cls, n) for n in ("__ffi_eq__", "__ffi_compare__", "__ffi_hash__")
+            getattr(cls, n, None) for n in ("__ffi_eq__", "__ffi_compare__", "__ffi_hash__")
         )
-
-
-def _method(cls: type, name: str) -> typing.Any:
-    func = getattr(cls, name, None)
-    if func is None:
-        return None
-    return lambda *args: func(*args)
 
 
 _traits: dict = {}
