@@ -24,6 +24,7 @@ import typing
 
 from . import structural as _structural
 from ._backend import core
+from ._tvm_ffi_recursive import recursive_eq
 from .registry import get_global_func, register_global_func
 from .structural import (
     AccessPath,
@@ -520,13 +521,7 @@ def _attach(module: typing.Any) -> None:
     for name in _TOP_LEVEL:
         setattr(module, name, globals()[name])
     if get_global_func("ffi.RecursiveEq", allow_missing=True) is None:
-        register_global_func("ffi.RecursiveEq", _recursive_eq)
-
-
-def _recursive_eq(a: typing.Any, b: typing.Any) -> bool:
-    """tvm-ffi's ``ffi.RecursiveEq``: content equality that ends on cycles (structural
-    equality's)."""
-    return structural_equal(a, b)
+        register_global_func("ffi.RecursiveEq", recursive_eq)
 
 
 def _detach(module: typing.Any) -> None:
