@@ -16,8 +16,10 @@ import json
 import typing
 
 from . import _py_class
+from . import registry as _registry
 from ._backend import core as _backend
 from ._missing import MISSING
+from ._rules import signature as _signature
 from ._tvm_ffi_error import Error
 from .container import Array, Dict, List, Map, Shape
 from .module import Module
@@ -119,19 +121,26 @@ class TypeInfo:
         self.doc = info.get("doc")
         spec = type_cls.__dict__.get("__pf_py_spec__") if type_cls is not None else None
         declared = {f.name: f for f in spec.own} if spec is not None else {}
+        meta = _member_metadata(self.type_index)
         self.fields = [
             TypeField(
                 f["name"],
                 f.get("doc"),
                 bool(f.get("readonly")),
-                {},
+                meta["fields"].get(f["name"], {}),
                 f.get("offset", 0),
                 declared.get(f["name"]),
             )
             for f in info["fields"]
         ]
         self.methods = [
-            TypeMethod(m["name"], m.get("doc"), bool(m.get("is_static")), m.get("func"), {})
+            TypeMethod(
+                m["name"],
+                m.get("doc"),
+                bool(m.get("is_static")),
+                m.get("func"),
+                meta["methods"].get(m["name"], {}),
+            )
             for m in info["methods"]
         ]
 
@@ -151,6 +160,76 @@ class TypeInfo:
 
     def __repr__(self) -> str:
         return f"TypeInfo({self.type_key!r}, type_index={self.type_index})"
+
+
+def _bridge_query(builtin: str, arg: typing.Any) -> typing.Any:
+    """Calls one of the tvm-ffi bridge's builtin globals; None when packedfun was built without
+    the bridge (``-DPACKEDFUN_WITH_TVM_FFI=OFF``)."""
+    func = _backend.get_global_func(builtin)
+    return None if func is None else func(arg)
+
+
+def _parse_metadata(text: str | None) -> dict:
+    """A tvm-ffi metadata record (JSON text, empty when it has none) as a dict, as tvm-ffi's
+    ``TypeField.metadata`` and ``get_global_func_metadata`` give it."""
+    if not text:
+        return {}
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}
+
+
+def _member_metadata(type_index: int) -> dict:
+    """``{"fields": {name: record}, "methods": {name: record}}``: what tvm-ffi's reflection keeps
+    for the own fields and methods of the tvm-ffi type that ``type_index`` mirrors (empty for a
+    type of packedfun's own)."""
+    text = _bridge_query("packedfun.tvm_ffi_type_metadata", type_index)
+    raw = json.loads(text) if text else {}
+    return {
+        kind: {name: _parse_metadata(md) for name, md in raw.get(kind, {}).items()}
+        for kind in ("fields", "methods")
+    }
+
+
+def get_global_func_metadata(name: str) -> dict:
+    """tvm-ffi's ``get_global_func_metadata`` under the switch: the metadata tvm-ffi keeps for a
+    global function, as a dict (its ``type_schema`` key a JSON string: see :class:`TypeSchema`).
+
+    For a function of tvm-ffi's registry, tvm-ffi's own record; for one of packedfun's own (a
+    name both registries hold is packedfun's), the ``type_schema`` of a tvm-ffi library's
+    function when its record keeps one, else ``{}``, as tvm-ffi gives for a function registered
+    from Python.
+
+    Raises
+    ------
+    ValueError
+        When ``name`` is not registered (packedfun's rule; tvm-ffi raises ``RuntimeError``).
+    """
+    func = _registry.get_global_func(name)
+    text = _bridge_query("packedfun.tvm_ffi_global_metadata", name)
+    if text is not None:
+        return _parse_metadata(text)
+    return _library_metadata(func) or {}
+
+
+def _library_metadata(func: typing.Any) -> dict | None:
+    """The metadata record a tvm-ffi library exported for ``func`` (kept in packedfun's record of
+    the Function, see ``docs/tvm-ffi-kernels.md``), or None."""
+    record = _signature.metadata_of(func) or {}
+    text = record.get("tvm_ffi_metadata")
+    return _parse_metadata(text) if isinstance(text, str) else None
+
+
+def _module_function_metadata(self: Module, name: str, query_imports: bool = False) -> dict | None:
+    """tvm-ffi's ``Module.get_function_metadata`` under the switch: the metadata record a
+    tvm-ffi library exports for function ``name`` (its ``type_schema`` key a JSON string), or None
+    when it exports none.
+
+    Raises
+    ------
+    AttributeError
+        When the module has no function ``name`` (packedfun's rule).
+    """
+    return _library_metadata(self.get_function(name, query_imports))
 
 
 #: Spellings of the type schema JSON that tvm-ffi renders under a Python-facing name.
@@ -186,6 +265,10 @@ _SCHEMA_ORIGINS = {
     "DataType": "dtype",
 }
 
+#: Type keys that a schema keeps (``TypeSchema.type_key``) because its origin folds them into a
+#: Python type that other keys fold into too.
+_KEPT_TYPE_KEYS = frozenset({"ffi.BigInt"})
+
 
 class TypeSchema:
     """A type as tvm-ffi's metadata describes it (the ``type_schema`` JSON of a function, field or
@@ -200,13 +283,20 @@ class TypeSchema:
     """
 
     def __init__(
-        self, origin: str, args: typing.Iterable[TypeSchema] = (), origin_type_index: int = -1
+        self,
+        origin: str,
+        args: typing.Iterable[TypeSchema] = (),
+        origin_type_index: int = -1,
+        type_key: str | None = None,
     ) -> None:
         if not isinstance(origin, str) or not origin:
             raise ValueError("a type schema's origin must be a non-empty str")
         self.origin = origin
         self.origin_type_index = origin_type_index  # the type's index where known, else -1
         self.args = tuple(args)
+        #: The key the schema was read from when it names a native type that ``origin`` folds
+        #: away (``"ffi.BigInt"`` for ``int``); None otherwise. Not part of equality.
+        self.type_key = type_key
         if any(not isinstance(a, TypeSchema) for a in self.args):
             raise TypeError("a type schema's arguments must be TypeSchema instances")
         if origin in ("Array", "List") and not self.args:
@@ -227,14 +317,28 @@ class TypeSchema:
             raise TypeError(f"expected a type schema object with a 'type' str, got {obj!r}")
         origin = _SCHEMA_ORIGINS.get(obj["type"], obj["type"])
         raw = obj.get("args", ())
+        named = obj.get("named_args")
+        if isinstance(named, dict) and origin == "Callable":  # {"return": [R], "params": [...]}
+            ret = named.get("return") or [{"type": "Any"}]
+            raw = [ret[0], *(named.get("params") or ())]
         if origin == "Callable" and len(raw) == 2 and isinstance(raw[1], list):  # (ret, [params])
             raw = [raw[0], *raw[1]]
-        return TypeSchema(origin, [TypeSchema.from_json_obj(a) for a in raw if isinstance(a, dict)])
+        args = [TypeSchema.from_json_obj(a) for a in raw if isinstance(a, dict)]
+        kept = obj["type"] if obj["type"] in _KEPT_TYPE_KEYS else None
+        return TypeSchema(origin, args, type_key=kept)
 
     @staticmethod
     def from_json_str(text: str) -> TypeSchema:
         """The schema of a ``type_schema`` JSON string (``ValueError`` for text that is no JSON)."""
         return TypeSchema.from_json_obj(json.loads(text))
+
+    @property
+    def named_args(self) -> dict[str, tuple[TypeSchema, ...]] | None:
+        """A function type's groups, ``{"return": (R,), "params": (A, ...)}``; None for any other
+        type and for a function whose parameters are unknown (``Callable[..., Any]``)."""
+        if self.origin != "Callable" or not self.args:
+            return None
+        return {"return": self.args[:1], "params": self.args[1:]}
 
     def repr(self, ty_map: typing.Callable[[str], str] | None = None) -> str:
         """The schema in Python typing syntax, each origin first passed through ``ty_map``."""
@@ -424,6 +528,29 @@ def _attach_type_info() -> None:
     types, ``register_object``, ``py_class``), gets ``__tvm_ffi_type_info__``."""
     if _give_type_info not in _class_hooks:
         on_new_class(_give_type_info)
+
+
+def _attach_metadata(packedfun: typing.Any) -> None:
+    """Called by the switch's ``install()``: ``tvm_ffi.get_global_func_metadata`` (the package's
+    and ``tvm_ffi.registry``'s name) and ``Module.get_function_metadata`` give tvm-ffi's form."""
+    for module in (packedfun, _registry):  # the package and tvm_ffi.registry
+        _saved_metadata.setdefault(module, module.__dict__["get_global_func_metadata"])
+        module.get_global_func_metadata = get_global_func_metadata  # type: ignore[union-attr]
+    _saved_metadata.setdefault(Module, Module.__dict__["get_function_metadata"])
+    Module.get_function_metadata = _module_function_metadata  # type: ignore[method-assign]
+
+
+def _detach_metadata() -> None:
+    """Called by the switch's ``uninstall()``: packedfun's own ``get_global_func_metadata``."""
+    for owner, own in _saved_metadata.items():
+        name = "get_function_metadata" if owner is Module else "get_global_func_metadata"
+        setattr(owner, name, own)
+    _saved_metadata.clear()
+
+
+#: The modules whose ``get_global_func_metadata`` the switch replaced (and ``Module``, whose
+#: ``get_function_metadata``) -> packedfun's own.
+_saved_metadata: dict[typing.Any, typing.Any] = {}
 
 
 def _detach_type_info() -> None:

@@ -287,6 +287,10 @@ std::string BacktraceFromTVM(std::string_view text);
 /*! packedfun's backtrace text (most recent call last) in tvm-ffi's order (most recent first). */
 std::string BacktraceToTVM(std::string_view text);
 
+/*! The tvm-ffi type index that packedfun type `pf_index` mirrors, or -1 when it mirrors none (a
+ *  type of packedfun's own, or one not made yet). */
+int32_t MirroredTVMIndex(int32_t pf_index);
+
 /*! The type key of a tvm-ffi type index, for messages. */
 std::string TypeKey(int32_t type_index);
 

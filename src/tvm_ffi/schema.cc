@@ -267,8 +267,8 @@ std::string MetadataFromExport(std::string_view exported, const std::string& nam
         "{\"name\":" + JsonString(pname) + ",\"type\":" + JsonString(TypeString(*params[i])) + "}";
   }
   out += "],\"return\":" + JsonString(ret != nullptr ? TypeString(*ret) : std::string("Any"));
-  out += ",\"tvm_ffi_type_schema\":" + JsonString(text->text) + "}";
-  return out;
+  out += ",\"tvm_ffi_type_schema\":" + JsonString(text->text);
+  return out + ",\"tvm_ffi_metadata\":" + JsonString(exported) + "}";
 }
 
 }  // namespace tvmffi

@@ -80,9 +80,6 @@ _CXX_INIT_ORDER = (
     "not tvm-ffi's init order (required fields before those with a C++ default)"
 )
 _BIG_INT = "integers beyond 64 bits (tvm-ffi's ffi.BigInt) do not cross"
-_MODULE_SCHEMA = (
-    "a Module function's metadata has packedfun's form (params/return), no tvm-ffi type_schema"
-)
 _C_CLASS = "dataclasses helpers (fields/asdict/replace/is_dataclass/__match_args__) on C++ classes"
 _CXX_FIXTURES = "tvm-ffi's C++ test classes in tvm_ffi.testing (_TestCxxClass*, TestObjectBase)"
 _ERROR_FRAMES = (
@@ -104,10 +101,6 @@ KNOWN_FAILING: dict[str, str] = {
     "test_big_int.py::test_integer_promotion_and_demotion": _BIG_INT,
     "test_big_int.py::test_integer_round_trip": _BIG_INT,
     "test_big_int.py::test_integer_rvalue_callbacks": _BIG_INT,
-    "test_big_int.py::test_integer_type_schema": _MODULE_SCHEMA,
-    "test_build.py::test_build_cpp": _MODULE_SCHEMA,
-    "test_build.py::test_build_inline_with_docstrings": _MODULE_SCHEMA,
-    "test_build.py::test_build_inline_with_metadata": _MODULE_SCHEMA,
     "test_container.py::test_missing_object": "MISSING is a plain Python sentinel, not an Object",
     "test_dataclass_c_class.py": "imports tvm_ffi.dataclasses.c_class (a module; packedfun's "
     "dataclasses is one module) and tvm-ffi's C++ test classes",
@@ -130,8 +123,6 @@ KNOWN_FAILING: dict[str, str] = {
     "test_error.py::test_error_traceback_update": "an exception passed as an argument travels as "
     "itself (an Opaque), so testing.echo(exc) gives the exception back, not an Error object",
     "test_error.py::test_exception_pickle_roundtrip": _ERROR_FRAMES,
-    "test_metadata.py": "imports tvm-ffi's schema test classes from tvm_ffi.testing "
-    "(TestObjectPtrHolder, _SchemaAllTypes); tvm-ffi globals' metadata does not cross",
     "test_object.py": (
         "__tvm_ffi_type_info__ of the built-in classes (type keys ffi.*); field descriptors' "
         "docs; opaque Python objects passed to tvm-ffi functions; __slots__ of registered classes"

@@ -235,7 +235,8 @@ def build_inline(
     cpp_sources, cuda_sources : str or list of str, optional
         C++ and CUDA source text. Both get ``#include <packedfun/packedfun.h>`` in front.
     functions : str, list of str or dict of str to str, optional
-        Plain C++ functions to export under their own names (a dict maps names to docstrings).
+        Plain C++ functions to export under their own names (a dict maps names to docstrings;
+        an empty one exports none).
         The exports are generated in the C++ source when there is one, else in the CUDA source;
         a function defined in CUDA but exported alongside C++ sources must be declared there.
     extra_cflags, extra_cuda_cflags, extra_ldflags : list of str, optional
