@@ -12,6 +12,7 @@ through ``packedfun.core`` keeps working when the switch's ``tvm_ffi.core`` take
 from __future__ import annotations
 
 import collections.abc
+import itertools
 import json
 import typing
 
@@ -115,7 +116,7 @@ class TypeInfo:
     def __init__(self, type_index: int, type_cls: type | None = None) -> None:
         info = _backend.type_info(type_index)
         self.type_index: int = info["type_index"]
-        self.type_key: str = str(info["type_key"])
+        self.type_key: str = _TVM_FFI_KEYS.get(str(info["type_key"]), str(info["type_key"]))
         self.type_cls = type_cls
         self.type_ancestors: list[int] = list(info["ancestors"])
         self.doc = info.get("doc")
@@ -406,16 +407,55 @@ class TypeSchema:
         return hash((self.origin, self.args))
 
 
+#: packedfun's built-in type keys under tvm-ffi's names: the same types (the bridge translates
+#: one into the other at the boundary), so ``TypeInfo`` reads them as tvm-ffi spells them.
+_TVM_FFI_KEYS = {
+    **{f"packedfun.{n}": f"ffi.{n}" for n in ("Object", "String", "Bytes", "Error", "Function")},
+    **{f"packedfun.{n}": f"ffi.{n}" for n in ("Shape", "Tensor", "Array", "Map", "List", "Dict")},
+    "packedfun.Module": "ffi.Module",
+    "packedfun.Opaque": "ffi.OpaquePyObject",
+}
+_PF_KEYS = {tvm: pf for pf, tvm in _TVM_FFI_KEYS.items()}
+
+
+def _builtin_classes() -> dict[int, type]:
+    """The type index of each built-in class that carries none itself -> the class (the classes
+    tvm-ffi gives a type info: its core object classes, ``DataType``, ``Device``)."""
+    if not _BUILTIN_CLASSES:
+        keys = {
+            "packedfun.Object": Object, "packedfun.String": String, "packedfun.Bytes": Bytes,
+            "packedfun.Error": Error, "packedfun.Function": Function, "packedfun.Shape": Shape,
+            "packedfun.Tensor": Tensor, "packedfun.Array": Array, "packedfun.Map": Map,
+            "packedfun.List": List, "packedfun.Dict": Dict, "packedfun.Module": Module,
+            "DataType": DataType, "Device": Device,
+        }  # fmt: skip
+        for key, cls in keys.items():
+            _BUILTIN_CLASSES[_backend.type_key_to_index(key)] = cls
+    return _BUILTIN_CLASSES
+
+
+_BUILTIN_CLASSES: dict[int, type] = {}
+
+
 def _class_of_index(type_index: int) -> type | None:
-    """The Python class of objects of ``type_index`` (registered, or made for it), or None."""
-    return _class_for(type_index)
+    """The Python class of objects of ``type_index`` (built-in, registered, or made for it), or
+    None."""
+    builtin = _builtin_classes().get(type_index)
+    return builtin if builtin is not None else _class_for(type_index)
+
+
+def _index_of_class(cls: type) -> int | None:
+    """The type index a class stands for, or None."""
+    index = cls.__dict__.get("__pf_type_index__") if isinstance(cls, type) else None
+    if index is None:
+        index = next((i for i, c in _builtin_classes().items() if c is cls), None)
+    return index
 
 
 def _type_cls_to_type_info(cls: type) -> TypeInfo | None:
-    """The :class:`TypeInfo` of an object class; None for a class that is no object type."""
-    index = cls.__dict__.get("__pf_type_index__") if isinstance(cls, type) else None
-    if index is None and cls is Object:
-        index = 64  # the root Object type (kPFTypeObject)
+    """The :class:`TypeInfo` of an object class (or of ``DataType``, ``Device``, ``String``,
+    ``Bytes``, ``Error``); None for a class that stands for no type."""
+    index = _index_of_class(cls)
     return None if index is None else TypeInfo(index, cls)
 
 
@@ -485,9 +525,36 @@ _reserved: dict[str, type] = {}
 
 
 def _lookup_or_register_type_info_from_type_key(type_key: str) -> TypeInfo:
-    """The :class:`TypeInfo` of a registered type key (``ValueError`` for an unknown key)."""
-    index = _backend.type_key_to_index(type_key)
+    """The :class:`TypeInfo` of a registered type key, tvm-ffi's names of the built-in types
+    (``ffi.Array``) included (``ValueError`` for an unknown key)."""
+    index = _backend.type_key_to_index(_PF_KEYS.get(type_key, type_key))
     return TypeInfo(index, _class_of_index(index))
+
+
+def _type_keys_of(indices: typing.Iterable[int]) -> typing.Iterator[str]:
+    """The type keys of ``indices`` in packedfun's type table, built-in ones as tvm-ffi spells
+    them, up to the first index the table lacks."""
+    for index in indices:
+        try:
+            key = str(_backend.type_info(index)["type_key"])
+        except IndexError:
+            return
+        yield _TVM_FFI_KEYS.get(key, key)
+
+
+def get_registered_type_keys() -> list[str]:
+    """tvm-ffi's ``registry.get_registered_type_keys`` under the switch: every key of the one type
+    table, tvm-ffi's (when its library is in the process) and packedfun's, built-in types under
+    tvm-ffi's names (``ffi.Array``). packedfun's own value kinds that tvm-ffi lacks (``StrView``,
+    ``uint64``, ...) are left out: keys name what both sides know."""
+    keys: dict[str, None] = {}
+    tvm_ffi_keys = _backend.get_global_func("ffi.GetRegisteredTypeKeys")
+    if tvm_ffi_keys is not None:
+        keys.update(dict.fromkeys(str(k) for k in tvm_ffi_keys()))
+    # The kinds 0-8 mean the same in both ABIs; object types from kPFTypeObject on, densely.
+    for run in (range(0, 9), range(64, 128), itertools.count(128)):
+        keys.update(dict.fromkeys(_type_keys_of(run)))
+    return list(keys)
 
 
 def _lookup_type_attr(type_index: int, name: str) -> typing.Any:
@@ -532,25 +599,32 @@ def _attach_type_info() -> None:
 
 def _attach_metadata(packedfun: typing.Any) -> None:
     """Called by the switch's ``install()``: ``tvm_ffi.get_global_func_metadata`` (the package's
-    and ``tvm_ffi.registry``'s name) and ``Module.get_function_metadata`` give tvm-ffi's form."""
-    for module in (packedfun, _registry):  # the package and tvm_ffi.registry
-        _saved_metadata.setdefault(module, module.__dict__["get_global_func_metadata"])
-        module.get_global_func_metadata = get_global_func_metadata  # type: ignore[union-attr]
-    _saved_metadata.setdefault(Module, Module.__dict__["get_function_metadata"])
-    Module.get_function_metadata = _module_function_metadata  # type: ignore[method-assign]
+    and ``tvm_ffi.registry``'s name) and ``Module.get_function_metadata`` give tvm-ffi's form;
+    ``tvm_ffi.registry.get_registered_type_keys`` lists the type table."""
+    replaced = {
+        (packedfun, "get_global_func_metadata"): get_global_func_metadata,
+        (_registry, "get_global_func_metadata"): get_global_func_metadata,
+        (_registry, "get_registered_type_keys"): get_registered_type_keys,
+        (Module, "get_function_metadata"): _module_function_metadata,
+    }
+    for (owner, name), value in replaced.items():
+        _saved_names.setdefault((owner, name), owner.__dict__.get(name, _saved_names))
+        setattr(owner, name, value)
 
 
 def _detach_metadata() -> None:
-    """Called by the switch's ``uninstall()``: packedfun's own ``get_global_func_metadata``."""
-    for owner, own in _saved_metadata.items():
-        name = "get_function_metadata" if owner is Module else "get_global_func_metadata"
-        setattr(owner, name, own)
-    _saved_metadata.clear()
+    """Called by the switch's ``uninstall()``: packedfun's own names back."""
+    for (owner, name), own in _saved_names.items():
+        if own is _saved_names:  # packedfun has none of that name
+            delattr(owner, name)
+        else:
+            setattr(owner, name, own)
+    _saved_names.clear()
 
 
-#: The modules whose ``get_global_func_metadata`` the switch replaced (and ``Module``, whose
-#: ``get_function_metadata``) -> packedfun's own.
-_saved_metadata: dict[typing.Any, typing.Any] = {}
+#: (module or class, name) -> what packedfun had there before the switch replaced it (the dict
+#: itself where it had nothing).
+_saved_names: dict[tuple[typing.Any, str], typing.Any] = {}
 
 
 def _detach_type_info() -> None:

@@ -312,7 +312,8 @@ static PyObject* field_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
     Py_INCREF(name);
     d->name = name;
     d->qualname = qualified(info, f->name);
-    d->doc = str_of(f->doc);
+    /* a field without a docstring documents nothing: None, as a Python attribute's __doc__ */
+    d->doc = f->doc.size != 0 ? str_of(f->doc) : Py_NewRef(Py_None);
     if (d->qualname == NULL || d->doc == NULL) return Py_DECREF(d), NULL;
     return (PyObject*)d;
   }

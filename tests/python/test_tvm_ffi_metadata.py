@@ -136,3 +136,37 @@ def test_type_schema_named_args_and_kept_type_key():
     assert str(no_params) == "Callable[[], int]"
     assert core.TypeSchema.from_json_obj({"type": "ffi.Function"}).named_args is None
     assert core.TypeSchema("int").named_args is None
+
+
+def test_type_info_names_builtin_types_as_tvm_ffi_does():
+    run_child(
+        _SETUP
+        + """
+        from tvm_ffi import core
+        for cls, key in [(tvm_ffi.Object, "ffi.Object"), (tvm_ffi.Array, "ffi.Array"),
+                         (tvm_ffi.Function, "ffi.Function"), (core.String, "ffi.String"),
+                         (core.Error, "ffi.Error"), (core.DataType, "DataType"),
+                         (tvm_ffi.Device, "Device")]:
+            info = core._type_cls_to_type_info(cls)
+            assert info.type_key == key and info.type_cls is cls, (cls, info)
+        assert core._type_cls_to_type_info(tvm_ffi.Tensor).parent_type_info.type_cls is (
+            tvm_ffi.Object)
+        assert core._type_cls_to_type_info(core.DataType).parent_type_info is None
+        assert core._type_cls_to_type_info(int) is None
+        info = core._lookup_or_register_type_info_from_type_key("ffi.Map")
+        assert info.type_cls is tvm_ffi.Map and info.type_key == "ffi.Map"
+        keys = tvm_ffi.registry.get_registered_type_keys()
+        assert len(keys) == len(set(keys))
+        assert {"ffi.Object", "ffi.Array", "int", "Device", "testing.SchemaAllTypes"} <= set(keys)
+        assert not {"packedfun.Object", "packedfun.Array", "StrView", "uint64"} & set(keys), keys
+        compat.uninstall()
+        assert not hasattr(packedfun.registry, "get_registered_type_keys")
+        """
+    )
+
+
+def test_a_field_without_a_docstring_has_none():
+    assert packedfun.testing.TestIntPair.a.__doc__ == "the first integer"
+    index = packedfun.core.type_key_to_index("testing.CppApiPair")  # "a" has no docstring in C++
+    cls = packedfun.object._class_for(index)
+    assert cls.a.__doc__ is None and cls.tag.__doc__ == "an optional int"

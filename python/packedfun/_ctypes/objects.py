@@ -143,7 +143,7 @@ class FieldDescriptor:
         self.readonly = bool(field.flags & abi.PACKEDFUN_FIELD_READONLY) or not field.setter
         self.__name__ = name
         self.__qualname__ = f"{type_key}.{name}"
-        self.__doc__ = _text(field.doc)
+        self.__doc__ = _text(field.doc) or None  # no docstring: None, as on a Python attribute
         self._offset = field.offset
         self._getter = abi.PFFieldGetter(field.getter)
         self._setter = None if self.readonly else abi.PFFieldSetter(field.setter)
