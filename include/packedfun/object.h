@@ -25,15 +25,22 @@ inline PFObject* HeaderOf(T* p) noexcept {
   }
 }
 
-/*! Adds a strong reference; identical to PFObjectIncRef, inlined for the hot path. */
-inline void ObjectRetain(PFObject* obj) noexcept {
+/*! Adds a strong reference; identical to PFObjectIncRef, inlined for the hot path. Forced
+ *  inline: at -O2 GCC may leave these out of line, and in a -fPIC library built without hidden
+ *  visibility every such call then goes through the PLT (two per by-value object parameter). */
+__attribute__((always_inline)) inline void ObjectRetain(PFObject* obj) noexcept {
   if (obj != nullptr) __atomic_fetch_add(&obj->ref_count, 1, __ATOMIC_RELAXED);
 }
 
+/*! Runs the deleter of an object whose count reached zero: out of line, it is rare. */
+__attribute__((noinline)) inline void ObjectDestroy(PFObject* obj) noexcept {
+  if (obj->deleter != nullptr) obj->deleter(obj);
+}
+
 /*! Drops a strong reference and runs the deleter at zero; identical to PFObjectDecRef. */
-inline void ObjectRelease(PFObject* obj) noexcept {
+__attribute__((always_inline)) inline void ObjectRelease(PFObject* obj) noexcept {
   if (obj != nullptr && __atomic_sub_fetch(&obj->ref_count, 1, __ATOMIC_ACQ_REL) == 0) {
-    if (obj->deleter != nullptr) obj->deleter(obj);
+    ObjectDestroy(obj);
   }
 }
 
@@ -102,6 +109,7 @@ class ObjectPtr {
  private:
   PFObject* header() const noexcept { return detail::HeaderOf(ptr_); }
   T* ptr_ = nullptr;
+  friend struct detail::ObjectUnsafe;
 };
 
 /*!
@@ -202,15 +210,15 @@ struct ObjectUnsafe {
   /*! A Ref holding `obj`, adding a reference. */
   template <typename Ref>
   static Ref FromBorrowed(PFObject* obj) noexcept {
-    Ref r;
-    static_cast<ObjectRef&>(r).data_ = ObjectPtr<PFObject>::FromBorrowed(obj);
-    return r;
+    ObjectRetain(obj);
+    return FromOwned<Ref>(obj);
   }
-  /*! A Ref taking over the caller's reference to `obj`. */
+  /*! A Ref taking over the caller's reference to `obj`. Stored in place: an assignment would
+   *  release the empty pointer it replaces, a call the optimizer does not always see through. */
   template <typename Ref>
   static Ref FromOwned(PFObject* obj) noexcept {
     Ref r;
-    static_cast<ObjectRef&>(r).data_ = ObjectPtr<PFObject>::FromOwned(obj);
+    static_cast<ObjectRef&>(r).data_.ptr_ = obj;
     return r;
   }
   /*! Gives up `ref`'s reference; the caller now owns it. */

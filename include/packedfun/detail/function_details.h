@@ -409,10 +409,13 @@ __attribute__((noinline, cold)) inline int SetRaisedFromError(const Error& e) no
 }
 
 /*! The whole typed call: arity check, conversions, the call, the result; errors to the slot.
- *  `params` (NULL: none) names the parameters in argument errors. */
+ *  `params` (NULL: none) names the parameters in argument errors. Forced inline into its one
+ *  caller (the trampoline or the exported entry of that F): left out of line, a -fPIC library
+ *  without hidden visibility reaches it through the PLT on every call. */
 template <typename F>
-int SafeCallTyped(F&& f, const char* name, const ParamNames* params, const PFAny* args,
-                  int32_t num_args, PFAny* result) {
+__attribute__((always_inline)) inline int SafeCallTyped(F&& f, const char* name,
+                                                        const ParamNames* params, const PFAny* args,
+                                                        int32_t num_args, PFAny* result) {
   using Sig = FunctionSignature<std::decay_t<F>>;
   try {
     if (num_args != Sig::kNumArgs) ThrowArityError(name, Sig::kNumArgs, num_args);
@@ -426,9 +429,10 @@ int SafeCallTyped(F&& f, const char* name, const ParamNames* params, const PFAny
   }
 }
 
-/*! The whole packed call: f(PackedArgs, Any*); errors to the slot. */
+/*! The whole packed call: f(PackedArgs, Any*); errors to the slot. Inline as SafeCallTyped. */
 template <typename F>
-int SafeCallPacked(F&& f, const PFAny* args, int32_t num_args, PFAny* result) {
+__attribute__((always_inline)) inline int SafeCallPacked(F&& f, const PFAny* args, int32_t num_args,
+                                                         PFAny* result) {
   try {
     Any rv;
     f(PackedArgs(args, num_args), &rv);
