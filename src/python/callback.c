@@ -194,7 +194,7 @@ static PFPY_NOINLINE int call_general(PyObject* callable, const PFAny* args, int
   return rc;
 }
 
-/* A callback with arguments: out of line, so that the no-argument call below keeps only two
+/* A callback with arguments: apart from the no-argument call below, which then keeps only two
  * values live across its calls (no argument array, no loops). */
 static PFPY_NOINLINE int call_with_args(PyObject* callable, const PFAny* args, int32_t n,
                                         PFAny* result) {
@@ -204,12 +204,17 @@ static PFPY_NOINLINE int call_with_args(PyObject* callable, const PFAny* args, i
   return call_held(callable, args, n, result);
 }
 
+/* A callback without arguments. */
+static PFPY_NOINLINE int call_without_args(PyObject* callable, PFAny* result) {
+  if (PFPY_UNLIKELY(!pfpy_gil_held())) return call_general(callable, NULL, 0, result);
+  PyObject* r = vectorcall(callable, NULL, 0);
+  return finish_result(r, result);
+}
+
 /* Any thread may call. The common case, a call from Python code (C++ calling a Python callable
- * it received, the GIL held all along), goes straight through; one without arguments in this
- * frame. */
+ * it received, the GIL held all along), goes straight through. Both ways are tail calls: this
+ * frame saves no register, which a body of its own here would make it do for both. */
 int pfpy_callback_call(void* self, const PFAny* args, int32_t num_args, PFAny* result) {
   if (num_args != 0) return call_with_args((PyObject*)self, args, num_args, result);
-  if (PFPY_UNLIKELY(!pfpy_gil_held())) return call_general((PyObject*)self, NULL, 0, result);
-  PyObject* r = vectorcall((PyObject*)self, NULL, 0);
-  return finish_result(r, result);
+  return call_without_args((PyObject*)self, result);
 }

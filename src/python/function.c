@@ -236,31 +236,34 @@ static PFPY_NOINLINE PyObject* call_general(PFPyFunction* f, PyObject* const* ar
  * can fail there, hence few live registers and little cleanup. */
 #define PFPY_FAST_ARGS 4
 
-/* The fast path of one argument: 1 when `o` was converted into `out`, 0 to leave the call to
- * call_general (nothing was allocated, so starting over there is free of side effects). The
- * rule's exact types, then a packedfun.Tensor (borrowed, no temp), the common array argument. */
-static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* out,
-                                                          PFByteArray* view) {
-  if (PFPY_LIKELY(pfpy_exact_from_py(o, out, view, 0))) return 1;
-  if (Py_IS_TYPE(o, &PFPyTensor_Type) && ((PFPyObject*)o)->handle != NULL) {
-    pfpy_object_arg(o, out);
-    return 1;
-  }
-  return 0;
-}
-
 /* Whether `o` is a packedfun.Object (any subclass): PyObject_TypeCheck's walk of the MRO, inline,
  * so the caller's loop makes no call (its values stay in scratch registers). The MRO of an
  * instance's type is always set; a type without one is simply not taken here. */
 static inline __attribute__((always_inline)) int is_object(PyObject* o) {
   PyTypeObject* t = Py_TYPE(o);
-  if (t == &PFPyFunction_Type || t == &PFPyObject_Type) return 1;
+  if (t == &PFPyObject_Type || t == &PFPyFunction_Type) return 1;
   PyObject* mro = t->tp_mro;
   if (mro == NULL) return 0;
   for (Py_ssize_t k = 1; k < PyTuple_GET_SIZE(mro); ++k) {
     if (PyTuple_GET_ITEM(mro, k) == (PyObject*)&PFPyObject_Type) return 1;
   }
   return 0;
+}
+
+/* The fast path of one argument: 1 when `o` was converted into `out`, 0 to leave the call to
+ * call_with_(lone_)object(s) or call_general (nothing was allocated, so starting over there is
+ * free of side effects). The rule's exact types, then a packedfun object (a Tensor, a reflected
+ * object, a Function made by convert(): borrowed, no temp, cannot fail), tested after the POD
+ * kinds so that their path is unchanged. A Python function goes to call_with_objects, which lends
+ * it the recycled wrapper; a Tensor whose handle was cleared to call_general. */
+static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* out,
+                                                          PFByteArray* view) {
+  if (PFPY_LIKELY(pfpy_exact_from_py(o, out, view, 0))) return 1;
+  PyTypeObject* t = Py_TYPE(o);
+  if (t == &PyFunction_Type) return 0;
+  if (t == &PFPyTensor_Type ? ((PFPyObject*)o)->handle == NULL : !is_object(o)) return 0;
+  pfpy_object_arg(o, out);
+  return 1;
 }
 
 /* The native call of call_with_objects and call_with_lone_object once their pack is made: the
@@ -283,11 +286,11 @@ static inline __attribute__((always_inline)) PyObject* call_packed_objects(PFPyF
   return result_to_py(&rv);
 }
 
-/* A call with an argument the plain fast path does not take: a packedfun object (a Function made
- * once by convert(), a container, a reflected object) travels borrowed, and a Python function in
- * the recycled wrapper when one is ready; anything else starts over in call_general. The pack is
- * redone here from the first argument (those before were POD, cheap), so the entry point hands
- * over nothing but its own arguments. */
+/* A call with a Python function among its arguments (C++ calling a callback it receives): the
+ * function travels in the recycled wrapper when one is ready, the other arguments as on the fast
+ * path; anything else (a second function, an argument fast_arg does not take) starts over in
+ * call_general. The pack is redone here from the first argument (those before were POD or
+ * objects, cheap), so the entry point hands over nothing but its own arguments. */
 static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* const* args,
                                                  Py_ssize_t n) {
   PFAny packed[PFPY_FAST_ARGS];
@@ -300,11 +303,8 @@ static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* cons
       packed[i].type_index = kPFTypeFunction;
       packed[i].zero_padding = 0;
       packed[i].v_obj = temp;
-    } else if (Py_IS_TYPE(o, &PFPyFunction_Type)) { /* made by convert(): before the POD tests */
-      pfpy_object_arg(o, &packed[i]);
     } else if (!fast_arg(o, &packed[i], &views[i])) {
-      if (!is_object(o)) goto general;
-      pfpy_object_arg(o, &packed[i]);
+      goto general;
     }
   }
   return call_packed_objects(f, packed, (int32_t)n, temp);
@@ -313,30 +313,24 @@ general:
   return call_general(f, args, n, NULL);
 }
 
-/* A lone argument the plain fast path does not take (C++ calling the callback it receives, or a
- * Function made by convert(), an object): call_with_objects without its loop and its pack, in a
- * small frame that the entry point of a described Function reaches by a tail call (GCC makes one
- * here, not to call_with_objects): about a nanosecond per callback (measured again: merging it
- * into call_with_objects cost 1.41-1.44x -> 1.48-1.50x the floor). */
+/* A lone argument the plain fast path does not take: a Python function (C++ calling the callback
+ * it receives) lent the recycled wrapper, in a small frame, or call_general. */
 static PFPY_NOINLINE PyObject* call_with_lone_object(PFPyFunction* f, PyObject* const* args) {
   PyObject* o = args[0];
-  PFAny arg;
-  PFObject* temp = NULL;
-  if (Py_IS_TYPE(o, &PyFunction_Type) && PFPY_LIKELY((temp = pfpy_callback_lend(o)) != NULL)) {
-    arg.type_index = kPFTypeFunction;
-    arg.zero_padding = 0;
-    arg.v_obj = temp;
-  } else if (PFPY_LIKELY(is_object(o))) {
-    pfpy_object_arg(o, &arg);
-  } else {
+  PFObject* temp;
+  if (!Py_IS_TYPE(o, &PyFunction_Type) || PFPY_UNLIKELY((temp = pfpy_callback_lend(o)) == NULL)) {
     return call_general(f, args, 1, NULL);
   }
+  PFAny arg;
+  arg.type_index = kPFTypeFunction;
+  arg.zero_padding = 0;
+  arg.v_obj = temp;
   return call_packed_objects(f, &arg, 1, temp);
 }
 
-/* The positional call, the other way into a native call: POD arguments straight into a stack
- * pack, objects and a lent callback through call_with_(lone_)object(s), anything else to
- * call_general.
+/* The positional call, the other way into a native call: POD arguments and packedfun objects
+ * straight into a stack pack, a lent callback through call_with_(lone_)object(s), anything else
+ * to call_general.
  * Inlined into both vectorcall entries below and into the binder. */
 static inline __attribute__((always_inline)) PyObject* positional_call(PFPyFunction* f,
                                                                        PyObject* const* args,

@@ -54,6 +54,34 @@ int64_t throw_cref(const Counter& c) {
 int64_t add_cref(const Counter& c, int64_t x) { return c->v + x; }
 int64_t maybe_cref(const MaybeCounter& c) { return c.defined() ? c->v : -1; }
 int64_t call_cref(const pf::Function& f, int64_t x) { return f(x).cast<int64_t>(); }
+
+// By value: the parameter owns its reference, so a body may move it out and keep it.
+class TaggedObj : public pf::Object {
+ public:
+  int64_t tag = 0;
+  explicit TaggedObj(int64_t tag) : tag(tag) {}
+  PACKEDFUN_DECLARE_OBJECT_INFO_FINAL("test_object_params.Tagged", TaggedObj, pf::Object);
+};
+class Tagged : public pf::ObjectRef {
+ public:
+  PACKEDFUN_DEFINE_OBJECT_REF_METHODS(Tagged, pf::ObjectRef, TaggedObj);
+};
+static std::optional<Counter> moved;
+static std::optional<pf::Function> kept_fn;
+int64_t keep_value_moved(Counter c) {
+  moved = std::move(c);
+  return static_cast<int64_t>(moved->use_count());
+}
+int64_t moved_refs() { return static_cast<int64_t>(moved->use_count()); }
+void drop_moved() { moved.reset(); }
+int64_t maybe_value(MaybeCounter c) { return c.defined() ? c->v : -1; }
+void keep_fn_moved(pf::Function f) { kept_fn = std::move(f); }
+int64_t call_kept_fn(int64_t x) { return (*kept_fn)(x).cast<int64_t>(); }
+void drop_kept_fn() { kept_fn.reset(); }
+Tagged make_tagged(int64_t tag) { return Tagged(pf::make_object<TaggedObj>(tag)); }
+int64_t tag_value(Tagged t) { return t->tag; }
+int64_t tag_cref(const Tagged& t) { return t->tag; }
+int64_t tag_refs(Tagged t) { return static_cast<int64_t>(t.use_count()); }
 """
 
 FUNCTIONS = [
@@ -69,6 +97,17 @@ FUNCTIONS = [
     "add_cref",
     "maybe_cref",
     "call_cref",
+    "keep_value_moved",
+    "moved_refs",
+    "drop_moved",
+    "maybe_value",
+    "keep_fn_moved",
+    "call_kept_fn",
+    "drop_kept_fn",
+    "make_tagged",
+    "tag_value",
+    "tag_cref",
+    "tag_refs",
 ]
 
 
@@ -130,3 +169,57 @@ def test_a_const_ref_function_parameter_calls_back(m):
     assert m.call_cref(lambda x: x * 2, 21) == 42
     with pytest.raises(KeyError):
         m.call_cref(lambda x: {}[x], 1)
+
+
+def test_a_by_value_parameter_moved_out_and_kept_owns_its_reference(m):
+    c = m.make_counter(9)
+    base = m.refs_cref(c)
+    assert m.keep_value_moved(c) == base + 1  # the moved-out parameter's own reference
+    del c
+    assert m.moved_refs() == 1  # the caller's went with it: the kept one alone holds the object
+    m.drop_moved()
+
+
+def test_a_by_value_parameter_call_leaves_the_count_as_it_was(m):
+    c = m.make_counter(2)
+    base = m.refs_cref(c)
+    for _ in range(1000):
+        m.refs_value(c)
+    assert m.refs_cref(c) == base
+    assert m.maybe_value(None) == -1
+    assert m.maybe_value(c) == 2
+    with pytest.raises(TypeError, match=re.escape("argument 'c'")):
+        m.refs_value(None)  # not nullable
+
+
+def test_a_by_value_function_parameter_moved_out_outlives_the_callers_references(m):
+    def triple(x):
+        return 3 * x
+
+    m.keep_fn_moved(triple)
+    m.keep_fn_moved(lambda x: x + 100)  # replaces the first: its wrapper is released
+    del triple
+    assert m.call_kept_fn(1) == 101
+    with pytest.raises(TypeError):
+        m.keep_fn_moved(m.make_counter(1))
+    assert m.call_kept_fn(2) == 102
+    m.drop_kept_fn()
+
+
+def test_objects_of_a_registered_class_travel_as_lone_and_mixed_arguments(m):
+    assert m.tag_value(m.make_tagged(10)) == 10  # the native type exists from its first use on
+
+    @pf.register_object("test_object_params.Tagged")
+    class Tagged(pf.Object):
+        pass
+
+    t = m.make_tagged(11)
+    assert type(t) is Tagged
+    base = m.tag_refs(t)
+    for _ in range(100):
+        assert m.tag_value(t) == 11
+        assert m.tag_cref(t) == 11
+    assert m.tag_refs(t) == base
+    with pytest.raises(TypeError, match=re.escape("argument 't'") + ".*Tagged"):
+        m.tag_value(m.make_counter(1))  # another object type: refused by the body's check
+    assert m.add_cref(m.make_counter(4), 1) == 5

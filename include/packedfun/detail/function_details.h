@@ -350,7 +350,7 @@ struct ParamAccess<A, std::enable_if_t<std::is_lvalue_reference<A>::value &&
                                        std::is_const<std::remove_reference_t<A>>::value &&
                                        HoldsObjectAsIs<TraitsKey<A>>::value>> {
   static BorrowedObjectParam<TraitsKey<A>> Get(const PFAny* v) noexcept {
-    return BorrowedObjectParam<TraitsKey<A>>(v->type_index == kPFTypeNone ? nullptr : v->v_obj);
+    return BorrowedObjectParam<TraitsKey<A>>(TypeTraits<TraitsKey<A>>::ArgObject(v));
   }
 };
 

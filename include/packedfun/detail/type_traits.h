@@ -367,7 +367,14 @@ struct TypeTraits<T, std::enable_if_t<std::is_base_of<ObjectRef, T>::value>> {
   }
   template <typename U = T, typename = std::enable_if_t<!detail::HasTypeTryFrom<U>::value>>
   static T ArgGet(const PFAny* v) noexcept {
-    return detail::ObjectUnsafe::FromBorrowed<T>(v->type_index == kPFTypeNone ? nullptr : v->v_obj);
+    return detail::ObjectUnsafe::FromBorrowed<T>(ArgObject(v));
+  }
+  /*! The object of an argument ArgCheck accepted: None only where T is nullable. */
+  static PFObject* ArgObject(const PFAny* v) noexcept {
+    if constexpr (T::_type_is_nullable) {
+      if (v->type_index == kPFTypeNone) return nullptr;
+    }
+    return v->v_obj;
   }
 };
 
