@@ -370,9 +370,13 @@ template <typename... K>
   throw Error("TypeError", std::string(name) + ": invalid arguments");  // (not reached)
 }
 
+/*! Forced inline, as Invoke, into SafeCallTyped: GCC -O2 leaves it out of line when the callable
+ *  is a function reference (an exported function's), a call and a frame more per call. */
 template <typename R, typename... A, typename Fn, size_t... I>
-void InvokeWithIndices(Fn& f, const char* name, const ParamNames* params, const PFAny* argv,
-                       PFAny* result, std::index_sequence<I...>) {
+__attribute__((always_inline)) inline void InvokeWithIndices(Fn& f, const char* name,
+                                                             const ParamNames* params,
+                                                             const PFAny* argv, PFAny* result,
+                                                             std::index_sequence<I...>) {
   (void)argv;
   (void)name;
   (void)params;
@@ -396,8 +400,8 @@ void InvokeWithIndices(Fn& f, const char* name, const ParamNames* params, const 
 
 template <typename R, typename... A>
 template <typename Fn>
-void FunctionSignature<R (*)(A...)>::Invoke(Fn& f, const char* name, const ParamNames* params,
-                                            const PFAny* argv, PFAny* result) {
+__attribute__((always_inline)) inline void FunctionSignature<R (*)(A...)>::Invoke(
+    Fn& f, const char* name, const ParamNames* params, const PFAny* argv, PFAny* result) {
   InvokeWithIndices<R, A...>(f, name, params, argv, result, std::index_sequence_for<A...>());
 }
 
