@@ -274,6 +274,11 @@ def _schema(spec: _Spec, f: Field, tp: typing.Any) -> tuple:
     if isinstance(tp, (str, typing.ForwardRef)):
         text = tp if isinstance(tp, str) else tp.__forward_arg__
         return _schema(spec, f, _evaluate_text(spec, f, text))
+    if tp is object and spec.params.get("refuse_object"):  # tvm-ffi's rule: say Any
+        raise TypeError(
+            f"py_class {spec.cls.__qualname__}: field {f.name!r}: unsupported annotation "
+            "'object' (annotate it Any to take any value)"
+        )
     if tp is typing.Any or tp is object:
         return (_ANY, False)
     if tp is type(None):
@@ -378,11 +383,21 @@ _by_module: dict[str, dict[str, typing.Any]] = {}
 def _namespace(spec: _Spec) -> tuple:
     module = sys.modules.get(spec.cls.__module__)
     globalns = dict(vars(module)) if module is not None else {}
-    localns = {
-        name: cls
+    # A py_class of another module, by a name no other module's py_class has: an annotation may
+    # name a class its module imports only for type checkers (a circular import); the declaring
+    # module's own names and globals come first.
+    elsewhere: dict = {}
+    for mod, classes in _by_module.items():
+        if mod != spec.cls.__module__:
+            for name, cls in classes.items():
+                if not getattr(cls, "__pf_failed__", False):
+                    elsewhere[name] = cls if name not in elsewhere else None
+    localns = {n: c for n, c in elsewhere.items() if c is not None and n not in globalns}
+    localns.update(
+        (name, cls)
         for name, cls in _by_module.get(spec.cls.__module__, {}).items()
         if not getattr(cls, "__pf_failed__", False)
-    }
+    )
     localns.update({"KW_ONLY": KW_ONLY, spec.cls.__name__: spec.cls})
     return globalns, localns
 

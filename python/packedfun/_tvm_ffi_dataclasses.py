@@ -304,5 +304,6 @@ def py_class(
         "structural_eq": structural_eq, "slots": slots, "mixed_frozen": True,
         "late_default_check": True, "reorder_required": True, "mixin_fields": True,
         "on_own_fields": _on_own_fields, "on_fields_resolved": _on_fields_resolved,
+        "refuse_object": True,
     }  # fmt: skip
     return _py_class._decorator(cls_or_type_key, type_key, params)

@@ -913,3 +913,27 @@ def test_element_types_of_container_fields_are_checked():
     e.table = None
     e.loose = [1, "two", None]
     assert list(e.loose) == [1, "two", None]
+
+
+def test_forward_reference_to_a_py_class_of_another_module():
+    # a class that module A names only for type checkers (a circular import), defined in module B
+    ns_b: dict = {"__name__": "test_dc_cross_b", "py_class": py_class, "Object": pf.Object}
+    exec(
+        "from __future__ import annotations\n"
+        "@py_class('test_dc.CrossTarget')\n"
+        "class CrossTarget(Object):\n"
+        "    x: int\n",
+        ns_b,
+    )
+    ns_a: dict = {"__name__": "test_dc_cross_a", "py_class": py_class, "Object": pf.Object}
+    exec(
+        "from __future__ import annotations\n"
+        "@py_class('test_dc.CrossHolder')\n"
+        "class CrossHolder(Object):\n"
+        "    child: CrossTarget | None = None\n",
+        ns_a,
+    )
+    holder = ns_a["CrossHolder"](ns_b["CrossTarget"](3))
+    assert holder.child.x == 3
+    with pytest.raises(TypeError, match=r"expected Optional\[test_dc.CrossTarget\]"):
+        holder.child = 5

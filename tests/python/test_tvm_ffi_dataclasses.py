@@ -380,3 +380,22 @@ def test_type_schema_from_annotation():
     }
     for annotation, text in cases.items():
         assert str(TypeSchema.from_annotation(annotation)) == text, annotation
+
+
+def test_object_annotation_is_refused_under_the_switch():
+    # tvm-ffi's rule; packedfun's own py_class takes `object` as Any
+    with pytest.raises(TypeError, match="unsupported annotation 'object'"):
+
+        @tdc.py_class("test_tdc.ObjectAnnotation")
+        class Refused(packedfun.Object):
+            x: object
+
+    @tdc.py_class("test_tdc.ObjectAnnotation")  # the key is free again
+    class Fine(packedfun.Object):
+        x: int
+
+    @dc.py_class("test_tdc.ObjectAnnotationOwn")
+    class Own(packedfun.Object):
+        x: object
+
+    assert Fine(1).x == 1 and Own("anything").x == "anything"
