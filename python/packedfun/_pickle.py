@@ -12,6 +12,7 @@ CPU tensors pickle by value; with protocol 5 their bytes are a ``PickleBuffer`` 
 
 from __future__ import annotations
 
+import copy
 import copyreg
 
 from . import _graph
@@ -206,6 +207,47 @@ def _copy_object(self: Any) -> Any:
     return obj
 
 
+# The tvm-ffi bridge's reflection of a mirrored tvm-ffi type (None without the bridge): an object of
+# such a type is copied by tvm-ffi's own machinery, which knows its C++ copy constructor.
+_tvm_ffi_members = core.get_global_func("packedfun.tvm_ffi_type_metadata")
+_tvm_ffi_type_attr = core.get_global_func("packedfun.tvm_ffi_type_attr")
+
+
+def _mirrors_tvm_ffi_type(type_index: int) -> bool:
+    return _tvm_ffi_members is not None and _tvm_ffi_members(type_index) is not None
+
+
+def _copy_tvm_ffi_object(self: Any) -> Any:
+    """``copy.copy`` of an object of a tvm-ffi type: its C++ copy constructor (tvm-ffi's
+    ``__ffi_shallow_copy__``); ``TypeError`` for a type whose C++ class has none."""
+    shallow = _tvm_ffi_type_attr(self.type_index, "__ffi_shallow_copy__")
+    if shallow is None:
+        raise TypeError(
+            f"{type(self).__name__} does not support copy: its C++ type is not copy-constructible"
+        )
+    return shallow(self)
+
+
+def _deepcopy_tvm_ffi_object(self: Any, memo: dict) -> Any:
+    """``copy.deepcopy`` of an object of a tvm-ffi type: tvm-ffi's ``ffi.DeepCopy`` (every object
+    of the graph copied once, sharing and cycles kept; ``RuntimeError`` for one that cannot be)."""
+    return core.get_global_func("ffi.DeepCopy")(self)
+
+
+def _replace_tvm_ffi_object(self: Any, /, **changes: Any) -> Any:
+    """``copy.replace`` of an object of a tvm-ffi type: a copy with ``changes`` stored into its
+    fields (read-only ones included, as a constructor would)."""
+    obj = copy.copy(self)
+    for name, value in changes.items():
+        field = getattr(type(obj), name)
+        setter = getattr(field, "set", None)
+        if setter is not None:
+            setter(obj, value)
+        else:
+            setattr(obj, name, value)
+    return obj
+
+
 class UnresolvedFunction:
     """A registry Function unpickled where no global function of its name is registered (yet).
 
@@ -284,6 +326,13 @@ def attach(cls: Any) -> None:
     elif issubclass(cls, core.Object) and not issubclass(cls, (core.Function, core.Tensor)):
         if "__reduce_ex__" not in cls.__dict__ and "__reduce__" not in cls.__dict__:
             cls.__reduce_ex__ = _reduce_object
+        index = cls.__dict__.get("__pf_type_index__")
+        if index is not None and _mirrors_tvm_ffi_type(index):
+            for name, method in (("__copy__", _copy_tvm_ffi_object),
+                                 ("__deepcopy__", _deepcopy_tvm_ffi_object),
+                                 ("__replace__", _replace_tvm_ffi_object)):  # fmt: skip
+                if name not in cls.__dict__:
+                    setattr(cls, name, method)
         if "__copy__" not in cls.__dict__:
             cls.__copy__ = _copy_object
 

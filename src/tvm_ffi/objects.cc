@@ -386,13 +386,7 @@ void ObjectToProxy(const PFAny& in, PFAny* out) {
   *out = ObjectAny(&p->header);
 }
 
-int32_t MirroredTVMIndex(int32_t pf_index) {
-  std::lock_guard<std::mutex> lock(MirrorMutex());
-  for (const auto& [tvm_index, m] : Mirrors()) {
-    if (m->pf_index == pf_index) return tvm_index;
-  }
-  return -1;
-}
+int32_t MirroredTVMIndex(int32_t pf_index) { return MirroredIndex(pf_index); }
 
 bool ProxyToTVM(PFObject* obj, PFAny* out) noexcept {
   if (obj == nullptr || obj->deleter != &DeleteProxy) return false;
