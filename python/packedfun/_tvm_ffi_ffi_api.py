@@ -2,12 +2,11 @@
 """What ``import tvm_ffi._ffi_api`` gives under :mod:`packedfun.tvm_ffi_compat`.
 
 apache-tvm-ffi's ``tvm_ffi._ffi_api`` holds its ``ffi.*`` global functions; packages and tests
-import a few of them as the operations behind its dataclasses. Here those are packedfun's own
-operations on the same values (``DeepCopy`` is :func:`copy.deepcopy`, ``ReprPrint`` is
-:func:`repr`), so their results are packedfun's; ``RecursiveEq``, ``RecursiveHash`` and the
-orderings follow tvm-ffi's rules (:mod:`packedfun._tvm_ffi_recursive`); any other name is the global
-function ``ffi.<name>`` (apache-tvm-ffi's own C++ functions, which packedfun's registry sees once
-its library is loaded).
+import a few of them as the operations behind its dataclasses. Here ``DeepCopy`` is packedfun's
+:func:`copy.deepcopy`; ``ReprPrint`` is tvm-ffi's printer for values that can reach it (packedfun's
+``repr`` for others); ``RecursiveEq``, ``RecursiveHash`` and the orderings follow tvm-ffi's rules
+(:mod:`packedfun._tvm_ffi_recursive`); any other name is the global function ``ffi.<name>``
+(apache-tvm-ffi's own C++ functions, which packedfun's registry sees once its library is loaded).
 """
 
 from __future__ import annotations
@@ -16,7 +15,9 @@ import copy
 from typing import Any
 
 from . import _tvm_ffi_recursive as _recursive
+from .container import Array
 from .registry import get_global_func
+from .tensor import Tensor
 
 __all__ = [
     "DeepCopy",
@@ -31,8 +32,27 @@ __all__ = [
 
 #: A deep copy of containers and objects (shared parts stay shared, cycles kept).
 DeepCopy = copy.deepcopy
-#: The printed form of a value.
-ReprPrint = repr
+
+
+def ReprPrint(value: Any) -> str:  # noqa: N802 (tvm-ffi's name)
+    """The printed form of ``value`` as tvm-ffi's printer writes it (its ``ffi.ReprPrint``, when
+    apache-tvm-ffi's library is in the process and the value can go to it); otherwise, and for a
+    value of packedfun's own types, which have no tvm-ffi form, ``repr(value)``."""
+    printer = get_global_func("ffi.ReprPrint", allow_missing=True)
+    if printer is not None:
+        try:
+            if isinstance(value, Tensor):
+                # An argument tensor reaches tvm-ffi as a DLTensor* view, which its printer names
+                # only by kind; an item of an Array is a Tensor object: print "(<item>,)" and cut.
+                text = printer(Array([value]))
+                return text[1 : text.rindex(",)")]
+            return printer(value)
+        except TypeError as exc:
+            if "no tvm-ffi equivalent" not in str(exc):  # the printer's own error
+                raise
+    return repr(value)
+
+
 #: Equality by content (fields of reflected objects, items of containers).
 RecursiveEq = _recursive.recursive_eq
 #: The hash that agrees with :data:`RecursiveEq`.

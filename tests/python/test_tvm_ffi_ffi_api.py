@@ -12,7 +12,9 @@ from test_tvm_ffi_switch import run_child
 
 
 def test_helpers_are_packedfuns_operations_or_tvm_ffis_rules():
-    assert api.DeepCopy is copy.deepcopy and api.ReprPrint is repr
+    assert api.DeepCopy is copy.deepcopy
+    pair = packedfun.testing.TestIntPair(1, 2)  # packedfun's own type: no tvm-ffi form
+    assert api.ReprPrint(pair) == repr(pair)
     arr = packedfun.convert([1, [2, 3]])
     copied = api.DeepCopy(arr)
     assert not copied.same_as(arr) and not copied[1].same_as(arr[1])
@@ -41,7 +43,19 @@ def test_under_the_switch_it_is_tvm_ffi_ffi_api():
         from tvm_ffi._ffi_api import DeepCopy, ReprPrint
         import tvm_ffi._ffi_api, packedfun._tvm_ffi_ffi_api
         assert tvm_ffi._ffi_api is packedfun._tvm_ffi_ffi_api
-        assert DeepCopy is copy.deepcopy and ReprPrint is repr
+        assert DeepCopy is copy.deepcopy
+        # tvm-ffi's printer (its library is loaded by the switch), for values that reach it
+        import numpy as np
+        import tvm_ffi, tvm_ffi.testing
+        assert ReprPrint("hello") == '"hello"' and ReprPrint(0.0) == "0"
+        assert ReprPrint(None) == "None"
+        assert ReprPrint(tvm_ffi.Array([1, "a"])) == '(1, "a")'
+        assert ReprPrint(tvm_ffi.from_dlpack(np.zeros((3, 4), "float32"))) == "float32[3, 4]@cpu:0"
+        obj = tvm_ffi.testing.create_object("testing.TestObjectBase", v_i64=3, v_str="s")
+        text = ReprPrint(obj)
+        assert text == 'testing.TestObjectBase(v_i64=3, v_f64=10, v_str="s")', text
+        pair = tvm_ffi.testing.TestIntPair(1, 2)  # packedfun's own type: packedfun's repr
+        assert ReprPrint(pair) == repr(pair)
         check_once()
         """
     )
