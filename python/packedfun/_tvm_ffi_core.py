@@ -12,6 +12,7 @@ through ``packedfun.core`` keeps working when the switch's ``tvm_ffi.core`` take
 from __future__ import annotations
 
 import collections.abc
+import dataclasses
 import itertools
 import json
 import typing
@@ -88,15 +89,78 @@ class Bytes(bytes):
         return (bytes, (bytes(self),))
 
 
-class TypeField(typing.NamedTuple):
-    """One reflected field of an object type (tvm-ffi's ``TypeField``, read-only here)."""
+#: tvm-ffi's field flags (TVMFFIFieldFlagBitMask) that the switch reads.
+_FIELD_WRITABLE = 1 << 0
+_FIELD_HAS_DEFAULT = 1 << 1
+_FIELD_SEQ_HASH_IGNORE = 1 << 3
+_FIELD_SEQ_HASH_DEF = 1 << 4
+_FIELD_DEFAULT_FROM_FACTORY = 1 << 5
+_FIELD_REPR_OFF = 1 << 6
+_FIELD_COMPARE_OFF = 1 << 7
+_FIELD_HASH_OFF = 1 << 8
+_FIELD_INIT_OFF = 1 << 9
+_FIELD_KW_ONLY = 1 << 10
+_FIELD_SEQ_HASH_DEF_SIMPLE = 1 << 12
+
+
+@dataclasses.dataclass(eq=False)
+class TypeField:
+    """One reflected field of an object type (tvm-ffi's ``TypeField``, read-only here).
+
+    For a type of a library built for tvm-ffi the ``c_*`` traits are tvm-ffi's reflection's (the
+    field's ``refl::init``, ``kw_only``, ``default_value``, ``repr``, ``compare``, ``hash`` and
+    structural-equality flags); for packedfun's own types they keep their defaults.
+    """
 
     name: str
     doc: str | None
     readonly: bool
     metadata: dict
     offset: int = 0  #: byte offset of the field from the start of the object
-    dataclass_field: typing.Any = None  #: a py_class field's Field (defaults, type, options)
+    ty: TypeSchema | None = None
+    c_init: bool = True
+    c_kw_only: bool = False
+    c_has_default: bool = False
+    c_default: typing.Any = MISSING
+    c_default_factory: typing.Any = MISSING
+    c_repr: bool = True
+    c_compare: bool = True
+    c_hash: bool = True
+    c_structural_eq: str | None = None
+    dataclass_field: typing.Any = None  #: a py_class/c_class field's Field (defaults, type, ...)
+
+    @property
+    def frozen(self) -> bool:
+        """Whether Python may not assign the field (tvm-ffi's name for ``readonly``)."""
+        return self.readonly
+
+
+def _decode_traits(field: TypeField, flags: int, default: typing.Any) -> None:
+    """Fills ``field``'s tvm-ffi traits from its flags and default (and its type schema from its
+    metadata record)."""
+    field.c_init = not flags & _FIELD_INIT_OFF
+    field.c_kw_only = bool(flags & _FIELD_KW_ONLY)
+    field.c_has_default = bool(flags & _FIELD_HAS_DEFAULT)
+    if field.c_has_default:
+        if flags & _FIELD_DEFAULT_FROM_FACTORY:
+            field.c_default_factory = default
+        else:
+            field.c_default = default
+    field.c_repr = not flags & _FIELD_REPR_OFF
+    field.c_compare = not flags & _FIELD_COMPARE_OFF
+    field.c_hash = not flags & _FIELD_HASH_OFF
+    if flags & _FIELD_SEQ_HASH_IGNORE:
+        field.c_structural_eq = "ignore"
+    elif flags & _FIELD_SEQ_HASH_DEF:
+        field.c_structural_eq = "def-pattern"
+    elif flags & _FIELD_SEQ_HASH_DEF_SIMPLE:
+        field.c_structural_eq = "def-simple"
+    schema = field.metadata.get("type_schema")
+    if isinstance(schema, str):
+        try:
+            field.ty = TypeSchema.from_json_str(schema)
+        except (ValueError, TypeError):  # a schema this switch cannot read: no ty, as none given
+            field.ty = None
 
 
 class TypeMethod(typing.NamedTuple):
@@ -126,14 +190,18 @@ class TypeInfo:
         self.fields = [
             TypeField(
                 f["name"],
-                f.get("doc"),
+                f.get("doc") or None,
                 bool(f.get("readonly")),
                 meta["fields"].get(f["name"], {}),
-                f.get("offset", 0),
-                declared.get(f["name"]),
+                offset=f.get("offset", 0),
+                dataclass_field=declared.get(f["name"]),
             )
             for f in info["fields"]
         ]
+        records = _bridge_query("packedfun.tvm_ffi_field_flags", self.type_index)
+        if records is not None:  # a tvm-ffi type: its own fields, in the same order
+            for field, (_, flags, default) in zip(self.fields, records):
+                _decode_traits(field, flags, default)
         self.methods = [
             TypeMethod(
                 m["name"],
@@ -144,6 +212,10 @@ class TypeInfo:
             )
             for m in info["methods"]
         ]
+        if records is None:  # packedfun's constructor is tvm-ffi's __ffi_init__ method
+            self.methods += [
+                m._replace(name="__ffi_init__") for m in self.methods if m.name == "__create__"
+            ]
 
     @property
     def _decorator_args(self) -> dict:
@@ -557,14 +629,28 @@ def get_registered_type_keys() -> list[str]:
     return list(keys)
 
 
-def _lookup_type_attr(type_index: int, name: str) -> typing.Any:
-    """tvm-ffi's per-type attribute table. packedfun keeps none; ``"__ffi_init__"`` gives the
-    type's reflected constructor (``__create__``) where it has one, every other lookup None."""
-    if name != "__ffi_init__":
-        return None
-    for m in _backend.type_info(type_index)["methods"]:
-        if m["name"] == "__create__":
-            return m["func"]
+def _lookup_type_attr(type_index: int, attr_key: str, ancestor: bool = False) -> typing.Any:
+    """The value of tvm-ffi's per-type attribute ``attr_key`` for ``type_index``; None when the
+    type has none (with ``ancestor``, the nearest ancestor's value is looked up then).
+
+    A type of a library built for tvm-ffi has tvm-ffi's attribute columns (its generated
+    ``__ffi_init__``, ``__ffi_shallow_copy__``, ...); a type of packedfun's own has one attribute,
+    ``__ffi_init__``: its constructor (``__create__``).
+    """
+    chain = [type_index]
+    if ancestor:
+        chain += reversed(_backend.type_info(type_index)["ancestors"][:-1])
+    lookup = _backend.get_global_func("packedfun.tvm_ffi_type_attr")
+    for index in chain:
+        value = lookup(index, attr_key) if lookup is not None else None
+        if value is None and attr_key == "__ffi_init__":
+            value = next(
+                (m["func"] for m in _backend.type_info(index)["methods"]
+                 if m["name"] == "__create__"),
+                None,
+            )  # fmt: skip
+        if value is not None:
+            return value
     return None
 
 
@@ -636,7 +722,25 @@ def _detach_type_info() -> None:
             delattr(cls, "__tvm_ffi_type_info__")
 
 
+_KWARGS: list = []  # tvm-ffi's keyword marker, made once when first asked for
+
+
+def _kwargs_marker() -> typing.Any:
+    """tvm-ffi's ``KWARGS`` marker object (``ffi.GetKwargsObject``): in a call of a constructor
+    that tvm-ffi generates from its fields' traits, the arguments after it are name/value pairs.
+    Without apache-tvm-ffi's library, a plain marker object that no such constructor reads."""
+    if not _KWARGS:
+        try:
+            make = _backend.get_global_func("ffi.GetKwargsObject")
+        except (KeyError, ValueError):
+            make = None
+        _KWARGS.append(make() if make is not None else object())
+    return _KWARGS[0]
+
+
 def __getattr__(name: str) -> typing.Any:
+    if name == "KWARGS":
+        return _kwargs_marker()
     # Everything else: packedfun's backend module (the switch's tvm_ffi.core replaces the
     # packedfun.core attribute, which packedfun's package module reads).
     return getattr(_backend, name)

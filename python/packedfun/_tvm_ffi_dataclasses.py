@@ -5,7 +5,8 @@ Every name is packedfun's own (:mod:`packedfun.dataclasses`: the same classes, t
 registry) except :func:`py_class`, which follows tvm-ffi's inheritance rule: a frozen class may
 derive from a mutable one and a mutable class from a frozen one, each field keeping the rule of the
 class that declares it. packedfun's own ``py_class`` refuses such a hierarchy, as
-:mod:`dataclasses` does (``docs/migration-from-tvm-ffi.md``).
+:mod:`dataclasses` does (``docs/migration-from-tvm-ffi.md``); and :func:`c_class`, which over a
+type of a library built for tvm-ffi takes the fields' init traits from tvm-ffi's reflection.
 
 apache-tvm-ffi's ``tvm_ffi.dataclasses`` is a package; this module has an empty ``__path__`` so
 that ``tvm_ffi.dataclasses.<name>`` is looked up through the switch's own mapping only.
@@ -17,6 +18,8 @@ import sys
 import typing
 
 from . import _py_class
+from . import _tvm_ffi_core as _core
+from . import _tvm_ffi_init as _init
 from ._tvm_ffi_core import TypeSchema
 from .dataclasses import (
     KW_ONLY,
@@ -29,7 +32,6 @@ from .dataclasses import (
     asdict,
     astuple,
     auto,
-    c_class,
     entry,
     fields,
     init_property,
@@ -307,3 +309,56 @@ def py_class(
         "refuse_object": True,
     }  # fmt: skip
     return _py_class._decorator(cls_or_type_key, type_key, params)
+
+
+@typing.dataclass_transform(
+    eq_default=False,
+    order_default=False,
+    field_specifiers=(Field, field),
+    converter=_field_converter,  # type: ignore[literal-required]  # kept under "kwargs", as tvm-ffi
+)
+def c_class(
+    type_key: str,
+    *,
+    init: bool = True,
+    repr: bool = True,  # noqa: A002
+    eq: bool = False,
+    order: bool = False,
+    unsafe_hash: bool = False,
+    frozen: bool = False,
+    match_args: bool = True,
+) -> typing.Any:
+    """:func:`packedfun.dataclasses.c_class`; over a type of a library built for tvm-ffi, its
+    dataclass fields take tvm-ffi's init traits (``init``, ``kw_only``, the C++ default or
+    default factory), and ``__init__`` is tvm-ffi's over the type's constructor
+    (:mod:`packedfun._tvm_ffi_init`): a class without one, or declared with ``init=False``, gets
+    an ``__init__`` that raises ``TypeError`` ("cannot be constructed directly")."""
+    options = {
+        "init": init, "repr": repr, "eq": eq, "order": order, "unsafe_hash": unsafe_hash,
+        "frozen": frozen, "match_args": match_args,
+    }  # fmt: skip
+
+    def wrap(cls: typing.Any) -> typing.Any:
+        own_init = isinstance(cls, type) and "__init__" in cls.__dict__
+        own_match_args = isinstance(cls, type) and "__match_args__" in cls.__dict__
+        cls = _py_class.c_class(type_key, **options)(cls)
+        index = cls.__pf_type_index__
+        if not _init._is_tvm_ffi_type(index):
+            return cls
+        traits = {f.name: f for f in _init._chain_fields(_core.TypeInfo(index, cls))}
+        for f in cls.__pf_py_spec__.own:
+            t = traits.get(f.name)
+            if t is None:
+                continue
+            f.init, f.kw_only = t.c_init, t.c_kw_only
+            f.default, f.default_factory = t.c_default, t.c_default_factory
+        if not own_init:
+            _init.install(cls, own_init=not init)
+            if not init:
+                cls.__init__ = _init.make_guard(cls)
+        if match_args and not own_match_args:
+            positional = tuple(f.name for f in cls.__pf_py_spec__.own if f.init and not f.kw_only)
+            setattr(cls, "__match_args__", positional)  # noqa: B010 (mypy refuses the assignment)
+        return cls
+
+    return wrap

@@ -25,9 +25,10 @@ from __future__ import annotations
 import sys
 from typing import Any, ClassVar
 
+from . import _tvm_ffi_core, _tvm_ffi_init
 from . import testing as _pf_testing
 from ._backend import core
-from .dataclasses import c_class
+from ._tvm_ffi_dataclasses import c_class
 from .object import Object, type_info
 from .registry import get_global_func
 
@@ -106,15 +107,16 @@ def add_one(x: int) -> int:
 
 
 def _declare(type_key: str, **options: Any) -> Any:
-    """``c_class(type_key, **options)``, with :func:`_reflection_init` as ``__init__`` when the
-    type reflects no constructor and the class defines none."""
+    """The switch's ``c_class(type_key, **options)`` (tvm-ffi's constructors over reflection),
+    with :func:`_reflection_init` as ``__init__`` when the type has no constructor at all (no
+    ``__ffi_init__`` method or attribute) and the class defines none."""
 
     def wrap(cls: Any) -> Any:
         own_init = "__init__" in cls.__dict__
         cls = c_class(type_key, **options)(cls)
-        info = type_info(cls.__pf_type_index__)
-        ctor = any(m["name"] == "__create__" for m in info["methods"])
-        if options.get("init", True) and not ctor:
+        index = cls.__pf_type_index__
+        ctor = _tvm_ffi_init._ffi_init_of(index, _tvm_ffi_core.TypeInfo(index, cls))
+        if options.get("init", True) and ctor is None:
             for f in cls.__pf_py_spec__.own:  # every reflected field is a keyword of the builder
                 f.init = True
             if not own_init:

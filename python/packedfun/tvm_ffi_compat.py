@@ -148,6 +148,7 @@ def install() -> None:
     packedfun.core = core  # type: ignore[attr-defined]
     core._attach_type_info()  # cls.__tvm_ffi_type_info__ on every object class
     core._attach_metadata(packedfun)  # get_global_func_metadata in tvm-ffi's form
+    importlib.import_module("packedfun._tvm_ffi_init")._attach()  # tvm-ffi's constructors
     importlib.import_module("packedfun._tvm_ffi_error")._attach()  # exc.__tvm_ffi_error__
     importlib.import_module("packedfun._tvm_ffi_container")._attach()  # tvm-ffi's Array forms
     importlib.import_module(_RENAMED[ALIAS + ".structural"])._attach(packedfun)  # walk/visit/map
@@ -200,6 +201,7 @@ def uninstall() -> None:
     if switch_core is not None:
         switch_core._detach_type_info()
         switch_core._detach_metadata()
+        sys.modules["packedfun._tvm_ffi_init"]._detach()
         sys.modules["packedfun._tvm_ffi_error"]._detach()
         sys.modules["packedfun._tvm_ffi_container"]._detach()
     switch_structural = sys.modules.get(_RENAMED[ALIAS + ".structural"])

@@ -1,9 +1,10 @@
 # `tvm_ffi.dataclasses` under the switch: packedfun.dataclasses' names, tvm-ffi's py_class rule.
 """``packedfun._tvm_ffi_dataclasses`` is what ``import tvm_ffi.dataclasses`` gives under the
-switch: packedfun's own names, except ``py_class``, which lets frozen and mutable classes mix in one
-hierarchy (tvm-ffi's rule; packedfun's own ``py_class`` refuses it, test_dataclasses). Checked here
-in this process, and the switch's import in a child process. Both backends: the suite runs once per
-backend, and the child inherits ``PACKEDFUN_BACKEND``."""
+switch: packedfun's own names, except ``py_class``, which lets frozen and mutable classes mix in
+one hierarchy (tvm-ffi's rule; packedfun's own ``py_class`` refuses it, test_dataclasses), and
+``c_class``, which takes a tvm-ffi type's init traits from its reflection (test_tvm_ffi_init).
+Checked here in this process, and the switch's import in a child process. Both backends: the suite
+runs once per backend, and the child inherits ``PACKEDFUN_BACKEND``."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ import pytest
 from test_tvm_ffi_switch import run_child
 
 
-def test_names_are_packedfuns_own_but_py_class_and_field():
+def test_names_are_packedfuns_own_but_py_class_c_class_and_field():
     for name in tdc.__all__:
-        if name not in ("py_class", "Field", "field"):
+        if name not in ("py_class", "c_class", "Field", "field"):
             assert getattr(tdc, name) is getattr(dc, name), name
-    assert tdc.py_class is not dc.py_class
+    assert tdc.py_class is not dc.py_class and tdc.c_class is not dc.c_class
     assert issubclass(tdc.Field, dc.Field)  # every py_class takes tvm-ffi's Field
 
 
@@ -41,6 +42,7 @@ def test_field_has_tvm_ffi_signature_and_defaults():
     assert tdc.field(converter=conv).converter is conv
     assert tdc.field(my_option=1).extra_kwargs == {"my_option": 1}
     assert tdc.py_class.__dataclass_transform__["kwargs"]["converter"] is tdc.field().converter
+    assert tdc.c_class.__dataclass_transform__["kwargs"]["converter"] is tdc.field().converter
     with pytest.raises(ValueError, match="both default and default_factory"):
         tdc.Field("x", default=0, default_factory=int)
     with pytest.raises(TypeError, match="callable"):

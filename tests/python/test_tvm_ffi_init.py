@@ -1,0 +1,166 @@
+# Constructors under the switch: tvm-ffi's __init__/__ffi_init__ over its reflection's init traits.
+"""Under the switch, a class of a type of a library built for tvm-ffi is built as tvm-ffi builds
+it (``packedfun._tvm_ffi_init``): ``__init__``'s signature comes from the fields' init traits
+(init off, keyword-only, C++ defaults), keywords travel in tvm-ffi's ``KWARGS`` protocol to the
+type's constructor (its ``__ffi_init__`` method or the one tvm-ffi generates, found through
+``core._lookup_type_attr``), which checks the call and words the errors. The bridge's global
+functions ``packedfun.tvm_ffi_field_traits`` and ``packedfun.tvm_ffi_type_attr`` carry the traits
+and attribute columns across. Every case runs in a child process (the switch changes the whole
+process), on the backend under test (the child inherits ``PACKEDFUN_BACKEND``)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+if importlib.util.find_spec("tvm_ffi") is None:
+    pytest.skip("apache-tvm-ffi is not installed", allow_module_level=True)
+
+from test_tvm_ffi_switch import run_child  # noqa: E402
+
+_SETUP = """
+        import inspect
+        import packedfun.tvm_ffi_compat as compat
+        compat.install()
+        import packedfun
+        import tvm_ffi, tvm_ffi.testing as T
+        from tvm_ffi import core
+        from tvm_ffi.dataclasses import fields, MISSING
+
+        def raises(kind, text, fn, *args, **kwargs):
+            try:
+                fn(*args, **kwargs)
+            except kind as exc:
+                assert text in str(exc), (text, str(exc))
+            else:
+                raise AssertionError(f"no {kind.__name__}")
+"""
+
+
+def test_field_traits_cross_from_tvm_ffi_reflection():
+    run_child(
+        _SETUP
+        + """
+        info = T._TestCxxAutoInit.__tvm_ffi_type_info__
+        f = {x.name: x for x in info.fields}
+        assert (f["a"].c_init, f["a"].c_kw_only, f["a"].c_has_default) == (True, False, False)
+        assert (f["b"].c_init, f["b"].c_has_default, f["b"].c_default) == (False, True, 42)
+        assert (f["c"].c_init, f["c"].c_kw_only) == (True, True)
+        assert (f["d"].c_has_default, f["d"].c_default) == (True, 99)
+        assert f["a"].c_default is MISSING and f["a"].c_default_factory is MISSING
+        assert f["a"].metadata["type_schema"] == '{"type":"int"}' and str(f["a"].ty) == "int"
+        assert not f["a"].frozen and f["a"].c_repr and f["a"].c_compare and f["a"].c_hash
+        derived = {x.name: x for x in T._TestCxxClassDerived.__tvm_ffi_type_info__.fields}
+        assert list(derived) == ["v_f64", "v_f32"]  # the type's own fields only
+        assert derived["v_f32"].c_default == 8.0 and derived["v_f64"].c_default is MISSING
+        # packedfun's own types: default traits, and __create__ is also __ffi_init__
+        pair = T.TestIntPair.__tvm_ffi_type_info__
+        assert all(x.c_init and not x.c_has_default for x in pair.fields)
+        methods = {m.name: m for m in pair.methods}
+        assert methods["__ffi_init__"].func is methods["__create__"].func
+        # the bridge's functions: None for a type that mirrors none, TypeError for bad input
+        traits = packedfun.get_global_func("packedfun.tvm_ffi_field_traits")
+        attr = packedfun.get_global_func("packedfun.tvm_ffi_type_attr")
+        assert traits(T.TestIntPair.__pf_type_index__) is None
+        assert attr(T.TestIntPair.__pf_type_index__, "__ffi_init__") is None
+        assert attr(info.type_index, "no_such_attribute") is None
+        raises(TypeError, "expected a type index", traits, "x")
+        raises(TypeError, "expected 1 argument", traits)
+        raises(TypeError, "expected (type index, attribute name)", attr, info.type_index, 3)
+        raises(TypeError, "expected (type index, attribute name)", attr, info.type_index)
+        """
+    )
+
+
+def test_init_signature_and_construction_follow_the_traits():
+    run_child(
+        _SETUP
+        + """
+        C = T._TestCxxAutoInit
+        sig = inspect.signature(C.__init__)
+        assert tuple(sig.parameters) == ("self", "a", "d", "c")
+        assert sig.parameters["c"].kind is inspect.Parameter.KEYWORD_ONLY
+        assert sig.parameters["d"].default is core.MISSING
+        assert sig.parameters["a"].default is inspect.Parameter.empty
+        obj = C(1, 2, c=3)
+        assert (obj.a, obj.b, obj.c, obj.d) == (1, 42, 3, 2)
+        obj = C(c=7, a=9)  # d left out: the C++ default
+        assert (obj.a, obj.c, obj.d) == (9, 7, 99)
+        assert C(1, c=3, d=MISSING).d == 99  # a MISSING keyword is not sent
+        child = T._TestCxxAutoInitChild
+        assert tuple(inspect.signature(child.__init__).parameters) == (
+            "self", "parent_required", "child_required", "parent_default", "child_kw_only")
+        obj = child(1, 2, child_kw_only=3)
+        assert (obj.parent_required, obj.child_required, obj.parent_default) == (1, 2, 5)
+        off = T._TestCxxAutoInitAllInitOff()
+        assert (off.x, off.y, off.z) == (7, 9, 1234)
+        # the dataclass fields take the traits too
+        by_name = {f.name: f for f in fields(C)}
+        assert not by_name["b"].init and by_name["b"].default == 42
+        assert by_name["c"].kw_only and by_name["a"].default is MISSING
+        assert C.__match_args__ == ("a", "d")
+        """
+    )
+
+
+def test_errors_are_worded_by_the_constructor():
+    run_child(
+        _SETUP
+        + """
+        C = T._TestCxxAutoInit
+        raises(TypeError, "missing required keyword-only argument: 'c'", C, 1)
+        raises(TypeError, "missing required argument: 'a'", C, c=3)
+        raises(TypeError, "unexpected keyword argument 'b'", C, 1, b=2, c=3)
+        raises(TypeError, "unexpected keyword argument 'nope'", C, 1, c=2, nope=3)
+        raises(TypeError, "takes at most 2 positional argument(s), but 3 were given", C, 1, 2, 3)
+        raises(TypeError, "multiple values", C, 1, a=2, c=3)
+        raises(TypeError, "", C, "x", c=2)  # a value that does not fit the field
+        raises(TypeError, "cannot be constructed directly", T._TestCxxNoAutoInit, 1, 2)
+        no_init = T._TestCxxNoAutoInit.__pf_type_index__
+        assert core._lookup_type_attr(no_init, "__ffi_init__") is None
+        """
+    )
+
+
+def test_kwargs_protocol_and_ffi_init_attribute():
+    run_child(
+        _SETUP
+        + """
+        C = T._TestCxxAutoInit
+        index = C.__tvm_ffi_type_info__.type_index
+        ctor = core._lookup_type_attr(index, "__ffi_init__")
+        assert core._lookup_type_attr(index, "__ffi_init__", ancestor=True) is not None
+        obj = C.__new__(C)
+        obj.__init_handle_by_constructor__(ctor, core.KWARGS, "a", 1, "c", 3)
+        assert (obj.a, obj.b, obj.c, obj.d) == (1, 42, 3, 99)
+        assert core.KWARGS is core.KWARGS
+        obj = C.__new__(C)
+        raises(TypeError, "even number", obj.__init_handle_by_constructor__, ctor, core.KWARGS, "a")
+        # __ffi_init__ on the class: tvm-ffi's types (packed keywords) and packedfun's own
+        obj = C.__new__(C)
+        obj.__ffi_init__(a=1, c=3)
+        assert (obj.a, obj.c) == (1, 3)
+        pair = T.TestIntPair.__new__(T.TestIntPair)
+        pair.__ffi_init__(1, b=2)
+        assert pair.sum() == 3
+        assert core._lookup_type_attr(T.TestIntPair.__pf_type_index__, "__ffi_init__") is not None
+        obj = T._TestCxxClassDerivedDerived.__new__(T._TestCxxClassDerivedDerived)
+        raises(TypeError, "is not supported", T._TestCxxClassDerived.__ffi_init__, obj, 1, 2, 3.0)
+        # a custom __init__ builds through __ffi_init__ and is kept
+        assert T._TestCxxClassBase(v_i64=10, v_i32=20).v_i64 == 11
+        """
+    )
+
+
+def test_uninstall_stops_giving_constructors():
+    run_child(
+        _SETUP
+        + """
+        import packedfun._tvm_ffi_init as init
+        from packedfun.object import _class_hooks
+        assert init.install in _class_hooks
+        compat.uninstall()
+        assert init.install not in _class_hooks
+        """
+    )
