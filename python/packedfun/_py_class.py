@@ -560,12 +560,12 @@ def _check_defaults(spec: _Spec) -> None:
 def _all_fields(cls: typing.Any, slots_only: bool = False) -> list:
     """The fields of ``cls`` and its ancestors, root first; ``slots_only``: without the fields of
     ``c_class`` ancestors (which the Python-defined slots and their constructor do not hold)."""
-    out: list = []
+    out: dict = {}  # by name: a c_class's fields include its C++ ancestors', a c_class parent's too
     for klass in reversed(cls.__mro__):
         spec = klass.__dict__.get("__pf_py_spec__")
         if spec is not None and not (slots_only and spec.native):
-            out.extend(spec.own)
-    return out
+            out.update((f.name, f) for f in spec.own)
+    return list(out.values())
 
 
 def _has_default(f: Field) -> bool:

@@ -12,7 +12,8 @@ import os
 from typing import Any
 
 from ._backend import core
-from .object import Object, register_object
+from ._py_class import c_class
+from .object import Object
 from .registry import init_ffi_api
 
 __all__ = ["TestIntPair", "library_path", "run_with_gpu_lock"]
@@ -54,12 +55,13 @@ _MODULE = core.module_load(library_path())
 init_ffi_api("testing", __name__)
 
 
-@register_object("testing.TestIntPair")
+@c_class("testing.TestIntPair", repr=False)
 class TestIntPair(Object):
     """The Python guide's example object: two integers ``a`` and ``b`` and a method ``sum()``.
 
     ``TestIntPair(a, b)`` calls the C++ ``__create__`` constructor; ``a`` and ``b`` are reflected,
-    read-only fields.
+    read-only fields, and the class's dataclass fields (``c_class``: ``fields``, ``replace``,
+    ``asdict``, ``__match_args__``).
     """
 
     __test__ = False  # not a pytest test class

@@ -150,6 +150,23 @@ def test_same_as_hash_eq_repr_dir():
         assert name in names
 
 
+def test_testing_pair_is_a_c_class():
+    from packedfun.dataclasses import asdict, fields, is_dataclass, replace
+
+    Pair = testing.TestIntPair  # packedfun's class (this module registers one of its own)
+    pair = Pair(1, 2)
+    assert is_dataclass(Pair) and is_dataclass(pair) and type(pair) is Pair
+    assert [(f.name, f.type, f.init, f.frozen) for f in fields(pair)] == [
+        ("a", int, True, True),
+        ("b", int, True, True),
+    ]
+    assert Pair.__match_args__ == ("a", "b") and asdict(pair) == {"a": 1, "b": 2}
+    moved = replace(pair, a=10)
+    assert (moved.a, moved.b, pair.a) == (10, 2, 1) and not moved.same_as(pair)
+    with pytest.raises(TypeError, match="no field|unexpected|keyword"):
+        replace(pair, zz=1)
+
+
 def test_field_and_method_descriptors_on_class():
     assert TestIntPair.a.readonly and TestIntPair.a.__doc__ == "the first integer"
     assert TestIntPair.sum.__name__ == "sum"

@@ -80,8 +80,6 @@ _CXX_INIT_ORDER = (
     "not tvm-ffi's init order (required fields before those with a C++ default)"
 )
 _BIG_INT = "integers beyond 64 bits (tvm-ffi's ffi.BigInt) do not cross"
-_C_CLASS = "dataclasses helpers (fields/asdict/replace/is_dataclass/__match_args__) on C++ classes"
-_CXX_FIXTURES = "tvm-ffi's C++ test classes in tvm_ffi.testing (_TestCxxClass*, TestObjectBase)"
 _ERROR_FRAMES = (
     "asserts a native frame named TestRaiseError in the backtrace: testing.test_raise_error is "
     "packedfun's own under the switch (a name both registries hold stays packedfun's), and "
@@ -113,20 +111,7 @@ KNOWN_FAILING: dict[str, str] = {
     "test_container.py::test_missing_object": "MISSING is a plain Python sentinel, not an Object",
     "test_dataclass_c_class.py": "imports tvm_ffi.dataclasses.c_class (a module; packedfun's "
     "dataclasses is one module) and tvm-ffi's C++ test classes",
-    "test_dataclass_common.py::test_c_class_basic": _C_CLASS,
-    "test_dataclass_common.py::test_c_class_default_value_from_cxx": _CXX_FIXTURES,
-    "test_dataclass_common.py::test_c_class_inheritance": _CXX_FIXTURES,
-    "test_dataclass_common.py::test_c_class_inheritance_parent_first": _CXX_FIXTURES,
-    "test_dataclass_common.py::test_c_class_instance": _C_CLASS,
-    "test_dataclass_common.py::test_c_class_instance_and_type_equivalent": _C_CLASS,
-    "test_dataclass_common.py::test_c_class_multiple_fields": _C_CLASS,
-    "test_dataclass_common.py::test_c_class_no_changes_is_copy": _C_CLASS,
-    "test_dataclass_common.py::test_c_class_single_field": _C_CLASS,
-    "test_dataclass_common.py::test_c_class_type": _C_CLASS,
     "test_dataclass_common.py::test_defaultdict_preserved": "imports tvm_ffi.dataclasses.common",
-    "test_dataclass_common.py::test_field_attribute_access": _C_CLASS,
-    "test_dataclass_common.py::test_replace_frozen_field": _C_CLASS,
-    "test_dataclass_common.py::test_returns_tuple_of_field": _C_CLASS,
     "test_error.py::test_error_from_cxx": _ERROR_FRAMES,
     "test_error.py::test_error_from_nested_pyfunc": _ERROR_FRAMES,
     "test_error.py::test_error_traceback_update": "an exception passed as an argument travels as "

@@ -100,6 +100,8 @@ def test_init_signature_and_construction_follow_the_traits():
         assert not by_name["b"].init and by_name["b"].default == 42
         assert by_name["c"].kw_only and by_name["a"].default is MISSING
         assert C.__match_args__ == ("a", "d")
+        names = [f.name for f in fields(T._TestCxxClassDerived)]  # a c_class parent's once
+        assert names == ["v_i64", "v_i32", "v_f64", "v_f32"]
         """
     )
 
