@@ -33,7 +33,6 @@ from .dataclasses import (
     astuple,
     auto,
     entry,
-    fields,
     init_property,
     is_dataclass,
     replace,
@@ -191,6 +190,27 @@ def _as_tvm_field(f: _py_class.Field) -> Field:
         setattr(out, slot, getattr(f, slot))
     out._ty_schema, out.converter, out.extra_kwargs = None, _field_converter, {}
     return out
+
+
+def fields(class_or_instance: typing.Any) -> tuple:
+    """:func:`packedfun.dataclasses.fields`, each field as tvm-ffi's :class:`Field` (the fields
+    of a class declared outside the switch, such as ``testing.TestIntPair``, are converted once,
+    in place).
+
+    Raises
+    ------
+    TypeError
+        When the argument is not a c_class or py_class type or instance.
+    """
+    result = _py_class.fields(class_or_instance)
+    if all(isinstance(f, Field) for f in result):
+        return result
+    cls = class_or_instance if isinstance(class_or_instance, type) else type(class_or_instance)
+    for klass in cls.__mro__:
+        spec = klass.__dict__.get("__pf_py_spec__")
+        if spec is not None:
+            spec.own[:] = [_as_tvm_field(f) for f in spec.own]
+    return _py_class.fields(class_or_instance)
 
 
 def _evaluated(cls: type, ann: typing.Any) -> typing.Any:

@@ -20,7 +20,7 @@ from test_tvm_ffi_switch import run_child
 
 def test_names_are_packedfuns_own_but_py_class_c_class_and_field():
     for name in tdc.__all__:
-        if name not in ("py_class", "c_class", "Field", "field"):
+        if name not in ("py_class", "c_class", "Field", "field", "fields"):
             assert getattr(tdc, name) is getattr(dc, name), name
     assert tdc.py_class is not dc.py_class and tdc.c_class is not dc.c_class
     assert issubclass(tdc.Field, dc.Field)  # every py_class takes tvm-ffi's Field
@@ -187,7 +187,7 @@ def test_switch_imports_it_as_tvm_ffi_dataclasses():
         from tvm_ffi.dataclasses import Object, py_class, field
         import tvm_ffi.dataclasses
         assert sys.modules["tvm_ffi.dataclasses"] is sys.modules["packedfun._tvm_ffi_dataclasses"]
-        assert tvm_ffi.dataclasses.fields is sys.modules["packedfun.dataclasses"].fields
+        assert tvm_ffi.dataclasses.asdict is sys.modules["packedfun.dataclasses"].asdict
 
         @py_class("child.Frozen", frozen=True)
         class Frozen(Object):

@@ -101,6 +101,9 @@ def test_init_signature_and_construction_follow_the_traits():
         assert by_name["c"].kw_only and by_name["a"].default is MISSING
         assert C.__match_args__ == ("a", "d")
         names = [f.name for f in fields(T._TestCxxClassDerived)]  # a c_class parent's once
+        from tvm_ffi.dataclasses import Field
+        assert all(isinstance(f, Field) for f in fields(T.TestIntPair))  # tvm-ffi's Field class
+        assert fields(T.TestIntPair) == fields(T.TestIntPair(1, 2))
         assert names == ["v_i64", "v_i32", "v_f64", "v_f32"]
         """
     )
