@@ -9,13 +9,18 @@ class that declares it. packedfun's own ``py_class`` refuses such a hierarchy, a
 type of a library built for tvm-ffi takes the fields' init traits from tvm-ffi's reflection.
 
 apache-tvm-ffi's ``tvm_ffi.dataclasses`` is a package; this module has an empty ``__path__`` so
-that ``tvm_ffi.dataclasses.<name>`` is looked up through the switch's own mapping only.
+that ``tvm_ffi.dataclasses.<name>`` is looked up through the switch's own mapping only, which
+gives this module again for its submodules ``c_class`` and ``common`` (their names, private
+helpers included, are here). Importing such a submodule leaves the function of the same name
+(``c_class``) in place, as tvm-ffi's package, which re-exports it, does.
 """
 
 from __future__ import annotations
 
 import sys
+import types
 import typing
+import warnings
 
 from . import _py_class
 from . import _tvm_ffi_core as _core
@@ -213,6 +218,80 @@ def fields(class_or_instance: typing.Any) -> tuple:
     return _py_class.fields(class_or_instance)
 
 
+def _attach_field_objects(cls: type, type_info: typing.Any, *, frozen: bool = False) -> None:
+    """tvm-ffi's step of ``c_class``: a :class:`Field` for each of ``type_info``'s own reflected
+    fields, from the field's traits and ``cls``'s annotation, as ``TypeField.dataclass_field``
+    and as the class's dataclass field of that name (a new one replaces the old)."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 (an annotation that names nothing: no types, as tvm-ffi)
+        hints = {}
+    spec = cls.__dict__.get("__pf_py_spec__")
+    for tf in type_info.fields:
+        f = Field(
+            tf.name, tf.ty, default=tf.c_default, default_factory=tf.c_default_factory,
+            frozen=frozen or tf.frozen, init=tf.c_init, repr=tf.c_repr, hash=tf.c_hash,
+            compare=tf.c_compare, kw_only=tf.c_kw_only, structural_eq=tf.c_structural_eq,
+            doc=tf.doc,
+        )  # fmt: skip
+        f.type = hints.get(tf.name)
+        tf.dataclass_field = f
+        if spec is not None:
+            spec.own[:] = [f if g.name == tf.name else g for g in spec.own]
+
+
+def _warn_missing_field_annotations(cls: type, type_info: typing.Any, *, stacklevel: int) -> None:
+    """Warns (``UserWarning``) when ``cls``'s own annotations leave out any of ``type_info``'s own
+    reflected fields (``tvm_ffi.registry``'s helper of ``c_class``)."""
+    import inspect
+
+    missing = sorted({f.name for f in type_info.fields} - set(inspect.get_annotations(cls)))
+    if missing:
+        warnings.warn(
+            f"@c_class({type_info.type_key!r}): class `{cls.__qualname__}` does not annotate the "
+            f"following reflected field(s): {', '.join(missing)}. Add type annotations (e.g. "
+            f"`field_name: type`) to the class body for IDE support and documentation.",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def _asdict_inner(obj: typing.Any, dict_factory: typing.Any) -> typing.Any:
+    """tvm-ffi's recursive step of :func:`asdict` (a ``defaultdict`` keeps its factory)."""
+    return _convert_inner(obj, lambda v: _asdict_inner(v, dict_factory), dict_factory, True)
+
+
+def _astuple_inner(obj: typing.Any, tuple_factory: typing.Any) -> typing.Any:
+    """tvm-ffi's recursive step of :func:`astuple`."""
+    return _convert_inner(obj, lambda v: _astuple_inner(v, tuple_factory), tuple_factory, False)
+
+
+def _convert_inner(
+    obj: typing.Any, inner: typing.Any, factory: typing.Any, as_dict: bool
+) -> typing.Any:
+    import collections
+    import copy
+
+    if is_dataclass(obj) and not isinstance(obj, type):
+        values = [(f.name, inner(getattr(obj, f.name))) for f in fields(obj)]
+        return factory(values) if as_dict else factory(v for _, v in values)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a namedtuple: by position
+        return type(obj)(*[inner(v) for v in obj])
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(inner(v) for v in obj)
+    if isinstance(obj, collections.defaultdict):
+        out: dict = collections.defaultdict(obj.default_factory)
+        out.update((inner(k), inner(v)) for k, v in obj.items())
+        return out
+    if isinstance(obj, dict):
+        return type(obj)((inner(k), inner(v)) for k, v in obj.items())
+    if isinstance(obj, (_core.Array, _core.List)):
+        return [inner(v) for v in obj]
+    if isinstance(obj, (_core.Map, _core.Dict)):
+        return {inner(k): inner(v) for k, v in obj.items()}
+    return copy.deepcopy(obj)
+
+
 def _evaluated(cls: type, ann: typing.Any) -> typing.Any:
     """An annotation's value (its text evaluated in the class's module); None when it names
     something not defined yet."""
@@ -365,13 +444,10 @@ def c_class(
         index = cls.__pf_type_index__
         if not _init._is_tvm_ffi_type(index):
             return cls
-        traits = {f.name: f for f in _init._chain_fields(_core.TypeInfo(index, cls))}
-        for f in cls.__pf_py_spec__.own:
-            t = traits.get(f.name)
-            if t is None:
-                continue
-            f.init, f.kw_only = t.c_init, t.c_kw_only
-            f.default, f.default_factory = t.c_default, t.c_default_factory
+        info: _core.TypeInfo | None = _core.TypeInfo(index, cls)
+        while info is not None:  # the fields' traits, each frozen by the class that declares it
+            _attach_field_objects(cls, info, frozen=frozen and info.type_index == index)
+            info = info.parent_type_info
         if not own_init:
             _init.install(cls, own_init=not init)
             if not init:
@@ -382,3 +458,17 @@ def c_class(
         return cls
 
     return wrap
+
+
+class _Package(types.ModuleType):
+    """This module's class: the import system names each submodule it imports on its package
+    (``tvm_ffi.dataclasses.c_class`` is this module again), and tvm-ffi's package keeps the
+    function of that name, which its ``__init__`` re-exports, so a function stays."""
+
+    def __setattr__(self, name: str, value: typing.Any) -> None:
+        if isinstance(value, types.ModuleType) and callable(self.__dict__.get(name)):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -24,6 +24,7 @@ import typing
 from . import _py_class
 from . import _tvm_ffi_core as _core
 from ._missing import MISSING
+from ._tvm_ffi_dataclasses import _warn_missing_field_annotations
 
 __all__: list[str] = []
 
@@ -191,6 +192,7 @@ _ELSEWHERE = {
     ("core", "_register_py_class"): _register_py_class,
     ("core", "_to_py_class_value"): _to_py_class_value,
     ("registry", "_add_class_attrs"): _add_class_attrs,
+    ("registry", "_warn_missing_field_annotations"): _warn_missing_field_annotations,
 }
 
 

@@ -316,3 +316,28 @@ class _TestCxxAutoInitChild(_TestCxxAutoInitParent):
     __test__: ClassVar[bool] = False
     child_required: int
     child_kw_only: int
+
+
+@_declare("testing.TestCxxIntEnum")
+class _TestCxxIntEnum(Object):
+    """tvm-ffi's C++ integer enum type (its Python enum class is not reproduced: tvm-ffi's enums
+    over C++ types are not provided)."""
+
+    __test__: ClassVar[bool] = False
+
+
+@_declare("testing.TestCxxStrEnum")
+class _TestCxxStrEnum(Object):
+    """tvm-ffi's C++ string enum type (see :class:`_TestCxxIntEnum`)."""
+
+    __test__: ClassVar[bool] = False
+
+
+@_declare("testing.TestCxxEnumHolder")
+class _TestCxxEnumHolder(Object):
+    """Holds a ``priority`` (a :class:`_TestCxxIntEnum`) and an ``opcode`` (a
+    :class:`_TestCxxStrEnum`)."""
+
+    __test__: ClassVar[bool] = False
+    priority: Any
+    opcode: Any

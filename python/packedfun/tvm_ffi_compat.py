@@ -49,6 +49,8 @@ _RENAMED = {
     ALIAS + ".core": "packedfun._tvm_ffi_core",
     ALIAS + "._ffi_api": "packedfun._tvm_ffi_ffi_api",
     ALIAS + ".dataclasses": "packedfun._tvm_ffi_dataclasses",
+    ALIAS + ".dataclasses.c_class": "packedfun._tvm_ffi_dataclasses",
+    ALIAS + ".dataclasses.common": "packedfun._tvm_ffi_dataclasses",
     ALIAS + ".testing": "packedfun._tvm_ffi_testing",
     ALIAS + ".testing.testing": "packedfun._tvm_ffi_testing",
     ALIAS + ".structural": "packedfun._tvm_ffi_structural",

@@ -109,9 +109,11 @@ KNOWN_FAILING: dict[str, str] = {
     "test_big_int.py::test_integer_round_trip": _BIG_INT,
     "test_big_int.py::test_integer_rvalue_callbacks": _BIG_INT,
     "test_container.py::test_missing_object": "MISSING is a plain Python sentinel, not an Object",
-    "test_dataclass_c_class.py": "imports tvm_ffi.dataclasses.c_class (a module; packedfun's "
-    "dataclasses is one module) and tvm-ffi's C++ test classes",
-    "test_dataclass_common.py::test_defaultdict_preserved": "imports tvm_ffi.dataclasses.common",
+    "test_dataclass_c_class.py": (
+        "3 tests: tvm-ffi's enums over C++ enum types (IntEnum/StrEnum payload fields); 1: "
+        "tvm-ffi's per-type attribute columns as class attributes (__ffi_hash__); 1: TypeInfo is "
+        "read afresh, so TypeField.ty is not the same object as its Field's _ty_schema"
+    ),
     "test_error.py::test_error_from_cxx": _ERROR_FRAMES,
     "test_error.py::test_error_from_nested_pyfunc": _ERROR_FRAMES,
     "test_error.py::test_error_traceback_update": "an exception passed as an argument travels as "
@@ -224,6 +226,7 @@ KNOWN_FAILING: dict[str, str] = {
 #: Python without an optional package some of them skip.)
 FAILING_IN_LISTED_FILES: dict[str, int] = {
     "test_container_dlpack_conversion.py": 10,
+    "test_dataclass_c_class.py": 5,
     "test_dataclass_copy.py": 20,
     "test_dataclass_init.py": 9,
     "test_dataclass_py_class.py": 45,

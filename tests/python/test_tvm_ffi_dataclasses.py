@@ -401,3 +401,36 @@ def test_object_annotation_is_refused_under_the_switch():
         x: object
 
     assert Fine(1).x == 1 and Own("anything").x == "anything"
+
+
+def test_submodules_are_this_module_and_keep_the_function_names():
+    run_child(
+        """
+        import collections, sys, warnings
+        import packedfun.tvm_ffi_compat as compat
+        compat.install()
+        import tvm_ffi.dataclasses
+        from tvm_ffi.dataclasses.c_class import _attach_field_objects, c_class
+        from tvm_ffi.dataclasses.common import _asdict_inner, _astuple_inner
+        from tvm_ffi.registry import _warn_missing_field_annotations
+        mod = sys.modules["packedfun._tvm_ffi_dataclasses"]
+        assert sys.modules["tvm_ffi.dataclasses.c_class"] is mod
+        assert c_class is mod.c_class and callable(tvm_ffi.dataclasses.c_class)
+        dd = collections.defaultdict(list, {"a": [1]})
+        out = _asdict_inner(dd, dict)
+        assert type(out) is collections.defaultdict and out.default_factory is list
+        assert out == {"a": [1]} and _astuple_inner([1, (2, 3)], tuple) == [1, (2, 3)]
+
+        class Info:  # what the helper reads of a type info
+            type_key = "x.T"
+            fields = [type("F", (), {"name": "a"})(), type("F", (), {"name": "b"})()]
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _warn_missing_field_annotations(type("C", (), {"__annotations__": {"a": int}}), Info,
+                                            stacklevel=1)
+        assert len(caught) == 1 and "annotate the following reflected field(s): b" in str(
+            caught[0].message)
+        print("ok")
+        """
+    )
