@@ -75,10 +75,6 @@ _PF_IN_TVM_FIELD = (
     "stores a TestIntPair (packedfun's own type of that key under the switch) in a field of a "
     "tvm-ffi object built by create_object: packedfun objects do not cross into tvm-ffi objects"
 )
-_CXX_INIT_ORDER = (
-    "_TestCxxClassDerivedDerived(...) takes its positional arguments in reflected field order, "
-    "not tvm-ffi's init order (required fields before those with a C++ default)"
-)
 _BIG_INT = "integers beyond 64 bits (tvm-ffi's ffi.BigInt) do not cross"
 _ERROR_FRAMES = (
     "asserts a native frame named TestRaiseError in the backtrace: testing.test_raise_error is "
@@ -147,7 +143,6 @@ KNOWN_FAILING: dict[str, str] = {
     "test_dataclass_compare.py::test_object_array_of_objects": _PF_IN_TVM_FIELD,
     "test_dataclass_compare.py::test_object_array_of_objects_differ": _PF_IN_TVM_FIELD,
     "test_dataclass_compare.py::test_object_map_with_object_values": _PF_IN_TVM_FIELD,
-    "test_dataclass_compare.py::test_three_level_inheritance_eq_and_differ": _CXX_INIT_ORDER,
     "test_dataclass_copy.py": (
         "deep copies of packedfun containers holding tvm-ffi objects (the graph rebuilds objects "
         "through __create__, which tvm-ffi types lack; tvm-ffi objects alone copy through "
@@ -160,11 +155,9 @@ KNOWN_FAILING: dict[str, str] = {
         "not provided; " + _NO_TESTING_FIXTURES
     ),
     "test_dataclass_hash.py::test_aliasing_consistency_reflected_object_fields": _PF_IN_TVM_FIELD,
-    "test_dataclass_hash.py::test_three_level_inheritance_hash": _CXX_INIT_ORDER,
     "test_dataclass_init.py": (
         "4 tests call a constructor again on a built object (tvm-ffi replaces the object behind "
-        "the wrapper; packedfun refuses: one wrapper per native object); 5 copy tvm-ffi types "
-        "without a reflected __create__ (copy.copy/deepcopy rebuild through it)"
+        "the wrapper; packedfun refuses: one wrapper per native object)"
     ),
     "test_dataclass_py_class.py": (
         "field byte offsets and C++ tail padding (packedfun's Python-defined fields are Any "
@@ -227,8 +220,8 @@ KNOWN_FAILING: dict[str, str] = {
 FAILING_IN_LISTED_FILES: dict[str, int] = {
     "test_container_dlpack_conversion.py": 10,
     "test_dataclass_c_class.py": 5,
-    "test_dataclass_copy.py": 20,
-    "test_dataclass_init.py": 9,
+    "test_dataclass_copy.py": 19,
+    "test_dataclass_init.py": 4,
     "test_dataclass_py_class.py": 45,
     "test_dataclass_repr.py": 16,
 }
