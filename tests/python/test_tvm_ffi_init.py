@@ -4,7 +4,7 @@ it (``packedfun._tvm_ffi_init``): ``__init__``'s signature comes from the fields
 (init off, keyword-only, C++ defaults), keywords travel in tvm-ffi's ``KWARGS`` protocol to the
 type's constructor (its ``__ffi_init__`` method or the one tvm-ffi generates, found through
 ``core._lookup_type_attr``), which checks the call and words the errors. The bridge's global
-functions ``packedfun.tvm_ffi_field_traits`` and ``packedfun.tvm_ffi_type_attr`` carry the traits
+functions ``packedfun.tvm_ffi_field_flags`` and ``packedfun.tvm_ffi_type_attr`` carry the traits
 and attribute columns across. Every case runs in a child process (the switch changes the whole
 process), on the backend under test (the child inherits ``PACKEDFUN_BACKEND``)."""
 
@@ -60,15 +60,15 @@ def test_field_traits_cross_from_tvm_ffi_reflection():
         methods = {m.name: m for m in pair.methods}
         assert methods["__ffi_init__"].func is methods["__create__"].func
         # the bridge's functions: None for a type that mirrors none, TypeError for bad input
-        traits = packedfun.get_global_func("packedfun.tvm_ffi_field_traits")
+        flags = packedfun.get_global_func("packedfun.tvm_ffi_field_flags")
         attr = packedfun.get_global_func("packedfun.tvm_ffi_type_attr")
-        assert traits(T.TestIntPair.__pf_type_index__) is None
+        records = flags(info.type_index)
+        assert [r[0] for r in records] == ["a", "b", "c", "d"] and records[1][2] == 42
+        assert flags(T.TestIntPair.__pf_type_index__) is None and flags(-1) is None
         assert attr(T.TestIntPair.__pf_type_index__, "__ffi_init__") is None
         assert attr(info.type_index, "no_such_attribute") is None
-        raises(TypeError, "expected a type index", traits, "x")
-        raises(TypeError, "expected 1 argument", traits)
-        raises(TypeError, "expected (type index, attribute name)", attr, info.type_index, 3)
-        raises(TypeError, "expected (type index, attribute name)", attr, info.type_index)
+        raises(TypeError, "expected one int", flags, "x")
+        raises(TypeError, "expected one int", flags)
         """
     )
 
