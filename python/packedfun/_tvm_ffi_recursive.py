@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 import struct
 import types
 import typing
@@ -93,6 +94,10 @@ def _kind(value: typing.Any) -> int:
         return _ARRAY
     if isinstance(value, dict):  # converted to a Map
         return _MAP
+    if isinstance(value, numbers.Integral):  # a NumPy integer: converted to an int
+        return _INT
+    if isinstance(value, numbers.Real):  # a NumPy float: converted to a float
+        return _FLOAT
     return _OTHER
 
 
@@ -117,7 +122,7 @@ def _digest(data: bytes) -> int:
 
 
 def _sign(x: typing.Any, y: typing.Any) -> int:
-    return (x > y) - (x < y)
+    return int(x > y) - int(x < y)
 
 
 def _signed(h: int) -> int:

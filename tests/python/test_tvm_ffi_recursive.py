@@ -188,9 +188,22 @@ def test_depth_beyond_the_recursion_limit_and_shared_dags():
     assert isinstance(hash_(dag), int) and -(2**63) <= hash_(dag) < 2**63
 
 
-def test_python_sequences_and_dicts_are_arrays_and_maps():
+def test_python_values_are_what_they_convert_to():
+    np = pytest.importorskip("numpy")
     assert eq([1, 2], pf.Array([1, 2])) and eq({"a": 1}, pf.Map({"a": 1}))
-    assert hash_([1, 2]) == hash_(pf.Array([1, 2]))
+    assert hash_([1, 2]) == hash_(pf.Array([1, 2])) and not eq((1,), pf.List([1]))
+    assert eq(np.int64(3), 3) and hash_(np.int32(3)) == hash_(3) and lt(np.int8(2), 3)
+    assert eq(np.float32(1.5), 1.5) and hash_(np.float64(1.5)) == hash_(1.5)
+    assert not eq(np.int64(1), 1.0)
+
+
+def test_other_python_values_compare_with_eq_and_refuse_ordering():
+    token = object()
+    assert eq(token, token) and not eq(token, object()) and hash_(token) == hash_(token)
+    with pytest.raises(TypeError, match="Cannot order values of type object"):
+        lt(object(), object())
+    with pytest.raises(TypeError, match="unhashable"):
+        hash_({1, 2})
 
 
 _TVM_FFI = importlib.util.find_spec("tvm_ffi") is not None
