@@ -10,6 +10,7 @@
 #include <packedfun/object.h>
 
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -83,34 +84,37 @@ class Array : public ObjectRef, public detail::SeqAccess<T, Array<T>> {
   static ObjectPtr<PFObject> Own(PFObject* obj) noexcept {
     return ObjectPtr<PFObject>::FromOwned(obj);
   }
-  /*! Appends `view`'s items to the new, unshared `seq` as T stores them (int cells, or float cells
-   *  for double, as the checked Array would hold them), read in chunks; false at the first item
-   *  that is not a plain number fitting T. */
+  /*! Fills the new, unshared `seq` (room for `view->size` cells, size 0) with `view`'s items as T
+   *  stores them (int cells, or float cells for double, as the checked Array would hold them);
+   *  false at the first item that is not a plain number fitting T. The numbers are read straight
+   *  into the upper half of the cells' room and widened in place, front to back: cell k (bytes
+   *  [16k, 16k + 16)) ends where number k + 1 begins (8n + 8(k + 1)), so each number is read
+   *  before anything overwrites it, and no buffer or chunking is needed. The reads are memcpy
+   *  (byte accesses), so the compiler cannot move a cell's store above the read it overlaps. */
   static bool FillFromView(const PFContainerView* view, PFSeqObject* seq) {
-    constexpr int64_t kChunk = 64;
-    for (int64_t start = 0; start < view->size; start += kChunk) {
-      const int64_t m = view->size - start < kChunk ? view->size - start : kChunk;
-      PFAny* cells = seq->data + start;
-      if constexpr (std::is_same<T, double>::value) {
-        double buf[kChunk];
-        if (view->vtable->read_float64(view, start, buf, m) != m) return false;
-        for (int64_t k = 0; k < m; ++k) {
-          detail::SetPod(&cells[k], kPFTypeFloat);
-          cells[k].v_float64 = buf[k];
-        }
-      } else {
-        int64_t buf[kChunk];
-        if (view->vtable->read_int64(view, start, buf, m) != m) return false;
-        for (int64_t k = 0; k < m; ++k) {
-          detail::SetPod(&cells[k], kPFTypeInt);
-          cells[k].v_int64 = buf[k];
-          if constexpr (!std::is_same<T, int64_t>::value) {  // a narrower type: its range check
-            if (!TypeTraits<T>::TryFrom(&cells[k])) return false;
-          }
-        }
+    const int64_t n = view->size;
+    if (n == 0) return true;
+    char* room = reinterpret_cast<char*>(seq->data);
+    char* numbers = room + sizeof(int64_t) * static_cast<size_t>(n);
+    constexpr bool kDouble = std::is_same<T, double>::value;
+    if constexpr (kDouble) {
+      if (view->vtable->read_float64(view, 0, reinterpret_cast<double*>(numbers), n) != n) {
+        return false;
       }
-      seq->size = start + m;
+    } else if (view->vtable->read_int64(view, 0, reinterpret_cast<int64_t*>(numbers), n) != n) {
+      return false;
     }
+    PFAny* cells = seq->data;
+    for (int64_t k = 0; k < n; ++k) {
+      uint64_t bits;
+      std::memcpy(&bits, numbers + sizeof(bits) * static_cast<size_t>(k), sizeof(bits));
+      detail::SetPod(&cells[k], kDouble ? kPFTypeFloat : kPFTypeInt);
+      cells[k].v_uint64 = bits;
+      if constexpr (!kDouble && !std::is_same<T, int64_t>::value) {  // a narrower type's range
+        if (!TypeTraits<T>::TryFrom(&cells[k])) return false;
+      }
+    }
+    seq->size = n;
     return true;
   }
 };

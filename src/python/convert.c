@@ -441,6 +441,11 @@ int pfpy_kind_of(PyTypeObject* t) {
 void pfpy_kind_cache_reset(void) { memset(kind_cache, 0, sizeof(kind_cache)); }
 
 int pfpy_arg_from_py_slow(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
+  /* A list lent to a parameter that reads it in place (std::vector, Array of numbers): the
+   * container setter's view, without the kind lookup and the two calls on the way to it. */
+  if (Py_IS_TYPE(o, &PyList_Type) && pfpy_view_arg_wanted(pack, pos)) {
+    return pfpy_container_view_arg(o, pack, pos, fname);
+  }
   return setters[pfpy_kind_of(Py_TYPE(o))](o, pack, pos, fname);
 }
 
@@ -451,6 +456,9 @@ void pfpy_args_release(PFPyArgs* pack) {
       pfpy_temp_function_release(temp);
     } else if (temp->deleter == &pfpy_view_recycle) { /* a container view: never shared */
       pfpy_view_recycle(temp);
+    } else if (temp->deleter == &pfpy_tensor_scratch_release &&
+               __atomic_load_n(&temp->ref_count, __ATOMIC_ACQUIRE) == 1) { /* not kept */
+      pfpy_tensor_scratch_release(temp);
     } else {
       PFObjectDecRef(temp);
     }

@@ -27,6 +27,11 @@ int pfpy_tensor_fast_import(PyObject* x, PFObject** out);
  *  exception set (a BufferError naming the dtype for data DLPack cannot describe). */
 int pfpy_tensor_try_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname);
 
+/*! The deleter of the record backing an array argument (a call's temp): recycles it. A temp whose
+ *  count is 1 at the end of the call (no Tensor made from it outlives the call) is the call's
+ *  alone, and pfpy_args_release calls this directly, sparing the runtime's release. */
+void pfpy_tensor_scratch_release(PFObject* obj);
+
 /*! NumPy's ndarray once an array was seen, and the last type seen with a DLPack C exchange API
  *  (a torch tensor): their arguments go to pfpy_tensor_try_arg before any other probe. */
 extern PyTypeObject* pfpy_tensor_numpy_type;

@@ -60,7 +60,7 @@ static PFPY_NOINLINE void scratch_release_elsewhere(Scratch* s) {
 }
 
 /* The Scratch's deleter: at the end of the call, or when the last Tensor made from it dies. */
-static void scratch_release(PFObject* obj) {
+void pfpy_tensor_scratch_release(PFObject* obj) {
   Scratch* s = (Scratch*)obj;
   if (PFPY_LIKELY(pfpy_gil_held())) {
     scratch_recycle(s);
@@ -70,7 +70,7 @@ static void scratch_release(PFObject* obj) {
 }
 
 PyObject* pfpy_tensor_temp_owner(PFObject* temp, const DLTensor** tensor) {
-  if (temp->deleter != scratch_release) return NULL;
+  if (temp->deleter != pfpy_tensor_scratch_release) return NULL;
   *tensor = &((Scratch*)temp)->arg.tensor;
   return ((Scratch*)temp)->owner;
 }
@@ -94,7 +94,7 @@ static Scratch* scratch_take(void) {
     if (s == NULL) return (Scratch*)PyErr_NoMemory();
     ++scratch_allocated;
     s->header.type_index = kPFTypeObject;
-    s->header.deleter = scratch_release;
+    s->header.deleter = pfpy_tensor_scratch_release;
   }
   s->header.ref_count = 1;
   return s;
@@ -307,11 +307,15 @@ static int numpy_fill_direct(PyObject* o, DLTensor* t, int64_t* dims, uint32_t* 
   const NumpyArrayHead* a = (const NumpyArrayHead*)o;
   const NumpyDescrHead* d = (const NumpyDescrHead*)a->descr;
   if (d->byteorder == '>' || numpy_type_num_dtype(d->type_num, &t->dtype) != 0) return 1;
+  /* Every item size in the table is a power of two: a mask and a shift, not two divisions (an
+   * integer division costs tens of cycles on every array argument). */
   Py_ssize_t itemsize = t->dtype.bits / 8;
+  int shift = __builtin_ctzll((unsigned long long)itemsize);
   for (int i = 0; i < a->nd; ++i) {
-    if (a->strides[i] % itemsize != 0) return 1;
+    Py_ssize_t stride = a->strides[i];
+    if ((stride & (itemsize - 1)) != 0) return 1;
     dims[i] = a->dimensions[i];
-    dims[a->nd + i] = a->strides[i] / itemsize;
+    dims[a->nd + i] = stride >> shift; /* exact: GCC and Clang shift signed values arithmetically */
   }
   t->data = a->data;
   t->device.device_type = kDLCPU;
@@ -362,7 +366,7 @@ static int numpy_arg_direct(PyObject* o, PFPyArgs* pack, Py_ssize_t pos) {
   int64_t* dims = scratch_dims(s, ndim);
   uint32_t ro = 0;
   if (dims == NULL || numpy_fill_direct(o, &s->arg.tensor, dims, &ro) != 0) {
-    scratch_release(&s->header);
+    pfpy_tensor_scratch_release(&s->header);
     return dims == NULL ? -1 : 1;
   }
   Py_INCREF(o);
@@ -378,13 +382,13 @@ static int numpy_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fnam
   Scratch* s = scratch_take();
   if (s == NULL) return -1;
   if (numpy_get_buffer(o, &s->view, fname, pos) != 0) {
-    scratch_release(&s->header);
+    pfpy_tensor_scratch_release(&s->header);
     return -1;
   }
   s->has_view = 1;
   int64_t* dims = scratch_dims(s, s->view.ndim);
   if (dims == NULL || numpy_fill(o, &s->view, &s->arg.tensor, dims, fname, pos) != 0) {
-    scratch_release(&s->header);
+    pfpy_tensor_scratch_release(&s->header);
     return -1;
   }
   uint32_t flags = s->view.readonly ? PACKEDFUN_DLTENSOR_ARG_READ_ONLY : 0;
@@ -529,7 +533,7 @@ static int exchange_arg(const DLPackExchangeAPI* api, PyObject* o, PFPyArgs* pac
   Scratch* s = scratch_take();
   if (s == NULL) return -1;
   if (api->dltensor_from_py_object_no_sync(o, &s->arg.tensor) != 0) {
-    scratch_release(&s->header);
+    pfpy_tensor_scratch_release(&s->header);
     return -1;
   }
   Py_INCREF(o); /* a promoted Tensor keeps the torch tensor (and so its storage) alive */

@@ -124,6 +124,10 @@ static PyObject* seq_out(PFObject* seq, int fw, const PFPyArgs* pack) {
 
 PyObject* pfpy_tensor_result_to_py(PFAny* rv, int fw, const PFPyArgs* pack) {
   int32_t t = rv->type_index;
+  /* The common result of a call taking an array (a count, a size) inline, as the plain call
+   * returns it: no framework to convert for, and nothing owned. */
+  if (t == kPFTypeInt) return PyLong_FromLongLong(rv->v_int64);
+  if (t == kPFTypeNone) Py_RETURN_NONE;
   if (t == kPFTypeTensor) return tensor_out(rv->v_obj, fw, pack);
   if ((t == kPFTypeArray || t == kPFTypeList) && holds_tensor((const PFSeqObject*)rv->v_obj)) {
     return seq_out(rv->v_obj, fw, pack);

@@ -171,8 +171,10 @@ PACKEDFUN_API void* PFEnvGetStream(int32_t device_type, int32_t device_id) {
 
 PACKEDFUN_API int PFEnvSetTensorAllocator(PFEnvTensorAllocator allocator,
                                           PFEnvTensorAllocator* out_prev) {
-  if (out_prev != nullptr) *out_prev = tls_env.allocator;
-  tls_env.allocator = allocator;
+  EnvState* env = &tls_env;
+  __asm__("" : "+r"(env));  // one TLS lookup: else the store looks the address up again
+  if (out_prev != nullptr) *out_prev = env->allocator;
+  env->allocator = allocator;
   return 0;
 }
 

@@ -44,25 +44,50 @@ void ReleaseCells(PFAny* cells, int64_t n) noexcept {
  *  block whose count reached 0 and whose cells are released comes here; the slot is the thread's
  *  own (no lock) and its block is freed when the thread ends. Blocks above kSpareSeqMaxSlots are
  *  freed, and a block is reused only for a size it does not oversize by more than twice (plus 4).
- */
+ *  Trivial (constant-initialized, no destructor): the runtime is loaded with dlopen, where each
+ *  use of a thread_local is a call, and one with a destructor costs a second call for its guard;
+ *  SpareSeqReleaser frees the block at thread exit, registered by the first block kept. */
 struct SpareSeq {
-  PFSeqObject* block = nullptr;
-  bool closed = false;  // the thread is ending: sequences dying after this are freed
-  ~SpareSeq() {
-    std::free(block);
-    block = nullptr;
-    closed = true;
+  PFSeqObject* block;
+  bool armed;   // SpareSeqReleaser is registered for this thread
+  bool closed;  // the thread is ending: sequences dying after this are freed
+};
+thread_local SpareSeq spare_seq{};
+constexpr int64_t kSpareSeqMaxSlots = 256;
+
+/*! This thread's slot, its address looked up once: opaque to the compiler, which otherwise looks
+ *  it up again (another TLS descriptor call) for a later store instead of keeping the pointer. */
+inline SpareSeq* ThisThreadSpareSeq() noexcept {
+  SpareSeq* spare = &spare_seq;
+  __asm__("" : "+r"(spare));
+  return spare;
+}
+
+struct SpareSeqReleaser {
+  bool armed = false;
+  ~SpareSeqReleaser() {
+    if (!armed) return;
+    SpareSeq* spare = &spare_seq;
+    std::free(spare->block);
+    spare->block = nullptr;
+    spare->closed = true;
   }
 };
-thread_local SpareSeq spare_seq;
-constexpr int64_t kSpareSeqMaxSlots = 256;
+thread_local SpareSeqReleaser spare_seq_releaser;
+
+/*! Registers the thread-exit release of the spare block (once per thread). */
+__attribute__((noinline, cold)) void ArmSpareSeq(SpareSeq* spare) noexcept {
+  spare_seq_releaser.armed = true;
+  spare->armed = true;
+}
 
 void DeleteSeq(PFObject* obj) noexcept {
   auto* seq = As<PFSeqObject>(obj);
   if ((obj->flags & kSeqFlagPlainPods) == 0) ReleaseCells(seq->data, seq->size);
   if (seq->data == InlineSlots(seq) && seq->capacity <= kSpareSeqMaxSlots) {
-    SpareSeq* spare = &spare_seq;
+    SpareSeq* spare = ThisThreadSpareSeq();
     if (spare->block == nullptr && !spare->closed) {
+      if (!spare->armed) ArmSpareSeq(spare);
       spare->block = seq;
       return;
     }
@@ -75,7 +100,7 @@ void DeleteSeq(PFObject* obj) noexcept {
 /*! The spare block if it fits `capacity` slots, else NULL (a spare of another size is freed: the
  *  sizes now being made are the ones worth keeping). */
 PFSeqObject* TakeSpareSeq(int64_t capacity) noexcept {
-  SpareSeq* spare = &spare_seq;
+  SpareSeq* spare = ThisThreadSpareSeq();
   PFSeqObject* seq = spare->block;
   if (seq == nullptr) return nullptr;
   spare->block = nullptr;

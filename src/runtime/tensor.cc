@@ -62,23 +62,47 @@ void DeleteTensor(PFObject* obj) noexcept;
  *  parameter makes and drops one Tensor per call, and reusing the block skips the allocator on both
  *  sides. Only a Tensor whose count reached 0 comes here, so nothing can still see it; the slot is
  *  the thread's own (no lock: a locked exchange on each side cost about 4 ns per call), and its
- *  block is freed when the thread ends. */
+ *  block is freed when the thread ends. Trivial (constant-initialized, no destructor), as seq.cc's
+ *  SpareSeq and for the same reason: one TLS lookup per use, not two (the second for a guard);
+ *  SpareTensorReleaser frees the block at thread exit, registered by the first block kept. */
 struct SpareTensor {
-  TensorImpl* block = nullptr;
-  bool closed = false;  // the thread is ending: Tensors dying after this are freed
-  ~SpareTensor() {
-    delete block;
-    block = nullptr;
-    closed = true;
+  TensorImpl* block;
+  bool armed;   // SpareTensorReleaser is registered for this thread
+  bool closed;  // the thread is ending: Tensors dying after this are freed
+};
+thread_local SpareTensor spare_tensor{};
+
+/*! This thread's slot, its address looked up once (opaque to the compiler, as in seq.cc). */
+inline SpareTensor* ThisThreadSpareTensor() noexcept {
+  SpareTensor* spare = &spare_tensor;
+  __asm__("" : "+r"(spare));
+  return spare;
+}
+
+struct SpareTensorReleaser {
+  bool armed = false;
+  ~SpareTensorReleaser() {
+    if (!armed) return;
+    SpareTensor* spare = &spare_tensor;
+    delete spare->block;
+    spare->block = nullptr;
+    spare->closed = true;
   }
 };
-thread_local SpareTensor spare_tensor;
+thread_local SpareTensorReleaser spare_tensor_releaser;
+
+/*! Registers the thread-exit release of the spare block (once per thread). */
+__attribute__((noinline, cold)) void ArmSpareTensor(SpareTensor* spare) noexcept {
+  spare_tensor_releaser.armed = true;
+  spare->armed = true;
+}
 
 /*! Frees what `t` (owner already released) holds and keeps or frees its block. */
 void FreeTensorImpl(TensorImpl* t) noexcept {
   delete[] t->heap_dims;
-  SpareTensor* spare = &spare_tensor;
+  SpareTensor* spare = ThisThreadSpareTensor();
   if (spare->block == nullptr && !spare->closed) {
+    if (!spare->armed) ArmSpareTensor(spare);
     spare->block = t;
   } else {
     delete t;
@@ -87,7 +111,7 @@ void FreeTensorImpl(TensorImpl* t) noexcept {
 
 /*! A Tensor block with ref_count 1, no owner and no heap dims: the spare one or a new one. */
 TensorImpl* TakeTensorImpl() {
-  SpareTensor* spare = &spare_tensor;
+  SpareTensor* spare = ThisThreadSpareTensor();
   TensorImpl* t = spare->block;
   if (t == nullptr) return AllocObject<TensorImpl>(kPFTypeTensor, &DeleteTensor);
   spare->block = nullptr;
@@ -105,16 +129,22 @@ void DeleteTensor(PFObject* obj) noexcept {
   FreeTensorImpl(t);
 }
 
+/*! CheckedNumel's errors, out of line: the happy path keeps a small frame. */
+[[noreturn]] __attribute__((noinline, cold)) void ThrowBadShape(const int64_t* shape, int32_t axis,
+                                                                const char* fn) {
+  if (shape[axis] < 0) {
+    Throw("ValueError", std::string(fn) + ": negative dimension " + std::to_string(shape[axis]) +
+                            " at axis " + std::to_string(axis));
+  }
+  Throw("ValueError", std::string(fn) + ": the number of elements overflows");
+}
+
 /*! Number of elements; throws ValueError on a negative dimension or overflow. */
 uint64_t CheckedNumel(const int64_t* shape, int32_t ndim, const char* fn) {
   uint64_t numel = 1;
   for (int32_t i = 0; i < ndim; ++i) {
-    if (shape[i] < 0) {
-      Throw("ValueError", std::string(fn) + ": negative dimension " + std::to_string(shape[i]) +
-                              " at axis " + std::to_string(i));
-    }
-    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(shape[i]), &numel)) {
-      Throw("ValueError", std::string(fn) + ": the number of elements overflows");
+    if (shape[i] < 0 || __builtin_mul_overflow(numel, static_cast<uint64_t>(shape[i]), &numel)) {
+      ThrowBadShape(shape, i, fn);
     }
   }
   return numel;
@@ -145,8 +175,16 @@ bool IsDLPackDeviceType(int32_t type) {
   }
 }
 
-/*! Checks ndim, shape and dtype (not data); returns the number of elements. Throws ValueError. */
-uint64_t ValidateLayout(const DLTensor& src, const char* fn) {
+/*! ValidateLayout's checks but the shape's (CheckedNumel), without a word of the error. */
+inline bool LayoutFieldsValid(const DLTensor& src) noexcept {
+  return src.ndim >= 0 && (src.ndim == 0 || src.shape != nullptr) && src.dtype.bits != 0 &&
+         src.dtype.lanes != 0 && IsDLPackDeviceType(static_cast<int32_t>(src.device.device_type)) &&
+         src.device.device_id >= 0;
+}
+
+/*! The error of a layout LayoutFieldsValid refused, out of line. */
+[[noreturn]] __attribute__((noinline, cold)) void ThrowBadLayout(const DLTensor& src,
+                                                                 const char* fn) {
   if (src.ndim < 0) {
     Throw("ValueError", std::string(fn) + ": negative ndim " + std::to_string(src.ndim));
   }
@@ -156,14 +194,16 @@ uint64_t ValidateLayout(const DLTensor& src, const char* fn) {
   if (src.dtype.bits == 0 || src.dtype.lanes == 0) {
     Throw("ValueError", std::string(fn) + ": invalid dtype with zero bits or lanes");
   }
-  if (!IsDLPackDeviceType(static_cast<int32_t>(src.device.device_type)) ||
-      src.device.device_id < 0) {
-    // Only the device types DLPack defines (no value of the enum is skipped silently: a tensor
-    // must be describable as a packedfun.device), and ordinals are non-negative.
-    Throw("ValueError", std::string(fn) + ": invalid device (" +
-                            std::to_string(static_cast<int32_t>(src.device.device_type)) + ", " +
-                            std::to_string(src.device.device_id) + ")");
-  }
+  // Only the device types DLPack defines (no value of the enum is skipped silently: a tensor
+  // must be describable as a packedfun.device), and ordinals are non-negative.
+  Throw("ValueError", std::string(fn) + ": invalid device (" +
+                          std::to_string(static_cast<int32_t>(src.device.device_type)) + ", " +
+                          std::to_string(src.device.device_id) + ")");
+}
+
+/*! Checks ndim, shape and dtype (not data); returns the number of elements. Throws ValueError. */
+uint64_t ValidateLayout(const DLTensor& src, const char* fn) {
+  if (!LayoutFieldsValid(src)) ThrowBadLayout(src, fn);
   return CheckedNumel(src.shape, src.ndim, fn);
 }
 
@@ -215,9 +255,10 @@ TensorImpl* NewTensorImpl(const DLTensor& src, const char* fn) {
   dst = src;
   dst.shape = dims;
   dst.strides = dims + src.ndim;
-  if (src.ndim > 0) std::memcpy(dst.shape, src.shape, sizeof(int64_t) * src.ndim);
+  // A loop, not memcpy: the usual rank is 1 to 4, where the call costs more than the copy.
+  for (int32_t i = 0; i < src.ndim; ++i) dst.shape[i] = src.shape[i];
   if (src.ndim > 0 && src.strides != nullptr) {
-    std::memcpy(dst.strides, src.strides, sizeof(int64_t) * src.ndim);
+    for (int32_t i = 0; i < src.ndim; ++i) dst.strides[i] = src.strides[i];
   } else if (!FillCompactStrides(dst.shape, src.ndim, dst.strides)) {
     FreeTensorImpl(t);
     Throw("ValueError", std::string(fn) + ": the tensor's compact strides overflow int64");

@@ -267,6 +267,22 @@ TEST(Tensor, TensorsAndArraysMadeOnOneThreadDieOnAnother) {
   EXPECT_EQ(owner.use_count(), 1u);
 }
 
+TEST(Tensor, ObjectsDyingAsTheirThreadEndsAreFreed) {
+  // The thread_local below is made before the runtime keeps a spare block on this thread, so its
+  // destructor runs after the runtime's thread-exit release: the Array and Tensor it drops then
+  // must be freed, not kept in a slot nobody frees (the sanitized run checks the leak).
+  std::thread worker([] {
+    static thread_local std::vector<packedfun::ObjectRef> late;
+    late.push_back(packedfun::Array<int64_t>({1, 2}));
+    late.push_back(Tensor::Empty({4}, packedfun::kFloat32));
+    packedfun::Array<int64_t> spare_array({3});  // made and dropped: fills this thread's slots
+    Tensor spare_tensor = Tensor::Empty({2}, packedfun::kFloat32);
+    EXPECT_EQ(spare_array[0], 3);
+    EXPECT_EQ(spare_tensor->shape[0], 2);
+  });
+  worker.join();
+}
+
 TEST(Tensor, ReturnedAndReceivedAsTensor) {
   Function make = Function::FromTyped(
       [](int64_t n, DLDataType dtype) { return Tensor::Empty({n}, dtype); }, "test.make");

@@ -92,12 +92,17 @@ int64_t ai32sum(packedfun::Array<int32_t> a) {
 }
 packedfun::Array<int64_t> aecho(packedfun::Array<int64_t> a) { return a; }
 packedfun::Array<double> adecho(packedfun::Array<double> a) { return a; }
+int64_t alen(const packedfun::Array<packedfun::String>& a) {
+  int64_t s = 0;
+  for (const packedfun::String& x : a) s += static_cast<int64_t>(x.size());
+  return s;
+}
 PACKEDFUN_REGISTER_GLOBAL("test_container_views.named")
     .set_body_typed([](const std::vector<int64_t>& values, int64_t k) { return vsum(values) * k; },
                     {"values", "k"});
 """
 FUNCTIONS = ["vsum", "fsum", "vecho", "i32sum", "u8sum", "f32sum", "msum", "usum", "mjoin", "mixed",
-             "asum", "adsum", "ai32sum", "aecho", "adecho"]  # fmt: skip
+             "asum", "adsum", "ai32sum", "aecho", "adecho", "alen"]  # fmt: skip
 
 # A C library reading argument 0 through the ABI: what it arrived as, what read_int64 gave, and
 # what PFAnyViewToOwned made of it. `probe` declares a view argument; `old_probe` is a library
@@ -261,6 +266,37 @@ def test_array_parameters_of_numbers_read_the_list_in_place(m):
         m.ai32sum([1, 2**31])
 
 
+def test_array_parameters_filled_in_place_at_every_size(m):
+    # The numbers are read into the upper half of the new Array's cells and widened in place, so
+    # every size (odd, even, one, past a read chunk) must give back exactly the list, as the Array
+    # the released call converts does; a bad item late in a long list is named by its index.
+    for n in [0, 1, 2, 3, 7, 8, 63, 64, 65, 140]:
+        ints = [(-1) ** i * (i * 2**33 + i) for i in range(n)]
+        assert both_policies(m.aecho, ints) == (("ok", pf.Array(ints)),) * 2, n
+        assert list(m.aecho(ints)) == ints
+        assert m.asum(ints) == sum(ints)
+        floats = [i / 4 for i in range(n)] + ([3] if n else [])
+        echoed = list(m.adecho(floats))
+        assert echoed == floats and all(type(x) is float for x in echoed), n
+        small = [i - 70 for i in range(n)]
+        assert m.ai32sum(small) == sum(small)
+    with pytest.raises(OverflowError, match=r"argument 'a'\[100\]: value 2147483648 does not fit"):
+        m.ai32sum([0] * 100 + [2**31] + [0] * 39)
+    with pytest.raises(TypeError, match=r"argument 'a'\[139\]: expected int, got str"):
+        m.asum([1] * 139 + ["x"])
+
+
+def test_array_iteration_reads_every_element_kind(m):
+    # An Array's iterator walks its cells in place; elements that are not numbers (String) take
+    # the checked read, and every element is seen once, in order.
+    words = ["a", "bb", "a string of more than seven bytes", ""]
+    assert m.alen(words) == sum(len(w) for w in words)
+    assert m.alen([]) == 0
+    assert m.asum(pf.Array(list(range(50)))) == sum(range(50))  # an Array argument, not a view
+    with pytest.raises(TypeError, match=r"argument 'a'\[1\]: expected str, got int"):
+        m.alen(["a", 1])
+
+
 @pytest.mark.parametrize("name", ["msum", "usum", "mjoin"])
 def test_mappings_convert_as_before(m, name):
     f = getattr(m, name)
@@ -322,7 +358,7 @@ def test_runtime_sets_the_view_argument_bits(m):
     bits = {name: core.function_flags(getattr(m, name)) >> VIEW_SHIFT for name in FUNCTIONS}
     assert bits == {"vsum": 1, "fsum": 1, "vecho": 1, "i32sum": 1, "u8sum": 1, "f32sum": 0,
                     "msum": 1, "usum": 1, "mjoin": 1, "mixed": 0b111, "asum": 1, "adsum": 1,
-                    "ai32sum": 1, "aecho": 1, "adecho": 1}  # fmt: skip
+                    "ai32sum": 1, "aecho": 1, "adecho": 1, "alen": 0}  # fmt: skip
     assert m.mixed([1, 2], [3], [0.5]) == 3 + 30 + 50  # the Array<int64_t> in the middle
     assert core.function_flags(pf.get_global_func("testing.echo")) >> VIEW_SHIFT == 0
 

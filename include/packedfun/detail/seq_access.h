@@ -17,12 +17,16 @@
 namespace packedfun {
 namespace detail {
 
-/*! Read access shared by Array and List. Elements are converted to T when read; the iterator
- *  walks by index, so it stays valid while a List grows (but not past a shrink). */
+/*! Read access shared by Array and List. Elements are converted to T when read. A List's iterator
+ *  walks by index, so it stays valid while the List grows (but not past a shrink); an Array's
+ *  walks its cells by pointer (an Array never changes). */
 template <typename T, typename Self>
 class SeqAccess {
   /*! Elements whose check is their noexcept TryFrom (numbers, bool): tried first, inline. */
   static constexpr bool kPlainElement = std::is_arithmetic<T>::value;
+  /*! Whether the cells stay where they are for the object's life (an Array: immutable), so an
+   *  iterator reads them through a pointer taken once; a List's move when it grows. */
+  static constexpr bool kFixedCells() { return Self::_type_static_index == kPFTypeArray; }
 
  public:
   class iterator {
@@ -32,18 +36,37 @@ class SeqAccess {
     using difference_type = std::ptrdiff_t;
     using pointer = void;
     using reference = T;
-    iterator(const Self* self, int64_t i) noexcept : self_(self), i_(i) {}
-    T operator*() const { return (*self_)[i_]; }
+    iterator(const Self* self, int64_t i) noexcept : self_(self), i_(i) {
+      if constexpr (kFixedCells()) cell_ = self->seq()->data + i;
+    }
+    T operator*() const {
+      if constexpr (kFixedCells()) {  // in range by construction: no size read, no index
+        if constexpr (kPlainElement) {
+          if (std::optional<T> r = TypeTraits<T>::TryFrom(cell_)) return *r;
+        }
+        return static_cast<const SeqAccess*>(self_)->At(cell_ - self_->seq()->data);
+      } else {
+        return (*self_)[i_];
+      }
+    }
     iterator& operator++() noexcept {
-      ++i_;
+      if constexpr (kFixedCells()) {
+        ++cell_;
+      } else {
+        ++i_;
+      }
       return *this;
     }
-    bool operator==(const iterator& o) const noexcept { return i_ == o.i_; }
-    bool operator!=(const iterator& o) const noexcept { return i_ != o.i_; }
+    bool operator==(const iterator& o) const noexcept {
+      if constexpr (kFixedCells()) return cell_ == o.cell_;
+      return i_ == o.i_;
+    }
+    bool operator!=(const iterator& o) const noexcept { return !(*this == o); }
 
    private:
     const Self* self_;
-    int64_t i_;
+    int64_t i_;                    // a List's position
+    const PFAny* cell_ = nullptr;  // an Array's (its cells never move): the cell itself
   };
 
   /*! The runtime object (borrowed). */
