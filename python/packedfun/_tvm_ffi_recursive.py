@@ -49,6 +49,7 @@ __all__ = [
 ]
 
 _MASK = (1 << 64) - 1
+_COMPARE_OFF, _HASH_OFF = 1 << 7, 1 << 8  # tvm-ffi's field flags: not compared, not hashed
 
 # The kinds of value; two values of different kinds never compare equal.
 _NONE, _BOOL, _INT, _FLOAT, _STR, _BYTES, _DTYPE, _DEVICE, _SHAPE = range(9)
@@ -142,11 +143,12 @@ class _Traits:
     def __init__(self, cls: type, type_index: int) -> None:
         info = type_info(type_index)
         self.key_hash = _digest(info["type_key"].encode())
-        traits = _bridge("packedfun.tvm_ffi_field_traits")
-        mirrored = traits(type_index) if traits is not None else None
-        if mirrored is not None:  # a tvm-ffi type: its own flags and type attributes
-            self.compared = tuple(name for name, compare, _ in mirrored if compare)
-            self.hashed = tuple(name for name, _, hashed in mirrored if hashed)
+        flags = _bridge("packedfun.tvm_ffi_field_flags")
+        own = flags(type_index) if flags is not None else None
+        if own is not None:  # a tvm-ffi type: its own field flags and type attributes
+            rows = [r for a in info["ancestors"][1:] for r in (flags(a) or ())] + list(own)
+            self.compared = tuple(r[0] for r in rows if not r[1] & _COMPARE_OFF)
+            self.hashed = tuple(r[0] for r in rows if not r[1] & (_COMPARE_OFF | _HASH_OFF))
             attr = _bridge("packedfun.tvm_ffi_type_attr")
             self.eq, self.cmp, self.hash = (
                 attr(type_index, n) for n in ("__ffi_eq__", "__ffi_compare__", "__ffi_hash__")

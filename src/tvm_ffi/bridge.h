@@ -122,8 +122,6 @@ struct TypeAttrColumn {
 };
 
 /*! tvm-ffi's field flags the bridge reports (TVMFFIFieldFlagBitMask). */
-constexpr int64_t kFieldCompareOff = 1 << 7;
-constexpr int64_t kFieldHashOff = 1 << 8;
 constexpr int64_t kFieldHasDefault = 1 << 1;
 constexpr int64_t kFieldDefaultFromFactory = 1 << 5;
 

@@ -14,7 +14,6 @@
 #include "runtime/error.h"
 #include "runtime/object.h"
 #include "runtime/registry.h"
-#include "runtime/seq.h"
 #include "runtime/string.h"
 #include "runtime/type.h"
 #include "tvm_ffi/bridge.h"
@@ -308,32 +307,6 @@ int32_t MirroredIndex(int64_t pf_index) {
   return -1;
 }
 
-/*! The global "packedfun.tvm_ffi_field_traits": type index -> None when the type mirrors no
- *  tvm-ffi type, else its fields (ancestors' first) as [[name, compare, hash], ...], where
- *  compare and hash say whether tvm-ffi's RecursiveEq / RecursiveHash look at the field. */
-int FieldTraitsCall(void*, const PFAny* args, int32_t n, PFAny* result) {
-  if (n != 1 || args[0].type_index != kPFTypeInt) {
-    return RaiseError("TypeError", "packedfun.tvm_ffi_field_traits: expected one int");
-  }
-  return Guard([&] {
-    *result = NoneAny();
-    int32_t tvm_index = MirroredIndex(args[0].v_int64);
-    if (tvm_index < 0) return 0;
-    const Mirror* m = MirrorOf(tvm_index);
-    PFSeqObject* out = NewSeq(kPFTypeArray, static_cast<int64_t>(m->slots.size()));
-    *result = ObjectAny(&out->header);
-    for (const FieldRec* f : m->slots) {
-      PFSeqObject* entry = NewSeq(kPFTypeArray, 3);
-      SeqPush(out, ObjectAny(&entry->header));
-      SeqPush(entry, MakeStringAny(f->name));
-      bool compare = (f->flags & kFieldCompareOff) == 0;
-      SeqPush(entry, PFAny{kPFTypeBool, 0, {compare ? 1 : 0}});
-      SeqPush(entry, PFAny{kPFTypeBool, 0, {compare && (f->flags & kFieldHashOff) == 0 ? 1 : 0}});
-    }
-    return 0;
-  });
-}
-
 /*! The global "packedfun.tvm_ffi_type_attr": (type index, name) -> the tvm-ffi type attribute
  *  `name` (`__ffi_eq__`, `__ffi_hash__`, ...) of a mirrored type, None when the type mirrors no
  *  tvm-ffi type or tvm-ffi has no such attribute for it. */
@@ -357,8 +330,7 @@ int TypeAttrCall(void*, const PFAny* args, int32_t n, PFAny* result) {
 }
 
 [[maybe_unused]] const bool kBuiltinsRegistered =
-    (RegisterBuiltin("packedfun.tvm_ffi_field_traits", &FieldTraitsCall),
-     RegisterBuiltin("packedfun.tvm_ffi_type_attr", &TypeAttrCall), true);
+    (RegisterBuiltin("packedfun.tvm_ffi_type_attr", &TypeAttrCall), true);
 
 }  // namespace
 

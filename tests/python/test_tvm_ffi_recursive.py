@@ -227,17 +227,10 @@ def test_cxx_test_classes_field_flags_and_hooks_cross_the_bridge():
         assert h(tvm_ffi.Array([a])) == h(tvm_ffi.Array([b]))
         with pytest.raises(ValueError, match="but not __ffi_hash__"):
             h(tvm_ffi.List([T.TestEqWithoutHash(1, "x")]))
-        traits = tvm_ffi.get_global_func("packedfun.tvm_ffi_field_traits")
         attr = tvm_ffi.get_global_func("packedfun.tvm_ffi_type_attr")
-        flags = [tuple(f) for f in traits(T.TestCompare(1, "x", 1).type_index)]
-        assert flags == [("key", True, True), ("name", True, True), ("ignored_field", False, False)]
-        assert traits(T.TestIntPair(1, 2).type_index) is None  # packedfun's own type
         assert attr(T.TestIntPair(1, 2).type_index, "__ffi_eq__") is None
         assert attr(a.type_index, "__no_such_attribute__") is None
         assert attr(a.type_index, "__ffi_hash__")(a, lambda v: v * 10) == 10
-        for bad in ((), ("x",), (1, 2, 3)):
-            with pytest.raises(TypeError, match="expected one int"):
-                traits(*bad)
         with pytest.raises(TypeError, match="expected an int and a str"):
             attr(a.type_index, 5)
         """
