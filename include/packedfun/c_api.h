@@ -683,6 +683,10 @@ PACKEDFUN_API PFObject* PFErrorNew(const PFByteArray* kind, const PFByteArray* m
  *  a fixed text when `error` is NULL or not an Error, or when the text cannot be allocated. */
 PACKEDFUN_API const char* PFErrorGetWhat(PFObject* error);
 
+/*! As PFErrorSetRaised, taking over the caller's reference to `error` (stolen): for a producer
+ *  that is done with its error, e.g. a C++ exception object about to be destroyed. */
+PACKEDFUN_API void PFErrorMoveToRaised(PFObject* error);
+
 /* ------------------------------------------------------------------------------------------------
  * Strings, bytes and sequences
  * ------------------------------------------------------------------------------------------------

@@ -25,11 +25,22 @@ namespace packedfun {
 class Error : public std::exception {
  public:
   /*! A new error capturing the current native stack. */
-  Error(const std::string& kind, const std::string& message) { Init(kind, message, nullptr); }
+  Error(const std::string& kind, const std::string& message) {
+    Init(kind.data(), kind.size(), message.data(), message.size(), nullptr);
+  }
+  /*! As above, for the usual spelling `throw Error("ValueError", "...")`: no std::string is
+   *  built for either text (the runtime copies the bytes into the error once). NULL reads as "". */
+  Error(const char* kind, const char* message) {
+    Init(kind, Length(kind), message, Length(message), nullptr);
+  }
+  /*! As above, for `throw Error("ValueError", "..." + detail)`. */
+  Error(const char* kind, const std::string& message) {
+    Init(kind, Length(kind), message.data(), message.size(), nullptr);
+  }
   /*! A new error with a backtrace text given by its producer. */
   Error(const std::string& kind, const std::string& message, const std::string& backtrace) {
     PFByteArray bt{backtrace.data(), backtrace.size()};
-    Init(kind, message, &bt);
+    Init(kind.data(), kind.size(), message.data(), message.size(), &bt);
   }
   /*! Wraps an existing error object (a PFErrorObject), sharing it. */
   static Error FromObject(ObjectPtr<PFObject> error) noexcept {
@@ -58,6 +69,16 @@ class Error : public std::exception {
   /*! The underlying error object (borrowed); NULL only in a moved-from Error. */
   PFObject* get() const noexcept { return obj_.get(); }
 
+  /*! As SetRaised, handing this Error's reference to the slot, which leaves this Error empty
+   *  (moved-from): for a caught exception object that is destroyed right after. */
+  void MoveToRaised() noexcept {
+    if (obj_) {
+      PFErrorMoveToRaised(obj_.release());
+    } else {
+      SetRaised();
+    }
+  }
+
   /*! Stores this error in the calling thread's error slot (for returning -1 from a PFSafeCall). */
   void SetRaised() const noexcept {
     if (obj_) {
@@ -71,10 +92,13 @@ class Error : public std::exception {
   Error() = default;
   // Out of line so that `throw Error(...)` in user code is a call from the user's own line: the
   // backtrace's innermost user frame then points at it, not at this header.
-  __attribute__((noinline)) void Init(const std::string& kind, const std::string& message,
-                                      const PFByteArray* backtrace) {
-    PFByteArray k{kind.data(), kind.size()}, m{message.data(), message.size()};
+  __attribute__((noinline)) void Init(const char* kind, size_t kind_size, const char* message,
+                                      size_t message_size, const PFByteArray* backtrace) {
+    PFByteArray k{kind, kind_size}, m{message, message_size};
     obj_ = ObjectPtr<PFObject>::FromOwned(PFErrorNew(&k, &m, backtrace));
+  }
+  static size_t Length(const char* s) noexcept {
+    return s != nullptr ? std::char_traits<char>::length(s) : 0;
   }
   std::string Part(bool kind) const {
     if (!obj_) return std::string();

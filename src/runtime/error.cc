@@ -169,6 +169,8 @@ PACKEDFUN_API void PFErrorSetRaised(PFObject* error) {
   SetRaisedSteal(error);
 }
 
+PACKEDFUN_API void PFErrorMoveToRaised(PFObject* error) { SetRaisedSteal(error); }
+
 PACKEDFUN_API int PFErrorSetRaisedFromCStr(const char* kind, const char* message) {
   return RaiseError(kind != nullptr ? kind : "RuntimeError", message != nullptr ? message : "");
 }

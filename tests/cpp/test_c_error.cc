@@ -81,6 +81,23 @@ TEST(CError, NewNeverFailsAndWhatIsBuiltOnceByTheRuntime) {
   PFObjectDecRef(str);
 }
 
+TEST(CError, MoveToRaisedTakesTheCallersReference) {
+  PFByteArray kind = Bytes("KeyError"), msg = Bytes("moved");
+  PFObject* err = PFErrorNew(&kind, &msg, nullptr);
+  PFObjectIncRef(err);  // ours, kept to watch the count
+  PFErrorMoveToRaised(err);
+  EXPECT_EQ(err->ref_count, 2u);  // the slot holds the reference handed to it, no new one
+  PFObjectIncRef(err);
+  PFErrorMoveToRaised(err);       // the same error again
+  EXPECT_EQ(err->ref_count, 2u);  // the slot released the one it held
+  PFObject* got = nullptr;
+  PFErrorMoveFromRaised(&got);
+  EXPECT_EQ(got, err);
+  PFObjectDecRef(got);
+  EXPECT_EQ(err->ref_count, 1u);
+  PFObjectDecRef(err);
+}
+
 TEST(CError, SlotIsPerThread) {
   PFErrorSetRaisedFromCStr("RuntimeError", "main thread");
   PFObject* seen_by_other = reinterpret_cast<PFObject*>(0x1);

@@ -22,6 +22,19 @@ TEST(Error, KindMessageWhat) {
   EXPECT_FALSE(e.cause().defined());
 }
 
+TEST(Error, EveryConstructorSpellingKeepsKindAndMessage) {
+  const std::string kind = "IndexError", detail = "index 7 of 3";
+  EXPECT_STREQ(Error("ValueError", "literal").what(), "ValueError: literal");
+  EXPECT_STREQ(Error("ValueError", "at " + detail).what(), "ValueError: at index 7 of 3");
+  EXPECT_STREQ(Error(kind, detail).what(), "IndexError: index 7 of 3");
+  const char* no_text = nullptr;
+  Error empty(no_text, no_text);  // NULL reads as ""
+  EXPECT_EQ(empty.kind(), "");
+  EXPECT_EQ(empty.message(), "");
+  std::string with_nul("a\0b", 3);  // the std::string forms keep every byte
+  EXPECT_EQ(Error(kind, with_nul).message(), with_nul);
+}
+
 TEST(Error, CatchableAsStdException) {
   try {
     throw Error("KeyError", "missing");
@@ -164,6 +177,32 @@ TEST(Error, RaisedErrorsComeBackAsError) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "NotImplementedError");
     EXPECT_EQ(e.message(), "later");
+  }
+}
+
+TEST(Error, ThrownInATypedOrPackedBodyReachesTheSlotAsTheSameObject) {
+  static PFObject* thrown = nullptr;
+  auto body = [](int64_t x) -> int64_t {
+    Error e("ValueError", "no " + std::to_string(x));
+    thrown = e.get();
+    throw e;
+  };
+  packedfun::Function typed = packedfun::Function::FromTyped(body);
+  packedfun::Function packed =
+      packedfun::Function::FromPacked([body](packedfun::PackedArgs args, packedfun::Any* rv) {
+        *rv = body(args[0].cast<int64_t>());
+      });
+  for (const packedfun::Function& f : {typed, packed}) {
+    PFAny arg{}, result{};
+    arg.type_index = kPFTypeInt;
+    arg.v_int64 = 3;
+    ASSERT_EQ(PFFunctionCall(f.get(), &arg, 1, &result), -1);
+    PFObject* err = nullptr;
+    PFErrorMoveFromRaised(&err);
+    ASSERT_EQ(err, thrown);         // the caught Error's object, handed over
+    EXPECT_EQ(err->ref_count, 1u);  // the exception object let go of its reference
+    EXPECT_STREQ(PFErrorGetWhat(err), "ValueError: no 3");
+    PFObjectDecRef(err);
   }
 }
 

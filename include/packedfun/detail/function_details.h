@@ -406,9 +406,11 @@ __attribute__((always_inline)) inline void FunctionSignature<R (*)(A...)>::Invok
 }
 
 /*! Stores a caught Error in the slot. Catching Error by type right where the call is made spares
- *  SetRaisedFromCurrentException's rethrow, which would unwind a second time. */
-__attribute__((noinline, cold)) inline int SetRaisedFromError(const Error& e) noexcept {
-  e.SetRaised();
+ *  SetRaisedFromCurrentException's rethrow, which would unwind a second time; the exception
+ *  object is destroyed when the handler ends, so its reference moves to the slot (no count
+ *  update either way). */
+__attribute__((noinline, cold)) inline int SetRaisedFromError(Error& e) noexcept {
+  e.MoveToRaised();
   return -1;
 }
 
@@ -425,7 +427,7 @@ __attribute__((always_inline)) inline int SafeCallTyped(F&& f, const char* name,
     if (num_args != Sig::kNumArgs) ThrowArityError(name, Sig::kNumArgs, num_args);
     Sig::Invoke(f, name, params, args, result);
     return 0;
-  } catch (const Error& e) {
+  } catch (Error& e) {
     return SetRaisedFromError(e);
   } catch (...) {
     PACKEDFUN_RETHROW_FORCED_UNWIND
@@ -442,7 +444,7 @@ __attribute__((always_inline)) inline int SafeCallPacked(F&& f, const PFAny* arg
     f(PackedArgs(args, num_args), &rv);
     AnyUnsafe::MoveToPFAny(std::move(rv), result);
     return 0;
-  } catch (const Error& e) {
+  } catch (Error& e) {
     return SetRaisedFromError(e);
   } catch (...) {
     PACKEDFUN_RETHROW_FORCED_UNWIND
