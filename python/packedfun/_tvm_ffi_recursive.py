@@ -183,6 +183,32 @@ def _bridge(name: str) -> typing.Any:
     return get_global_func(name, allow_missing=True)
 
 
+def _drive(first: typing.Any, step: typing.Callable[[typing.Any], typing.Any]) -> typing.Any:
+    """Runs a walk without recursion (deep values do not reach Python's recursion limit):
+    ``first`` is a result, or a generator that yields the children to visit, each passed to
+    ``step`` (which gives a result or another such generator), and returns its own result."""
+    if not isinstance(first, types.GeneratorType):
+        return first
+    stack = [first]
+    sent: typing.Any = None
+    try:
+        while stack:
+            try:
+                item = stack[-1].send(sent)
+            except StopIteration as done:
+                stack.pop()
+                sent = done.value
+                continue
+            sent = step(item)
+            if isinstance(sent, types.GeneratorType):
+                stack.append(sent)
+                sent = None
+        return sent
+    finally:
+        for gen in reversed(stack):  # an error: each open frame is closed (its state undone)
+            gen.close()
+
+
 # ---------------------------------------------------------------------------------------------
 # Comparison
 # ---------------------------------------------------------------------------------------------
@@ -197,27 +223,7 @@ class _Comparer:
         self.active: set = set()
 
     def run(self, a: typing.Any, b: typing.Any) -> int:
-        first = self.step(a, b)
-        if not isinstance(first, types.GeneratorType):
-            return first
-        stack = [first]
-        sent: typing.Any = None
-        try:
-            while stack:
-                try:
-                    pair = stack[-1].send(sent)
-                except StopIteration as done:
-                    stack.pop()
-                    sent = done.value
-                    continue
-                sent = self.step(*pair)
-                if isinstance(sent, types.GeneratorType):
-                    stack.append(sent)
-                    sent = None
-            return sent
-        finally:
-            for gen in reversed(stack):  # an error: each open frame leaves the active set
-                gen.close()
+        return _drive(self.step(a, b), lambda pair: self.step(*pair))
 
     def unordered(self, message: str) -> int:
         if self.eq_only:
@@ -382,27 +388,7 @@ class _Hasher:
         self.keep: list = []  # the values memoized, alive while their identities are keys
 
     def run(self, value: typing.Any) -> int:
-        first = self.step(value)
-        if not isinstance(first, types.GeneratorType):
-            return first
-        stack = [first]
-        sent: typing.Any = None
-        try:
-            while stack:
-                try:
-                    child = stack[-1].send(sent)
-                except StopIteration as done:
-                    stack.pop()
-                    sent = done.value
-                    continue
-                sent = self.step(child)
-                if isinstance(sent, types.GeneratorType):
-                    stack.append(sent)
-                    sent = None
-            return sent
-        finally:
-            for gen in reversed(stack):
-                gen.close()
+        return _drive(self.step(value), self.step)
 
     def step(self, v: typing.Any) -> typing.Any:
         kind = _kind(v)
