@@ -4,6 +4,7 @@
 
 #include <packedfun/c_api.h>
 #include <packedfun/detail/bytes_any.h>
+#include <packedfun/detail/type_name.h>
 #include <packedfun/error.h>
 
 #include <cstdint>

@@ -522,7 +522,7 @@ def _value_fits(schema: tuple, value: typing.Any) -> bool:
     if index == _DTYPE:
         return isinstance(value, str)  # a dtype is a str; a name is parsed when stored
     if index == _DEVICE:
-        return isinstance(value, _Device)
+        return isinstance(value, (_Device, str))  # a name is parsed when stored
     if index == _ARRAY:
         return isinstance(value, (list, tuple, core.Array))
     if index == _MAP:
@@ -930,29 +930,31 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
         kw_params.append((True, f"{name}=MISSING"))
     positional = [p for _, p in params]
     keyword = [p for _, p in kw_params]
-    signature = ", ".join(["self", *positional] + (["*", *keyword] if keyword else []))
+    # the object's own parameter; renamed (as dataclasses does) when a field is named "self"
+    me = "__pf_self__" if any(f.name == "self" for f in all_fields) else "self"
+    signature = ", ".join([me, *positional] + (["*", *keyword] if keyword else []))
     # Called on an object that exists already (``super().__init__(...)`` from a subclass's own
     # ``__init__``, which starts from a blank object): assign the fields instead of building.
     assigned = [
-        f"type(self).{f.name}.set(self, {a})"
+        f"type({me}).{f.name}.set({me}, {a})"
         for f, a in zip(all_fields, args)
         if f.init or _has_default(f)
     ]
-    lines.append("    if self.handle:")
+    lines.append(f"    if {me}.handle:")
     lines.extend(f"        {line}" for line in assigned or ["pass"])
     lines.append("    else:")
-    lines.append(f"        _init_handle(self, _ctor, {', '.join(args)})")
+    lines.append(f"        _init_handle({me}, _ctor, {', '.join(args)})")
     for name in native:
-        lines.append(f"    if {name} is not MISSING: self.{name} = {name}")
+        lines.append(f"    if {name} is not MISSING: {me}.{name} = {name}")
     # init_property functions, root class first; a subclass's of the same name replaces its parent's
     computed = {f.name: f._compute for f in all_fields if f._compute is not None}
     for klass in reversed(cls.__mro__):
         computed.update(klass.__dict__.get("__pf_computed_override__", {}))
     for i, (name, fn) in enumerate(computed.items()):
         env[f"_c{i}"] = fn
-        lines.append(f"    type(self).{name}.set(self, _c{i}(self))")
+        lines.append(f"    type({me}).{name}.set({me}, _c{i}({me}))")
     if hasattr(cls, "__post_init__"):
-        lines.append("    self.__post_init__()")
+        lines.append(f"    {me}.__post_init__()")
     source = f"def __init__({signature}):\n" + "\n".join(lines) + "\n"
     exec(source, env)  # noqa: S102 (generated as dataclasses generates its __init__)
     init = env["__init__"]

@@ -163,6 +163,25 @@ def _decode_traits(field: TypeField, flags: int, default: typing.Any) -> None:
             field.ty = None
 
 
+def _traits_of_field(field: TypeField, declared: typing.Any, own_type: bool) -> None:
+    """Fills ``field``'s traits from the dataclass :class:`Field` that declared it, as tvm-ffi's
+    ``py_class`` registration does: its type schema is the Field's ``_ty_schema`` (the same
+    object), and for a type of packedfun's own (whose reflection keeps no tvm-ffi flags) the
+    ``c_*`` traits are the Field's options."""
+    schema = getattr(declared, "_ty_schema", None)
+    if schema is not None:
+        field.ty = schema
+    if not own_type:
+        return
+    field.c_init = bool(declared.init)
+    field.c_kw_only = declared.kw_only is True
+    field.c_default, field.c_default_factory = declared.default, declared.default_factory
+    field.c_has_default = declared.default is not MISSING or declared.default_factory is not MISSING
+    field.c_repr, field.c_compare = bool(declared.repr), bool(declared.compare)
+    field.c_hash = bool(declared.compare if declared.hash is None else declared.hash)
+    field.c_structural_eq = declared.structural_eq
+
+
 class TypeMethod(typing.NamedTuple):
     """One reflected method of an object type (tvm-ffi's ``TypeMethod``, read-only here)."""
 
@@ -202,6 +221,9 @@ class TypeInfo:
         if records is not None:  # a tvm-ffi type: its own fields, in the same order
             for field, (_, flags, default) in zip(self.fields, records):
                 _decode_traits(field, flags, default)
+        for field in self.fields:
+            if field.dataclass_field is not None:
+                _traits_of_field(field, field.dataclass_field, own_type=records is None)
         self.methods = [
             TypeMethod(
                 m["name"],

@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import typing
 
+from . import _py_class
 from . import _tvm_ffi_core as _core
 from ._missing import MISSING
 from .object import _class_hooks, _no_arguments, _no_constructor, on_new_class
@@ -86,6 +87,41 @@ def _is_tvm_ffi_type(index: int) -> bool:
     return _core._bridge_query("packedfun.tvm_ffi_field_flags", index) is not None
 
 
+def _bind_keywords(cls: type, ctor: typing.Any, args: tuple, kwargs: dict) -> tuple:
+    """``args`` and ``kwargs`` as the positional arguments of packedfun's constructor ``ctor``:
+    named by its signature, or (a ``py_class``'s, which takes its fields in order) by the class's
+    fields; a field left out takes its default (``TypeError`` when it has none)."""
+    signature = inspect.signature(ctor)
+    kinds = {p.kind for p in signature.parameters.values()}
+    if inspect.Parameter.VAR_POSITIONAL not in kinds or "__pf_py_spec__" not in cls.__dict__:
+        return signature.bind(*args, **kwargs).args
+    fields = _py_class._all_fields(cls, slots_only=True)
+    if len(args) > len(fields):
+        raise TypeError(
+            f"{cls.__name__}.__ffi_init__() takes {len(fields)} arguments, got {len(args)}"
+        )
+    values = dict(zip((f.name for f in fields), args))
+    for name, value in kwargs.items():
+        if name in values:
+            raise TypeError(f"{cls.__name__}.__ffi_init__() got multiple values for {name!r}")
+        if not any(f.name == name for f in fields):
+            raise TypeError(
+                f"{cls.__name__}.__ffi_init__() got an unexpected keyword argument {name!r}"
+            )
+        values[name] = value
+    out = []
+    for f in fields:
+        if f.name in values:
+            out.append(values[f.name])
+        elif f.default is not MISSING:
+            out.append(f.default)
+        elif f.default_factory is not MISSING:
+            out.append(f.default_factory())
+        else:
+            raise TypeError(f"{cls.__name__}.__ffi_init__() missing required argument {f.name!r}")
+    return tuple(out)
+
+
 def make_ffi_init(cls: type, index: int, ctor: typing.Any, packed: bool) -> typing.Any:
     """``cls.__ffi_init__``: builds ``self`` with ``ctor``; a subclass's instance is refused."""
     name = cls.__name__
@@ -100,7 +136,7 @@ def make_ffi_init(cls: type, index: int, ctor: typing.Any, packed: bool) -> typi
             self.__init_handle_by_constructor__(ctor, *_packed(args, kwargs))
         else:  # packedfun's constructor: keywords bound by its signature
             if kwargs:
-                args = inspect.signature(ctor).bind(*args, **kwargs).args
+                args = _bind_keywords(cls, ctor, args, kwargs)
             self.__init_handle_by_constructor__(ctor, *args)
 
     __ffi_init__.__qualname__ = f"{cls.__qualname__}.__ffi_init__"

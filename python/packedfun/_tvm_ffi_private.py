@@ -33,10 +33,18 @@ class _PyClassTypeInfo(_core.TypeInfo):
     """What :func:`_register_py_class` returns: the :class:`TypeInfo` of a type whose key is
     reserved; ``fields`` is None until :meth:`_register_fields` declares them."""
 
-    def __init__(self, type_index: int, type_cls: type, parent: type) -> None:
+    def __init__(
+        self, type_index: int, type_cls: type, parent: type, parent_info: typing.Any
+    ) -> None:
         super().__init__(type_index, type_cls)
         self.fields = None  # type: ignore[assignment]
         self._parent = parent
+        self._parent_info = parent_info
+
+    @property
+    def parent_type_info(self) -> typing.Any:
+        """The parent's info: the very one the type was registered under."""
+        return self._parent_info
 
     def _register_fields(self, fields: list, structure_kind: int | None = None) -> None:
         """Declares the type's own fields (``Field`` objects with a name and a ``TypeSchema``)
@@ -122,7 +130,7 @@ def _register_py_class(parent_info: typing.Any, type_key: str, cls: type) -> _Py
     # fields of other types may name the class before its own fields register
     setattr(cls, "__pf_type_index__", index)  # noqa: B010 (a class of any type)
     _core._reserved[type_key] = cls
-    return _PyClassTypeInfo(index, cls, parent)
+    return _PyClassTypeInfo(index, cls, parent, parent_info)
 
 
 def _add_class_attrs(

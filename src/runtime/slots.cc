@@ -6,6 +6,7 @@
 // Setters check the declared type: one checked setter per distinct (type, nullable) pair, taken
 // from a pool of template instances, because a PFFieldSetter sees only the field's address.
 #include <packedfun/c_api.h>
+#include <packedfun/dtype.h>
 
 #include <array>
 #include <atomic>
@@ -176,8 +177,27 @@ bool DataTypeFromText(PFAny* v) {
   return true;
 }
 
+/*! A Device field given its name ("cpu", "cuda:1"): `v` (owned) becomes that device; false, `v`
+ *  kept, when it is no string or names no device. */
+bool DeviceFromText(PFAny* v) {
+  std::string_view text;
+  if (!AnyToStringView(*v, false, &text)) return false;
+  DLDevice device;
+  try {
+    device = packedfun::DeviceFromString(text);
+  } catch (const std::exception&) {
+    return false;  // the caller reports the mismatch: expected Device, got str
+  }
+  ReleaseAny(v);
+  v->type_index = kPFTypeDevice;
+  v->zero_padding = 0;
+  v->v_int64 = 0;
+  v->v_device = device;
+  return true;
+}
+
 /*! Whether the owned value `v` fits `c`; converts int to float in place for a float field, and a
- *  dtype's name to the dtype for a dtype field. */
+ *  dtype's or device's name to the dtype or device for such a field. */
 bool Fits(const SlotCheck& c, PFAny* v) {
   int32_t t = v->type_index;
   if (c.type_index == kPFTypeAny) return true;
@@ -201,7 +221,7 @@ bool Fits(const SlotCheck& c, PFAny* v) {
     case kPFTypeDataType:
       return t == kPFTypeDataType || DataTypeFromText(v);
     case kPFTypeDevice:
-      return t == kPFTypeDevice;
+      return t == kPFTypeDevice || DeviceFromText(v);
     default:
       return IsObjectIndex(t) && PFTypeIsInstance(t, c.type_index) != 0;
   }
@@ -240,6 +260,9 @@ bool ElementFits(const SlotCheck& c, const PFAny& e) {
     ReleaseAny(&copy);
     return ok;
   }
+  // A device's name is not converted inside a container (the probe borrows: Fits must not
+  // release it).
+  if (c.type_index == kPFTypeDevice) return t == kPFTypeDevice;
   PFAny probe = e;  // Fits converts only the kinds handled above
   return Fits(c, &probe);
 }

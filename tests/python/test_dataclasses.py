@@ -820,9 +820,14 @@ def test_dtype_and_device_fields():
         h.dt = "not a dtype"
     with pytest.raises(TypeError, match=r"expected dtype, got int"):
         Holder(3, pf.device("cpu"))
-    with pytest.raises(TypeError, match=r"DTypeDevice.dev: expected Device, got str"):
-        h.dev = "cpu"
-    assert h.dt == "int8"  # a refused store leaves the field as it was
+    h.dev = "cuda:1"  # a device's name is stored as the device
+    assert isinstance(h.dev, pf.Device) and h.dev == pf.device("cuda", 1)
+    assert Holder("int8", "cpu").dev == pf.device("cpu", 0)
+    for bad in ("gpu", "cuda:x", "cuda:", ""):
+        with pytest.raises(TypeError, match=r"DTypeDevice.dev: expected Device, got str"):
+            h.dev = bad
+    assert h.dev == pf.device("cuda", 1)  # a refused store leaves the field as it was
+    assert h.dt == "int8"
     assert structural_equal(Holder("int8", pf.device("cpu")), Holder("int8", pf.device("cpu")))
     assert not structural_equal(Holder("int8", pf.device("cpu")), Holder("int4", pf.device("cpu")))
     copy_ = pickle.loads(pickle.dumps(h))
@@ -937,3 +942,16 @@ def test_forward_reference_to_a_py_class_of_another_module():
     assert holder.child.x == 3
     with pytest.raises(TypeError, match=r"expected Optional\[test_dc.CrossTarget\]"):
         holder.child = 5
+
+
+def test_field_named_self():
+    @py_class("test_dc.SelfField")
+    class Holder(pf.Object):
+        self: int
+        other: str = "o"
+
+    h = Holder(self=1)
+    assert (h.self, h.other) == (1, "o") and Holder(2, "x").self == 2
+    assert list(inspect.signature(Holder.__init__).parameters) == ["__pf_self__", "self", "other"]
+    with pytest.raises(TypeError, match="expected int, got str"):
+        Holder(self="no")

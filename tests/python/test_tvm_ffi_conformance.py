@@ -107,8 +107,7 @@ KNOWN_FAILING: dict[str, str] = {
     "test_container.py::test_missing_object": "MISSING is a plain Python sentinel, not an Object",
     "test_dataclass_c_class.py": (
         "3 tests: tvm-ffi's enums over C++ enum types (IntEnum/StrEnum payload fields); 1: "
-        "tvm-ffi's per-type attribute columns as class attributes (__ffi_hash__); 1: TypeInfo is "
-        "read afresh, so TypeField.ty is not the same object as its Field's _ty_schema"
+        "tvm-ffi's per-type attribute columns as class attributes (__ffi_hash__)"
     ),
     "test_error.py::test_error_from_cxx": _ERROR_FRAMES,
     "test_error.py::test_error_from_nested_pyfunc": _ERROR_FRAMES,
@@ -162,7 +161,7 @@ KNOWN_FAILING: dict[str, str] = {
     "test_dataclass_py_class.py": (
         "field byte offsets and C++ tail padding (packedfun's Python-defined fields are Any "
         "slots); tvm-ffi's per-type attribute columns, Union fields, tvm-ffi's wording of field "
-        "errors, Device from a string, a py_class below a C++ class of tvm-ffi's"
+        "errors, a py_class below a C++ class of tvm-ffi's"
     ),
     "test_dataclass_repr.py": (
         "objects holding a TestIntPair built by tvm-ffi (packedfun's own type of that key: such "
@@ -207,7 +206,7 @@ KNOWN_FAILING: dict[str, str] = {
     ),
     "test_tensor.py::test_tensor_class_override": "Tensor is not subclassable "
     "(tvm_ffi.core._set_class_tensor)",
-    "test_typed_method.py::TestMethodValidation::test_marked_typeattrcolumn_name_routes_to_type_attr": (
+    "test_typed_method.py::TestMethodValidation::test_marked_typeattrcolumn_name_routes_to_type_attr": (  # noqa: E501
         "tvm-ffi's per-type attribute table (a method named as a type attribute) is not provided"
     ),
 }
@@ -219,10 +218,10 @@ KNOWN_FAILING: dict[str, str] = {
 #: Python without an optional package some of them skip.)
 FAILING_IN_LISTED_FILES: dict[str, int] = {
     "test_container_dlpack_conversion.py": 10,
-    "test_dataclass_c_class.py": 5,
+    "test_dataclass_c_class.py": 4,
     "test_dataclass_copy.py": 19,
     "test_dataclass_init.py": 4,
-    "test_dataclass_py_class.py": 45,
+    "test_dataclass_py_class.py": 41,
     "test_dataclass_repr.py": 16,
 }
 

@@ -169,3 +169,75 @@ def test_uninstall_stops_giving_constructors():
         assert init.install not in _class_hooks
         """
     )
+
+
+def test_py_class_ffi_init_takes_its_fields_by_keyword():
+    run_child(
+        _SETUP
+        + """
+        from tvm_ffi.dataclasses import py_class, field
+        from tvm_ffi import Object
+
+        @py_class("test_tfi.SelfField", init=False)
+        class Record(Object):
+            self: int
+            y: int = 3
+            tags: list = field(default_factory=list)
+
+        obj = Object.__new__(Record)
+        Record.__ffi_init__(obj, self=7)  # a field may be named self
+        assert (obj.self, obj.y, list(obj.tags)) == (7, 3, [])
+        obj = Object.__new__(Record)
+        Record.__ffi_init__(obj, 1, tags=[2], y=5)
+        assert (obj.self, obj.y, list(obj.tags)) == (1, 5, [2])
+        for args, kwargs, text in [
+            ((), {"y": 1}, "missing required argument 'self'"),
+            ((1,), {"self": 2}, "multiple values for 'self'"),
+            ((), {"self": 1, "z": 2}, "unexpected keyword argument 'z'"),
+            ((1, 2, [], 4), {"y": 1}, "takes 3 arguments, got 4"),
+            ((), {"self": "x"}, "expected int, got str"),
+        ]:
+            raises(TypeError, text, Record.__ffi_init__, Object.__new__(Record), *args, **kwargs)
+
+        @py_class("test_tfi.SelfInit")
+        class WithInit(Object):
+            self: int
+
+        assert WithInit(self=4).self == 4 and WithInit(5).self == 5
+        assert list(inspect.signature(WithInit.__init__).parameters)[1] == "self"
+        """
+    )
+
+
+def test_py_class_type_fields_carry_their_field_options():
+    run_child(
+        _SETUP
+        + """
+        from tvm_ffi.dataclasses import py_class, field
+        from tvm_ffi import Object
+
+        @py_class("test_tfi.Traits")
+        class Traits(Object):
+            a: int
+            b: int = field(default=2, kw_only=True, repr=False, hash=False)
+            c: list = field(default_factory=list, init=False, compare=False,
+                            structural_eq="ignore")
+
+        by_name = {f.name: f for f in Traits.__tvm_ffi_type_info__.fields}
+        a, b, c = by_name["a"], by_name["b"], by_name["c"]
+        assert (a.c_init, a.c_kw_only, a.c_has_default, a.c_repr, a.c_hash) == (
+            True, False, False, True, True)
+        assert (b.c_kw_only, b.c_has_default, b.c_default, b.c_repr, b.c_hash) == (
+            True, True, 2, False, False)
+        assert (c.c_init, c.c_has_default, c.c_default_factory, c.c_compare, c.c_hash) == (
+            False, True, list, False, False)
+        assert c.c_structural_eq == "ignore" and a.c_structural_eq is None
+        for f in by_name.values():  # the same schema object as the Field declares
+            assert f.ty is f.dataclass_field._ty_schema and f.ty is not None
+        # the low-level steps: the parent info is the one the type was registered under
+        parent = core._type_cls_to_type_info(Object)
+        cls = type("Reg", (Object,), {"__slots__": ()})
+        info = core._register_py_class(parent, "test_tfi.Reg", cls)
+        assert info.parent_type_info is parent
+        """
+    )
