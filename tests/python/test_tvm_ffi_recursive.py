@@ -164,14 +164,19 @@ def test_a_hook_that_raises_propagates_and_leaves_no_state():
 
 def test_cycles_end_and_ordering_one_raises():
     a, b = pf.List([1]), pf.List([1])
+    d = pf.Dict({"k": 1})
     a.append(a)
     b.append(b)
-    assert eq(a, b) and eq(a, a) and hash_(a) == hash_(b)
-    d = pf.Dict({"k": 1})
     d["self"] = d
-    assert eq(d, d) and isinstance(hash_(d), int)
-    with pytest.raises(ValueError, match="cyclic reference"):
-        lt(a, b)
+    try:
+        assert eq(a, b) and eq(a, a) and hash_(a) == hash_(b)
+        assert eq(d, d) and isinstance(hash_(d), int)
+        with pytest.raises(ValueError, match="cyclic reference"):
+            lt(a, b)
+    finally:  # native cycles, which no collector frees: a leak at exit (LeakSanitizer's report)
+        a.pop()
+        b.pop()
+        del d["self"]
 
 
 def test_depth_beyond_the_recursion_limit_and_shared_dags():
