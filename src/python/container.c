@@ -1,5 +1,6 @@
 /* packedfun's Array, List and Shape types: Python sequences over the native object, no copy. */
 #include "container_common.h"
+#include "tensor.h"
 
 PyObject* pfpy_int_cache[PFPY_INT_CACHE_SIZE];
 
@@ -29,7 +30,7 @@ static inline PyObject* element(PyObject* self, Py_ssize_t i) {
   if (h->type_index == kPFTypeShape) return pfpy_int_element(((PFShapeObject*)h)->data[i]);
   const PFAny* v = &((PFSeqObject*)h)->data[i];
   if (PFPY_LIKELY(v->type_index == kPFTypeInt)) return pfpy_int_element(v->v_int64);
-  return pfpy_any_view_to_py(v);
+  return pfpy_container_element(self, pfpy_any_view_to_py(v));
 }
 
 static PFPY_NOINLINE PyObject* index_error(PyObject* self) {
@@ -80,7 +81,7 @@ static PFPY_NOINLINE PyObject* seq_slice(PyObject* self, PyObject* key) {
       h->type_index == kPFTypeList ? PFListCreate(items, n, &out) : PFArrayCreate(items, n, &out);
   PyMem_Free(items);
   if (rc != 0) return pfpy_raise_native(NULL);
-  return pfpy_any_steal_to_py(&out);
+  return pfpy_container_element(self, pfpy_any_steal_to_py(&out));
 }
 
 PyObject* pfpy_seq_subscript(PyObject* self, PyObject* key) {
@@ -373,7 +374,7 @@ PyMethodDef pfpy_seq_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 #define SEQ_TYPE_COMMON                                                           \
-  .tp_basicsize = sizeof(PFPyObject), .tp_base = &PFPyObject_Type,                \
+  .tp_basicsize = sizeof(PFPyContainer), .tp_base = &PFPyObject_Type,             \
   .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, .tp_repr = pfpy_seq_repr, \
   .tp_richcompare = pfpy_seq_richcompare, .tp_iter = pfpy_seq_iter, .tp_new = pfpy_seq_new
 

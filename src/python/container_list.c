@@ -1,5 +1,6 @@
 /* packedfun.List: the mutable native sequence, changed through the PFList* entry points. */
 #include "container_common.h"
+#include "tensor.h"
 
 static PyObject* list_name(void) {
   static PyObject* name = NULL;
@@ -69,7 +70,7 @@ static PyObject* list_pop(PyObject* self, PyObject* const* args, Py_ssize_t narg
   if (h == NULL) return NULL;
   PFAny out = {0};
   if (PFListPop(h, (int64_t)i, &out) != 0) return pfpy_raise_native(NULL);
-  return pfpy_any_steal_to_py(&out);
+  return pfpy_container_element(self, pfpy_any_steal_to_py(&out));
 }
 
 static PyObject* list_clear(PyObject* self, PyObject* unused) {
@@ -170,7 +171,7 @@ static PyMappingMethods list_as_mapping = {
 
 PyTypeObject PFPyList_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.List",
-    .tp_basicsize = sizeof(PFPyObject),
+    .tp_basicsize = sizeof(PFPyContainer),
     .tp_base = &PFPyObject_Type,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "A mutable native list (kPFTypeList); List(iterable) converts each element.",

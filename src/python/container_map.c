@@ -1,5 +1,6 @@
 /* packedfun's Map and Dict types: Python mappings over the native hash maps, no copy. */
 #include "container_common.h"
+#include "tensor.h"
 
 static PyObject* map_name(void) {
   static PyObject* name = NULL;
@@ -45,7 +46,7 @@ static int map_lookup(PyObject* self, PyObject* key, PyObject** out) {
   pfpy_one_arg_release(&a);
   if (rc != 0) return pfpy_native_fail();
   if (!found) return 0;
-  *out = pfpy_any_steal_to_py(&value);
+  *out = pfpy_container_element(self, pfpy_any_steal_to_py(&value));
   return *out == NULL ? -1 : 1;
 }
 
@@ -85,13 +86,14 @@ static PyObject* map_listing(PyObject* self, int which) {
   for (Py_ssize_t i = 0; list != NULL && i < n; ++i) {
     PyObject* e;
     if (which == 2) {
-      PyObject* k = pfpy_any_view_to_py(&kv->data[2 * i]);
-      PyObject* v = k ? pfpy_any_view_to_py(&kv->data[2 * i + 1]) : NULL;
+      PyObject* k = pfpy_container_element(self, pfpy_any_view_to_py(&kv->data[2 * i]));
+      PyObject* v =
+          k ? pfpy_container_element(self, pfpy_any_view_to_py(&kv->data[2 * i + 1])) : NULL;
       e = v ? PyTuple_Pack(2, k, v) : NULL;
       Py_XDECREF(k);
       Py_XDECREF(v);
     } else {
-      e = pfpy_any_view_to_py(&kv->data[2 * i + which]);
+      e = pfpy_container_element(self, pfpy_any_view_to_py(&kv->data[2 * i + which]));
     }
     if (e == NULL)
       Py_CLEAR(list);
@@ -140,9 +142,9 @@ static PFPY_NOINLINE PyObject* map_iter_changed(PFPyMapIter* it) {
                             Py_TYPE(it->map)->tp_name);
 }
 
-static PyObject* map_iter_pair(const PFAny* key, const PFAny* value) {
-  PyObject* k = pfpy_any_view_to_py(key);
-  PyObject* v = k ? pfpy_any_view_to_py(value) : NULL;
+static PyObject* map_iter_pair(PyObject* map, const PFAny* key, const PFAny* value) {
+  PyObject* k = pfpy_container_element(map, pfpy_any_view_to_py(key));
+  PyObject* v = k ? pfpy_container_element(map, pfpy_any_view_to_py(value)) : NULL;
   PyObject* t = v ? PyTuple_New(2) : NULL;
   if (t == NULL) {
     Py_XDECREF(k);
@@ -171,8 +173,8 @@ static PyObject* map_iter_next(PyObject* self) {
     Py_CLEAR(it->map);
     return NULL;
   }
-  if (it->which == 2) return map_iter_pair(&key, &value);
-  return pfpy_any_view_to_py(it->which == 0 ? &key : &value);
+  if (it->which == 2) return map_iter_pair(it->map, &key, &value);
+  return pfpy_container_element(it->map, pfpy_any_view_to_py(it->which == 0 ? &key : &value));
 }
 
 static PyTypeObject PFPyMapIter_Type = {
@@ -445,7 +447,7 @@ static PyMethodDef dict_methods[] = {MAP_METHODS,
 
 PyTypeObject PFPyMap_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Map",
-    .tp_basicsize = sizeof(PFPyObject),
+    .tp_basicsize = sizeof(PFPyContainer),
     .tp_base = &PFPyObject_Type,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "An immutable native map (kPFTypeMap); Map(mapping) converts keys and values.",
@@ -461,7 +463,7 @@ PyTypeObject PFPyMap_Type = {
 
 PyTypeObject PFPyDict_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "packedfun.Dict",
-    .tp_basicsize = sizeof(PFPyObject),
+    .tp_basicsize = sizeof(PFPyContainer),
     .tp_base = &PFPyObject_Type,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "A mutable native dict (kPFTypeDict); Dict(mapping) converts keys and values.",

@@ -471,6 +471,11 @@ static int value_from_py(Ctx* ctx, PyObject* o, PFAny* out, PFByteArray* view) {
   }
   int rc = pfpy_value_from_py(o, out, view, PFPY_POS_ELEMENT, 1);
   if (rc == PFPY_BARE_ERROR) ctx->own_error = 1; /* its message gets the path in front */
+  /* An argument's array: its framework decides the call's allocator and results, unless a
+   * top-level argument does. */
+  if (rc == 0 && ctx->pos >= 0 && pfpy_tensor_known_type(Py_TYPE(o))) {
+    pfpy_tensor_nested_note(Py_TYPE(o));
+  }
   return rc == 0 ? 0 : -1;
 }
 

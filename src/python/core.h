@@ -34,6 +34,14 @@ typedef struct {
   PyObject* weakrefs;             /* weak reference list */
 } PFPyObject;
 
+/*! packedfun.Array, List, Shape, Map and Dict: an Object that remembers the framework its tensor
+ *  elements are read back as (tensor_return.c): 0 for packedfun.Tensor, else that of the call
+ *  with a torch/NumPy argument that returned it (or of the container it was read from). */
+typedef struct {
+  PFPyObject base;
+  int tensor_framework;
+} PFPyContainer;
+
 /*! packedfun.Function: an Object of kPFTypeFunction that is called through vectorcall. */
 typedef struct {
   PFPyObject base;

@@ -110,7 +110,9 @@ static inline __attribute__((always_inline)) int call_native(PFFunctionObject* f
 }
 
 /* The common POD results inline, the rest through pfpy_any_steal_to_py. */
-static inline __attribute__((always_inline)) PyObject* result_to_py(PFAny* rv) {
+static inline __attribute__((always_inline)) PyObject* result_to_py(PFAny* rv,
+                                                                    PyObject* const* args,
+                                                                    Py_ssize_t n) {
   switch (rv->type_index) {
     case kPFTypeNone:
       Py_RETURN_NONE;
@@ -119,6 +121,13 @@ static inline __attribute__((always_inline)) PyObject* result_to_py(PFAny* rv) {
     case kPFTypeFloat:
       return PyFloat_FromDouble(rv->v_float64);
     default:
+      /* A Tensor or container result of a call that may pass a container remembering a
+       * framework (an element read through a function): the arguments are looked at, cold. */
+      if (PFPY_UNLIKELY((uint32_t)(rv->type_index - kPFTypeTensor) <=
+                        (uint32_t)(kPFTypeDict - kPFTypeTensor)) &&
+          n != 0) {
+        return pfpy_tensor_result_from_containers(rv, args, n);
+      }
       return pfpy_any_steal_to_py(rv);
   }
 }
@@ -157,6 +166,7 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
     pack->view_args = flags >> PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT;
     pack->func = (PyObject*)f;
   }
+  (void)pfpy_tensor_nested_take(); /* a note left by a conversion that failed is not this call's */
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (PFPY_UNLIKELY(pack->num_views != 0) && settle_before(args[i], pack, i) != 0) {
       pfpy_args_release(pack);
@@ -181,20 +191,21 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
    * framework's allocator and stream, and tensor results returned as they came. A call whose
    * temps are all views (a list read in place) has none: it skips both scans. */
   int tensors = pack->num_temps != pack->num_views;
+  int nested = pfpy_tensor_nested_take(); /* an array met inside a list/dict argument */
   PFPyTensorEnv env;
-  int has_env = tensors && pfpy_tensor_env_enter(args, n, pack, &env);
+  int has_env = tensors && pfpy_tensor_env_enter(args, n, pack, nested, &env);
   int rc = call_native(fo, pack->args, (int32_t)n, &rv);
   if (has_env) pfpy_tensor_env_exit(&env);
   if (PFPY_LIKELY(pack->num_temps == 0)) {
     if (PFPY_UNLIKELY(rc != 0)) return pfpy_function_call_error(f, args, n);
   } else {
     PyObject* failed = rc != 0 ? pfpy_function_call_error(f, args, n) : NULL;
-    int fw = rc == 0 && tensors ? pfpy_tensor_result_framework(args, n) : 0;
+    int fw = rc == 0 && tensors ? pfpy_tensor_result_framework(args, n, nested) : 0;
     PyObject* out = fw != 0 ? pfpy_tensor_result_to_py(&rv, fw, pack) : NULL;
     pfpy_args_release(pack);
     if (rc != 0 || fw != 0) return rc != 0 ? failed : out;
   }
-  return result_to_py(&rv);
+  return result_to_py(&rv, args, n);
 }
 
 /* A Function whose native function the GC cleared while breaking a cycle. */
@@ -270,6 +281,7 @@ static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* ou
  * release of the lent callback `temp` (NULL when none), and the result (None, what callbacks
  * return, without the generic converter). Inlined into both. */
 static inline __attribute__((always_inline)) PyObject* call_packed_objects(PFPyFunction* f,
+                                                                           PyObject* const* args,
                                                                            PFAny* packed, int32_t n,
                                                                            PFObject* temp) {
   PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
@@ -283,7 +295,7 @@ static inline __attribute__((always_inline)) PyObject* call_packed_objects(PFPyF
   if (temp != NULL) pfpy_callback_return(temp);
   if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
   if (PFPY_LIKELY(rv.type_index == kPFTypeNone)) Py_RETURN_NONE;
-  return result_to_py(&rv);
+  return result_to_py(&rv, args, n);
 }
 
 /* A call with a Python function among its arguments (C++ calling a callback it receives): the
@@ -307,7 +319,7 @@ static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* cons
       goto general;
     }
   }
-  return call_packed_objects(f, packed, (int32_t)n, temp);
+  return call_packed_objects(f, args, packed, (int32_t)n, temp);
 general:
   if (temp != NULL) pfpy_callback_return(temp);
   return call_general(f, args, n, NULL);
@@ -325,7 +337,7 @@ static PFPY_NOINLINE PyObject* call_with_lone_object(PFPyFunction* f, PyObject* 
   arg.type_index = kPFTypeFunction;
   arg.zero_padding = 0;
   arg.v_obj = temp;
-  return call_packed_objects(f, &arg, 1, temp);
+  return call_packed_objects(f, args, &arg, 1, temp);
 }
 
 /* The positional call, the other way into a native call: POD arguments and packedfun objects
@@ -351,7 +363,7 @@ static inline __attribute__((always_inline)) PyObject* positional_call(PFPyFunct
   if (PFPY_UNLIKELY(call_native(fo, packed, (int32_t)n, &rv) != 0)) {
     return pfpy_raise_native(f->name);
   }
-  return result_to_py(&rv);
+  return result_to_py(&rv, args, n);
 }
 
 static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,

@@ -43,13 +43,32 @@ extern const DLPackExchangeAPI* pfpy_tensor_exchange_api;
  *  borrowed, NULL for NumPy) and, in `*tensor`, the DLTensor the callee saw. NULL otherwise. */
 PyObject* pfpy_tensor_temp_owner(PFObject* temp, const DLTensor** tensor);
 /*! Which framework the tensor results of a call with these arguments go back to: 0 none (keep
- *  packedfun.Tensor), 1 NumPy, 2 the exchange-API type (torch). Only called for calls with temps.
+ *  packedfun.Tensor), 1 NumPy, 2 the exchange-API type (torch). The first torch tensor, NumPy
+ *  array or container that remembers a framework among `args` decides; else `nested`, the
+ *  framework of the first array met inside a list/tuple/dict argument (pfpy_tensor_nested_take).
  */
-int pfpy_tensor_result_framework(PyObject* const* args, Py_ssize_t n);
+int pfpy_tensor_result_framework(PyObject* const* args, Py_ssize_t n, int nested);
 /*! Converts the owned result `*rv` (stolen) for framework `fw` (nonzero): a Tensor as the
- *  framework's tensor (the argument itself when the callee returned an argument's exact view), an
- *  Array/List holding tensors as a tuple/list of converted elements; the rest as usual. */
+ *  framework's tensor (the argument itself when the callee returned an argument's exact view;
+ *  `pack` may be NULL), an Array/List/Map/Dict as itself, remembering `fw` for its elements. */
 PyObject* pfpy_tensor_result_to_py(PFAny* rv, int fw, const PFPyArgs* pack);
+/*! The result `*rv` (stolen; a Tensor or a container) of a call without array arguments: for the
+ *  framework a container argument remembers, else as usual. Cold: called by function.c only for
+ *  those result kinds. */
+PyObject* pfpy_tensor_result_from_containers(PFAny* rv, PyObject* const* args, Py_ssize_t n);
+/*! `e` (stolen; NULL passes through) as read from a container that remembers framework `fw`: a
+ *  packedfun.Tensor as the framework's tensor, a container remembering `fw` too. */
+PyObject* pfpy_tensor_element_for(PyObject* e, int fw);
+/*! An element `e` (stolen; NULL passes through) read from container `self` (a PFPyContainer). */
+static inline PyObject* pfpy_container_element(PyObject* self, PyObject* e) {
+  int fw = ((PFPyContainer*)self)->tensor_framework;
+  return PFPY_UNLIKELY(fw != 0) ? pfpy_tensor_element_for(e, fw) : e;
+}
+/*! Notes that a list/tuple/dict argument being converted holds `type`'s array (the first note of
+ *  a call is kept). */
+void pfpy_tensor_nested_note(PyTypeObject* type);
+/*! The framework noted since the last take (0 none), and forgets it. */
+int pfpy_tensor_nested_take(void);
 /*! Adds _keep_tensor_results to module `m`. Returns 0, or -1 with an exception. */
 int pfpy_tensor_return_add_to_module(PyObject* m);
 /*! What pfpy_tensor_env_enter replaced, for pfpy_tensor_env_exit to put back. */
@@ -59,11 +78,12 @@ typedef struct {
   void* stream;
   int stream_set;
 } PFPyTensorEnv;
-/*! Before a call with temps: when a torch tensor or NumPy array is among `args`, installs that
+/*! Before a call with temps: when a torch tensor or NumPy array is among `args` (or, failing
+ *  that, `nested` names the framework of one inside a list/tuple/dict argument), installs that
  *  framework's allocator (torch's exchange-API allocator, or NumPy's numpy.empty) as the thread's
  *  PFEnvTensorAllocator and, for a torch tensor on a GPU, torch's current stream of its device as
  *  the thread's stream. Returns 1 when it changed something (call pfpy_tensor_env_exit after). */
-int pfpy_tensor_env_enter(PyObject* const* args, Py_ssize_t n, const PFPyArgs* pack,
+int pfpy_tensor_env_enter(PyObject* const* args, Py_ssize_t n, const PFPyArgs* pack, int nested,
                           PFPyTensorEnv* saved);
 void pfpy_tensor_env_exit(const PFPyTensorEnv* saved);
 /*! Thread-local switch: nonzero keeps packedfun.Tensor results (set_tensor_return). */

@@ -1,19 +1,51 @@
 /* Tensor results go back as they came in: torch tensors in -> torch tensors out, NumPy in ->
- * NumPy out (set_tensor_return switches it off). Runs only for calls that had temporaries. */
+ * NumPy out, also when read from a returned container (set_tensor_return switches it off). */
+#include "object_system.h"
 #include "tensor.h"
 
 _Thread_local int pfpy_keep_tensor_results = 0;
 
 enum { kFrameworkNone = 0, kFrameworkNumpy = 1, kFrameworkExchange = 2 };
 
-int pfpy_tensor_result_framework(PyObject* const* args, Py_ssize_t n) {
+static _Thread_local int nested_framework = 0;
+
+void pfpy_tensor_nested_note(PyTypeObject* type) {
+  if (nested_framework == 0) {
+    nested_framework = type == pfpy_tensor_exchange_type ? kFrameworkExchange : kFrameworkNumpy;
+  }
+}
+
+int pfpy_tensor_nested_take(void) {
+  int fw = nested_framework;
+  nested_framework = 0;
+  return fw;
+}
+
+/* Whether `o` is a packedfun Array/List/Map/Dict (a PFPyContainer). */
+static int is_container(PyObject* o) {
+  return PyObject_TypeCheck(o, &PFPyArray_Type) || PyObject_TypeCheck(o, &PFPyList_Type) ||
+         PyObject_TypeCheck(o, &PFPyMap_Type) || PyObject_TypeCheck(o, &PFPyDict_Type);
+}
+
+/* The framework container argument `o` remembers (0 for anything else): the wrapper of a native
+ * Array..Dict is checked by its class only after the cheap tests. */
+static int container_framework(PyObject* o) {
+  if (!PyObject_TypeCheck(o, &PFPyObject_Type)) return 0;
+  const PFObject* h = ((const PFPyObject*)o)->handle;
+  if (h == NULL || h->type_index < kPFTypeArray || h->type_index > kPFTypeDict) return 0;
+  return is_container(o) ? ((const PFPyContainer*)o)->tensor_framework : 0;
+}
+
+int pfpy_tensor_result_framework(PyObject* const* args, Py_ssize_t n, int nested) {
   if (pfpy_keep_tensor_results) return kFrameworkNone;
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyTypeObject* type = Py_TYPE(args[i]);
     if (type == pfpy_tensor_exchange_type && type != NULL) return kFrameworkExchange;
     if (type == pfpy_tensor_numpy_type && type != NULL) return kFrameworkNumpy;
+    int remembered = container_framework(args[i]);
+    if (remembered != kFrameworkNone) return remembered;
   }
-  return kFrameworkNone;
+  return nested;
 }
 
 static int same_view(const DLTensor* a, const DLTensor* b) {
@@ -32,7 +64,7 @@ static int same_view(const DLTensor* a, const DLTensor* b) {
 
 /* The argument object whose exact view `t` is (a new reference), or NULL. */
 static PyObject* argument_of(const PFTensorObject* t, const PFPyArgs* pack) {
-  for (int i = 0; i < pack->num_temps; ++i) {
+  for (int i = 0; pack != NULL && i < pack->num_temps; ++i) {
     const DLTensor* seen = NULL;
     PyObject* owner = pfpy_tensor_temp_owner(pack->temps[i], &seen);
     if (owner != NULL && Py_TYPE(owner) == pfpy_tensor_exchange_type &&
@@ -93,33 +125,16 @@ static PyObject* tensor_out(PFObject* h, int fw, const PFPyArgs* pack) {
   return to_numpy(h);
 }
 
-/* Whether sequence `s` holds a Tensor at its top level. */
-static int holds_tensor(const PFSeqObject* s) {
-  for (int64_t i = 0; i < s->size; ++i) {
-    if (s->data[i].type_index == kPFTypeTensor) return 1;
+PyObject* pfpy_tensor_element_for(PyObject* e, int fw) {
+  if (e == NULL) return NULL;
+  if (PyObject_TypeCheck(e, &PFPyTensor_Type) && ((PFPyObject*)e)->handle != NULL) {
+    PFObject* h = ((PFPyObject*)e)->handle;
+    PFObjectIncRef(h);
+    Py_DECREF(e);
+    return tensor_out(h, fw, NULL);
   }
-  return 0;
-}
-
-/* An Array (tuple) or List (list) of tensors, each element converted; `seq` (stolen). */
-static PyObject* seq_out(PFObject* seq, int fw, const PFPyArgs* pack) {
-  const PFSeqObject* s = (const PFSeqObject*)seq;
-  int is_list = seq->type_index == kPFTypeList;
-  PyObject* out = is_list ? PyList_New((Py_ssize_t)s->size) : PyTuple_New((Py_ssize_t)s->size);
-  for (int64_t i = 0; out != NULL && i < s->size; ++i) {
-    PFAny item = s->data[i];
-    if (item.type_index >= kPFTypeStaticObjectBegin) PFObjectIncRef(item.v_obj);
-    PyObject* x = pfpy_tensor_result_to_py(&item, fw, pack);
-    if (x == NULL) {
-      Py_CLEAR(out);
-    } else if (is_list) {
-      PyList_SET_ITEM(out, (Py_ssize_t)i, x);
-    } else {
-      PyTuple_SET_ITEM(out, (Py_ssize_t)i, x);
-    }
-  }
-  PFObjectDecRef(seq);
-  return out;
+  if (is_container(e)) ((PFPyContainer*)e)->tensor_framework = fw;
+  return e;
 }
 
 PyObject* pfpy_tensor_result_to_py(PFAny* rv, int fw, const PFPyArgs* pack) {
@@ -129,10 +144,13 @@ PyObject* pfpy_tensor_result_to_py(PFAny* rv, int fw, const PFPyArgs* pack) {
   if (t == kPFTypeInt) return PyLong_FromLongLong(rv->v_int64);
   if (t == kPFTypeNone) Py_RETURN_NONE;
   if (t == kPFTypeTensor) return tensor_out(rv->v_obj, fw, pack);
-  if ((t == kPFTypeArray || t == kPFTypeList) && holds_tensor((const PFSeqObject*)rv->v_obj)) {
-    return seq_out(rv->v_obj, fw, pack);
-  }
-  return pfpy_any_steal_to_py(rv);
+  PyObject* out = pfpy_any_steal_to_py(rv);
+  return t >= kPFTypeArray && t <= kPFTypeDict ? pfpy_tensor_element_for(out, fw) : out;
+}
+
+PyObject* pfpy_tensor_result_from_containers(PFAny* rv, PyObject* const* args, Py_ssize_t n) {
+  int fw = pfpy_tensor_result_framework(args, n, kFrameworkNone);
+  return fw != kFrameworkNone ? pfpy_tensor_result_to_py(rv, fw, NULL) : pfpy_any_steal_to_py(rv);
 }
 
 static PyObject* set_tensor_return(PyObject* self, PyObject* keep) {
@@ -217,7 +235,7 @@ static int numpy_allocator(DLTensor* proto, DLManagedTensorVersioned** out, void
   return rc;
 }
 
-int pfpy_tensor_env_enter(PyObject* const* args, Py_ssize_t n, const PFPyArgs* pack,
+int pfpy_tensor_env_enter(PyObject* const* args, Py_ssize_t n, const PFPyArgs* pack, int nested,
                           PFPyTensorEnv* saved) {
   int fw = kFrameworkNone;
   for (Py_ssize_t i = 0; i < n && fw == kFrameworkNone; ++i) {
@@ -225,6 +243,7 @@ int pfpy_tensor_env_enter(PyObject* const* args, Py_ssize_t n, const PFPyArgs* p
     if (type == pfpy_tensor_exchange_type && type != NULL) fw = kFrameworkExchange;
     if (type == pfpy_tensor_numpy_type && type != NULL) fw = kFrameworkNumpy;
   }
+  if (fw == kFrameworkNone) fw = nested;
   if (fw == kFrameworkNone) return 0;
   const DLPackExchangeAPI* api = pfpy_tensor_exchange_api;
   PFEnvTensorAllocator alloc = fw == kFrameworkNumpy ? numpy_allocator

@@ -27,6 +27,15 @@ pf::Array<pf::Any> nested(pf::Tensor a) {
   return pf::Array<pf::Any>{pf::Any(pf::Array<pf::Tensor>{a}), pf::Any(a)};
 }
 int64_t ndim(pf::TensorView x) { return x->ndim; }
+// The first argument back as it is (the second only picks the caller's framework).
+pf::Any first(pf::Any a, pf::Any b) { return a; }
+pf::Tensor head(pf::Array<pf::Tensor> xs) { return xs[0]; }
+// `n` ones from the environment's allocator (the caller's framework's, when it has one).
+pf::Tensor ones_for(pf::Any unused, int64_t n) {
+  pf::Tensor out = pf::Tensor::FromEnvAlloc({n}, DLDataType{kDLFloat, 32, 1});
+  for (int64_t i = 0; i < n; ++i) static_cast<float*>(out->data)[i] = 1.0f;
+  return out;
+}
 """
 
 
@@ -36,7 +45,7 @@ def m(tmp_path_factory):
     return cpp.load_inline(
         "tensor_return",
         cpp_sources=SOURCE,
-        functions=["first_row", "pair_of", "nested", "ndim"],
+        functions=["first_row", "pair_of", "nested", "ndim", "first", "head", "ones_for"],
         build_directory=cache,
     )
 
@@ -59,16 +68,82 @@ def test_torch_new_tensor_result_is_torch(m):
     assert t[0, 0] == 0.0
 
 
-def test_tensors_inside_tuples_and_nested_arrays(m):
+def test_returned_containers_stay_containers_and_read_tensors_as_torch(m):
     a, b = torch.zeros(2), torch.ones(3)
     out = m.pair_of(a, b)
-    assert isinstance(out, tuple) and len(out) == 3
+    assert type(out) is packedfun.Array and len(out) == 3
     assert type(out[0]) is torch.Tensor and out[0].data_ptr() == a.data_ptr()
     assert out[1] == 7
     assert type(out[2]) is torch.Tensor and out[2].data_ptr() == b.data_ptr()
+    first, seven, last = out  # iteration, unpacking
+    assert type(first) is torch.Tensor and seven == 7 and type(last) is torch.Tensor
+    assert [type(x) for x in out[::2]] == [torch.Tensor, torch.Tensor]  # a slice too
     inner, alone = m.nested(a)
-    assert isinstance(inner, tuple) and type(inner[0]) is torch.Tensor
+    assert type(inner) is packedfun.Array and type(inner[0]) is torch.Tensor
+    assert inner[0].data_ptr() == a.data_ptr()
     assert type(alone) is torch.Tensor
+
+
+def test_maps_dicts_and_lists_read_their_tensors_as_torch(m):
+    t = torch.arange(3.0)
+    d = m.first(packedfun.Dict({"t": t, "n": 1, "box": [t]}), t)
+    assert type(d) is packedfun.Dict
+    assert type(d["t"]) is torch.Tensor and d["t"].data_ptr() == t.data_ptr()
+    assert type(d.get("t")) is torch.Tensor and d["n"] == 1
+    assert type(d["box"]) is packedfun.Array and type(d["box"][0]) is torch.Tensor
+    assert {k: type(v) for k, v in d.items()}["t"] is torch.Tensor
+    assert torch.Tensor in [type(v) for v in d.values()]
+    assert type(d.pop("t")) is torch.Tensor and "t" not in d
+    lst = m.first(packedfun.List([t, 2]), t)
+    assert type(lst) is packedfun.List and type(lst[0]) is torch.Tensor
+    assert type(lst.pop(0)) is torch.Tensor and list(lst) == [2]
+    mp = testing.echo({"x": [t]})  # a torch tensor inside a dict argument picks torch too
+    assert type(mp) is packedfun.Map and type(mp["x"][0]) is torch.Tensor
+
+
+def test_a_returned_container_passed_back_keeps_the_framework(m):
+    t = torch.arange(4.0)
+    out = m.pair_of(t, t)
+    again = testing.echo(out)  # no torch argument: the container remembers torch
+    assert type(again) is packedfun.Array and type(again[0]) is torch.Tensor
+    got = m.head(packedfun.Array([out[0]]))  # a fresh Array (from torch tensors) remembers none
+    assert type(got) is packedfun.Tensor
+    got = m.head(m.first([t], t))  # an element read through a function call
+    assert type(got) is torch.Tensor and got.data_ptr() == t.data_ptr()
+
+
+def test_top_level_arrays_pick_the_framework_before_nested_ones(m):
+    x = np.arange(3, dtype=np.float32)
+    t = torch.arange(3.0)
+    out = m.first([x], t)  # the NumPy array is converted; the torch argument decides
+    assert type(out[0]) is torch.Tensor
+    out = m.first(t, [x])
+    assert type(out) is torch.Tensor
+    assert type(testing.echo([x])[0]) is np.ndarray  # only nested: NumPy
+
+
+def test_containers_without_a_framework_keep_packedfun_tensors():
+    made = packedfun.from_dlpack(np.zeros(3, dtype=np.float32))
+    out = testing.echo([made, 1])
+    assert type(out) is packedfun.Array and type(out[0]) is packedfun.Tensor
+    with packedfun.tensor_return("packedfun"):
+        out = testing.echo([torch.zeros(2)])
+    assert type(out[0]) is packedfun.Tensor
+    assert type(testing.echo(out)[0]) is packedfun.Tensor
+
+
+def test_nested_arrays_install_their_frameworks_allocator(m):
+    x = torch.zeros(2)
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=activities, profile_memory=True) as prof:
+        out = m.ones_for({"x": [x]}, 1000)
+    allocated = sum(e.cpu_memory_usage for e in prof.events() if e.cpu_memory_usage > 0)
+    assert type(out) is torch.Tensor and out.tolist() == [1.0] * 1000
+    assert allocated >= 4000  # torch's CPU allocator made the 1000 float32s
+    out = m.ones_for([np.zeros(1, dtype=np.float32)], 5)
+    assert type(out) is np.ndarray and out.tolist() == [1.0] * 5
+    out = m.ones_for([1, 2], 3)  # no array at all: the runtime's own allocation
+    assert type(out) is packedfun.Tensor
 
 
 def test_numpy_in_numpy_out(m):

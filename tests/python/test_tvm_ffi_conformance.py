@@ -135,10 +135,6 @@ KNOWN_FAILING: dict[str, str] = {
     "enum base types (packedfun.Enum, packedfun.IntEnum, packedfun.StrEnum) beside tvm-ffi's",
     "test_string.py::test_bytes": _STRING_CLS,
     "test_string.py::test_string": _STRING_CLS,
-    "test_container_dlpack_conversion.py": (
-        "tensors inside returned containers come back as packedfun Tensors, not as the caller's "
-        "torch tensors; Arrays returned as tuples are not tvm_ffi.Array instances"
-    ),
     "test_dataclass_compare.py::test_object_array_of_objects": _PF_IN_TVM_FIELD,
     "test_dataclass_compare.py::test_object_array_of_objects_differ": _PF_IN_TVM_FIELD,
     "test_dataclass_compare.py::test_object_map_with_object_values": _PF_IN_TVM_FIELD,
@@ -184,10 +180,6 @@ KNOWN_FAILING: dict[str, str] = {
     "test_function.py::test_function_with_opaque_ptr_handler": (
         "tvm_ffi.core._OPAQUE_PTR_HANDLERS / TypeSchema (private)"
     ),
-    "test_load_inline.py::test_load_inline_with_env_tensor_allocator": (
-        "a tensor nested in a container argument installs no allocator, so "
-        "TVMFFIEnvTensorAlloc fails (docs/tvm-ffi-kernels.md, Limits)"
-    ),
     "test_structural.py::test_structural_key_in_map": (
         "a StructuralKey as a Map key: packedfun's Map keys that are objects compare by identity"
     ),
@@ -217,7 +209,6 @@ KNOWN_FAILING: dict[str, str] = {
 #: failures than this, or the file failing at import again, fails the test. (Fewer is allowed: on a
 #: Python without an optional package some of them skip.)
 FAILING_IN_LISTED_FILES: dict[str, int] = {
-    "test_container_dlpack_conversion.py": 10,
     "test_dataclass_c_class.py": 4,
     "test_dataclass_copy.py": 19,
     "test_dataclass_init.py": 4,

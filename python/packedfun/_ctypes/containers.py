@@ -22,6 +22,7 @@ from .._rules import map_keys as _map_keys
 from .._rules import messages as _msg
 from . import abi as abi
 from .abi import LIB, PFAny
+from .tensor import Tensor
 from .values import (
     C_TYPES,
     Object,
@@ -140,11 +141,28 @@ def _native_new(cls, made: Object):
     return self
 
 
+def for_framework(value, framework):
+    """``value`` (a call's result or a container's element) for ``framework`` (torch or numpy):
+    a Tensor as the framework's tensor, an Array/List/Map/Dict remembering ``framework`` for the
+    elements read from it (``_core``'s pfpy_tensor_element_for)."""
+    if isinstance(value, Tensor):
+        return framework.from_dlpack(value)
+    if isinstance(value, (Array, List, _Mapping)):
+        value._pf_framework = framework
+    return value
+
+
+def _element(self, value):
+    """``value`` read from container ``self``: for the framework ``self`` remembers, if any."""
+    framework = getattr(self, "_pf_framework", None)
+    return value if framework is None else for_framework(value, framework)
+
+
 # ---- sequences ----------------------------------------------------------------------------------
 class _Sequence(Object):
     """What Array, List and Shape share (``_core``'s pfpy_seq_*): in-place element reads."""
 
-    __slots__ = ()
+    __slots__ = ("_pf_framework",)  # set by for_framework; unset: packedfun.Tensor elements
 
     def __new__(cls, *args, **kwargs):
         if issubclass(cls, List):  # empty: __init__ fills it, as a list's does
@@ -156,7 +174,7 @@ class _Sequence(Object):
         return _native_new(cls, cls._pf_make(items))
 
     def _pf_element(self, data: int, i: int):
-        return borrow_any(data + 16 * i)
+        return _element(self, borrow_any(data + 16 * i))
 
     def __len__(self) -> int:
         return _seq_view(self._pf_handle)[1]
@@ -189,7 +207,7 @@ class _Sequence(Object):
         create = LIB.PFListCreate if self._pf_tindex == abi.kPFTypeList else LIB.PFArrayCreate
         out = PFAny()
         _check(create(items or None, len(indices), byref(out)))
-        return take_any(out)
+        return _element(self, take_any(out))
 
     def __iter__(self):
         i = 0
@@ -310,7 +328,7 @@ class List(_Sequence):
         i = _as_index(index)
         out = PFAny()
         _check(LIB.PFListPop(_handle(self, "packedfun.List"), i, byref(out)))
-        return take_any(out)
+        return _element(self, take_any(out))
 
     def clear(self) -> None:
         """Removes every element."""
@@ -421,7 +439,7 @@ def _map_source(cls, args: tuple, kwargs: dict) -> dict:
 class _Mapping(Object):
     """What Map and Dict share (``_core``'s container_map.c): reads through PFMap*."""
 
-    __slots__ = ()
+    __slots__ = ("_pf_framework",)  # as _Sequence's
     __hash__ = None  # type: ignore[assignment]
 
     def __new__(cls, *args, **kwargs):
@@ -445,7 +463,7 @@ class _Mapping(Object):
         out = PFAny()
         found = c_int(0)
         _check(LIB.PFMapGetItem(handle, packed, byref(out), byref(found)))
-        return take_any(out) if found.value else default
+        return _element(self, take_any(out)) if found.value else default
 
     def __getitem__(self, key):
         value = self._pf_lookup(key, _MISSING)
@@ -466,7 +484,7 @@ class _Mapping(Object):
         _check(LIB.PFMapItems(_handle(self, tp_name(type(self))), byref(out)))
         try:
             data, size = _seq_view(out.v_obj)
-            flat = [borrow_any(data + 16 * i) for i in range(size)]
+            flat = [_element(self, borrow_any(data + 16 * i)) for i in range(size)]
         finally:
             LIB.PFAnyRelease(byref(out))
         return list(zip(flat[0::2], flat[1::2]))
@@ -497,9 +515,12 @@ class _Mapping(Object):
             if not found.value:
                 return
             if which == 2:
-                yield borrow_any(addressof(key)), borrow_any(addressof(value))
+                yield (
+                    _element(self, borrow_any(addressof(key))),
+                    _element(self, borrow_any(addressof(value))),
+                )
             else:
-                yield borrow_any(addressof(value if which else key))
+                yield _element(self, borrow_any(addressof(value if which else key)))
 
     def _pf_iter_values(self):
         """An iterator over the values, in iteration order (no copy)."""

@@ -1,7 +1,7 @@
 # ctypes backend: tensor results go back as they came in (the _core twin is tensor_return.c).
 """A call with a torch tensor argument returns its tensor results as torch tensors, one with a
-NumPy array as NumPy arrays (tensors inside a returned Array/List too, as a tuple/list); a
-thread's ``_keep_tensor_results(True)`` keeps ``packedfun.Tensor``."""
+NumPy array as NumPy arrays (also those read from a returned Array/List/Map/Dict, which remembers
+the framework); a thread's ``_keep_tensor_results(True)`` keeps ``packedfun.Tensor``."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import threading
 
 # Imported by values.py after the rest of the binding (its last line), so all of it is loaded.
 from .abi import LIB
-from .containers import Array, List
-from .tensor import DLTensor, Tensor, from_dlpack
+from .containers import Array, Dict, List, Map, for_framework
+from .tensor import DLTensor, from_dlpack
 
 __all__ = ["_keep_tensor_results", "result_framework", "convert_result", "call_allocator"]
 
@@ -26,10 +26,25 @@ def _keep_tensor_results(keep) -> bool:
     return previous
 
 
-def result_framework(args: tuple):
-    """The module (torch or numpy) whose tensor came first in ``args``, or None."""
-    if getattr(_local, "keep", False):
-        return None
+def _nested(value, torch, numpy):
+    """The module of the first torch tensor / NumPy array inside a list/tuple/dict, or None."""
+    items = value.values() if isinstance(value, dict) else value
+    for item in items:
+        kind = type(item)
+        if torch is not None and kind is torch.Tensor:
+            return torch
+        if numpy is not None and kind is numpy.ndarray:
+            return numpy
+        if isinstance(item, (list, tuple, dict)):
+            found = _nested(item, torch, numpy)
+            if found is not None:
+                return found
+    return None
+
+
+def _framework(args: tuple, nested: bool):
+    """The module (torch or numpy) of the first tensor among ``args``, else (``nested``) the
+    framework a container argument remembers or that of an array inside a list/tuple/dict."""
     torch = sys.modules.get("torch")
     numpy = sys.modules.get("numpy")
     for arg in args:
@@ -38,17 +53,30 @@ def result_framework(args: tuple):
             return torch
         if numpy is not None and kind is numpy.ndarray:
             return numpy
+        if nested and isinstance(arg, (Array, List, Map, Dict)):
+            remembered = getattr(arg, "_pf_framework", None)
+            if remembered is not None:
+                return remembered
+    if nested and (torch is not None or numpy is not None):
+        for arg in args:
+            if isinstance(arg, (list, tuple, dict)):
+                found = _nested(arg, torch, numpy)
+                if found is not None:
+                    return found
     return None
 
 
+def result_framework(args: tuple):
+    """The module (torch or numpy) whose tensor came first in ``args`` (or that a container
+    argument remembers, or of an array inside a list/tuple/dict argument), or None."""
+    if getattr(_local, "keep", False):
+        return None
+    return _framework(args, True)
+
+
 def convert_result(value, framework):
-    """``value`` with its tensors (alone, or at the top of an Array/List) in ``framework``."""
-    if isinstance(value, Tensor):
-        return framework.from_dlpack(value)
-    if isinstance(value, (Array, List)) and any(isinstance(x, Tensor) for x in value):
-        items = [convert_result(x, framework) for x in value]
-        return items if isinstance(value, List) else tuple(items)
-    return value
+    """``value`` as a Tensor in ``framework``, or a container remembering it; else unchanged."""
+    return for_framework(value, framework)
 
 
 # ---- the environment of a call with array arguments: the framework's allocator ----------------
@@ -97,13 +125,21 @@ def _torch_allocator(torch) -> int | None:
 
 
 def call_allocator(args: tuple) -> int | None:
-    """The allocator to install for a call with these arguments (an address), or None."""
-    torch = sys.modules.get("torch")
-    numpy = sys.modules.get("numpy")
-    for arg in args:
-        kind = type(arg)
-        if torch is not None and kind is torch.Tensor:
-            return _torch_allocator(torch)
-        if numpy is not None and kind is numpy.ndarray:
-            return _NUMPY_ALLOCATOR_ADDR
-    return None
+    """The allocator to install for a call with these arguments (an address), or None: that of
+    the first torch tensor / NumPy array among them, else of one inside a list/tuple/dict."""
+    framework = _framework(args, False)
+    if framework is None:
+        torch = sys.modules.get("torch")
+        numpy = sys.modules.get("numpy")
+        for arg in args:
+            if isinstance(arg, (list, tuple, dict)):
+                framework = _nested(arg, torch, numpy)
+                if framework is not None:
+                    break
+    if framework is None:
+        return None
+    return (
+        _NUMPY_ALLOCATOR_ADDR
+        if framework is sys.modules.get("numpy")
+        else _torch_allocator(framework)
+    )

@@ -290,6 +290,9 @@ def type_key_of(handle: int) -> str:
 _HAS_METADATA = 1
 #: PACKEDFUN_FUNCTION_FLAG_GIL_HOLD: the call keeps the GIL (PyDLL), else CDLL drops it.
 _GIL_HOLD = 2
+#: Result kinds a framework applies to: Tensor, then Array, Map, List, Dict (kPFTypeTensor..Dict).
+_TENSOR_FIRST = abi.kPFTypeTensor
+_CONTAINER_LAST = abi.kPFTypeDict
 #: The GIL policies by their Python names (kPFGILRelease, kPFGILHold).
 GIL_POLICIES = {"release": 0, "hold": 1}
 
@@ -361,12 +364,13 @@ class Function(Object):
                     raise exc
                 finally:
                     exc = None
-            if temps:  # array arguments: tensor results go back as they came in
+            del temps
+            # Array arguments (or a container remembering one's framework): a Tensor result
+            # goes back in that framework, a container result remembers it for its elements.
+            if _TENSOR_FIRST <= result.type_index <= _CONTAINER_LAST:
                 framework = _tensor_return.result_framework(args)
                 if framework is not None:
-                    del temps
                     return _tensor_return.convert_result(take_any(result), framework)
-            del temps
         elif call(self._pf_cptr, None, 0, byref(result)):
             raise_last_error(self._pf_name)
         return take_any(result)
