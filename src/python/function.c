@@ -112,6 +112,7 @@ static inline __attribute__((always_inline)) int call_native(PFFunctionObject* f
 /* The common POD results inline, the rest through pfpy_any_steal_to_py. */
 static inline __attribute__((always_inline)) PyObject* result_to_py(PFAny* rv,
                                                                     PyObject* const* args,
+                                                                    const PFAny* packed,
                                                                     Py_ssize_t n) {
   switch (rv->type_index) {
     case kPFTypeNone:
@@ -125,8 +126,8 @@ static inline __attribute__((always_inline)) PyObject* result_to_py(PFAny* rv,
        * framework (an element read through a function): the arguments are looked at, cold. */
       if (PFPY_UNLIKELY((uint32_t)(rv->type_index - kPFTypeTensor) <=
                         (uint32_t)(kPFTypeDict - kPFTypeTensor)) &&
-          n != 0) {
-        return pfpy_tensor_result_from_containers(rv, args, n);
+          pfpy_tensor_containers_remember && n != 0) {
+        return pfpy_tensor_result_from_containers(rv, args, packed, n);
       }
       return pfpy_any_steal_to_py(rv);
   }
@@ -205,7 +206,7 @@ static inline __attribute__((always_inline)) PyObject* call_packed(PFPyFunction*
     pfpy_args_release(pack);
     if (rc != 0 || fw != 0) return rc != 0 ? failed : out;
   }
-  return result_to_py(&rv, args, n);
+  return result_to_py(&rv, args, pack->args, n);
 }
 
 /* A Function whose native function the GC cleared while breaking a cycle. */
@@ -295,7 +296,7 @@ static inline __attribute__((always_inline)) PyObject* call_packed_objects(PFPyF
   if (temp != NULL) pfpy_callback_return(temp);
   if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
   if (PFPY_LIKELY(rv.type_index == kPFTypeNone)) Py_RETURN_NONE;
-  return result_to_py(&rv, args, n);
+  return result_to_py(&rv, args, packed, n);
 }
 
 /* A call with a Python function among its arguments (C++ calling a callback it receives): the
@@ -363,7 +364,7 @@ static inline __attribute__((always_inline)) PyObject* positional_call(PFPyFunct
   if (PFPY_UNLIKELY(call_native(fo, packed, (int32_t)n, &rv) != 0)) {
     return pfpy_raise_native(f->name);
   }
-  return result_to_py(&rv, args, n);
+  return result_to_py(&rv, args, packed, n);
 }
 
 static PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,

@@ -53,9 +53,15 @@ int pfpy_tensor_result_framework(PyObject* const* args, Py_ssize_t n, int nested
  *  `pack` may be NULL), an Array/List/Map/Dict as itself, remembering `fw` for its elements. */
 PyObject* pfpy_tensor_result_to_py(PFAny* rv, int fw, const PFPyArgs* pack);
 /*! The result `*rv` (stolen; a Tensor or a container) of a call without array arguments: for the
- *  framework a container argument remembers, else as usual. Cold: called by function.c only for
+ *  framework the first container argument that remembers one gives (`packed`: the arguments as
+ *  converted, which tell the containers), else as usual. Cold: called by function.c only for
  *  those result kinds. */
-PyObject* pfpy_tensor_result_from_containers(PFAny* rv, PyObject* const* args, Py_ssize_t n);
+PyObject* pfpy_tensor_result_from_containers(PFAny* rv, PyObject* const* args, const PFAny* packed,
+                                             Py_ssize_t n);
+/*! Nonzero once any container remembered a framework: until then no call result looks at its
+ *  container arguments (a process that never returns containers to torch/NumPy callers pays
+ *  nothing for the rule). */
+extern int pfpy_tensor_containers_remember;
 /*! `e` (stolen; NULL passes through) as read from a container that remembers framework `fw`: a
  *  packedfun.Tensor as the framework's tensor, a container remembering `fw` too. */
 PyObject* pfpy_tensor_element_for(PyObject* e, int fw);

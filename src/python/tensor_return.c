@@ -8,6 +8,7 @@ _Thread_local int pfpy_keep_tensor_results = 0;
 enum { kFrameworkNone = 0, kFrameworkNumpy = 1, kFrameworkExchange = 2 };
 
 static _Thread_local int nested_framework = 0;
+int pfpy_tensor_containers_remember = 0;
 
 void pfpy_tensor_nested_note(PyTypeObject* type) {
   if (nested_framework == 0) {
@@ -21,19 +22,21 @@ int pfpy_tensor_nested_take(void) {
   return fw;
 }
 
-/* Whether `o` is a packedfun Array/List/Map/Dict (a PFPyContainer). */
-static int is_container(PyObject* o) {
-  return PyObject_TypeCheck(o, &PFPyArray_Type) || PyObject_TypeCheck(o, &PFPyList_Type) ||
-         PyObject_TypeCheck(o, &PFPyMap_Type) || PyObject_TypeCheck(o, &PFPyDict_Type);
+/* `o` as a packedfun Array/Map/List/Dict wrapper (a PFPyContainer), or NULL: the native object's
+ * kind picks the one class to test (kPFTypeArray, Map, List, Dict are consecutive). */
+static PFPyContainer* as_container(PyObject* o) {
+  static PyTypeObject* const kinds[] = {&PFPyArray_Type, &PFPyMap_Type, &PFPyList_Type,
+                                        &PFPyDict_Type};
+  if (!PyObject_TypeCheck(o, &PFPyObject_Type)) return NULL;
+  const PFObject* h = ((const PFPyObject*)o)->handle;
+  uint32_t k = h != NULL ? (uint32_t)(h->type_index - kPFTypeArray) : 4u;
+  return k < 4u && PyObject_TypeCheck(o, kinds[k]) ? (PFPyContainer*)o : NULL;
 }
 
-/* The framework container argument `o` remembers (0 for anything else): the wrapper of a native
- * Array..Dict is checked by its class only after the cheap tests. */
+/* The framework container argument `o` remembers (0 for anything else). */
 static int container_framework(PyObject* o) {
-  if (!PyObject_TypeCheck(o, &PFPyObject_Type)) return 0;
-  const PFObject* h = ((const PFPyObject*)o)->handle;
-  if (h == NULL || h->type_index < kPFTypeArray || h->type_index > kPFTypeDict) return 0;
-  return is_container(o) ? ((const PFPyContainer*)o)->tensor_framework : 0;
+  const PFPyContainer* c = as_container(o);
+  return c != NULL ? c->tensor_framework : kFrameworkNone;
 }
 
 int pfpy_tensor_result_framework(PyObject* const* args, Py_ssize_t n, int nested) {
@@ -133,7 +136,11 @@ PyObject* pfpy_tensor_element_for(PyObject* e, int fw) {
     Py_DECREF(e);
     return tensor_out(h, fw, NULL);
   }
-  if (is_container(e)) ((PFPyContainer*)e)->tensor_framework = fw;
+  PFPyContainer* c = as_container(e);
+  if (c != NULL) {
+    c->tensor_framework = fw;
+    pfpy_tensor_containers_remember = 1;
+  }
   return e;
 }
 
@@ -148,9 +155,19 @@ PyObject* pfpy_tensor_result_to_py(PFAny* rv, int fw, const PFPyArgs* pack) {
   return t >= kPFTypeArray && t <= kPFTypeDict ? pfpy_tensor_element_for(out, fw) : out;
 }
 
-PyObject* pfpy_tensor_result_from_containers(PFAny* rv, PyObject* const* args, Py_ssize_t n) {
-  int fw = pfpy_tensor_result_framework(args, n, kFrameworkNone);
-  return fw != kFrameworkNone ? pfpy_tensor_result_to_py(rv, fw, NULL) : pfpy_any_steal_to_py(rv);
+PyObject* pfpy_tensor_result_from_containers(PFAny* rv, PyObject* const* args, const PFAny* packed,
+                                             Py_ssize_t n) {
+  for (Py_ssize_t i = 0; i < n; ++i) { /* only container arguments can remember one */
+    if ((uint32_t)(packed[i].type_index - kPFTypeArray) > (uint32_t)(kPFTypeDict - kPFTypeArray)) {
+      continue;
+    }
+    int fw = container_framework(args[i]);
+    if (fw != kFrameworkNone) {
+      if (pfpy_keep_tensor_results) break;
+      return pfpy_tensor_result_to_py(rv, fw, NULL);
+    }
+  }
+  return pfpy_any_steal_to_py(rv);
 }
 
 static PyObject* set_tensor_return(PyObject* self, PyObject* keep) {
