@@ -27,19 +27,25 @@ def _keep_tensor_results(keep) -> bool:
 
 
 def _nested(value, torch, numpy):
-    """The module of the first torch tensor / NumPy array inside a list/tuple/dict, or None."""
-    items = value.values() if isinstance(value, dict) else value
-    for item in items:
+    """The module of the first torch tensor / NumPy array inside a list/tuple/dict (depth first,
+    without recursion: nests as deep as the conversion takes), or None."""
+    stack = [iter(value.values() if isinstance(value, dict) else value)]
+    while stack:
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+            continue
         kind = type(item)
         if torch is not None and kind is torch.Tensor:
             return torch
         if numpy is not None and kind is numpy.ndarray:
             return numpy
         if isinstance(item, (list, tuple, dict)):
-            found = _nested(item, torch, numpy)
-            if found is not None:
-                return found
+            stack.append(iter(item.values() if isinstance(item, dict) else item))
     return None
+
+
+_END = object()
 
 
 def _framework(args: tuple, nested: bool):
