@@ -694,10 +694,63 @@ static PyObject* function_same_as(PyObject* self, PyObject* other) {
   return PyBool_FromLong(self == other || (h != NULL && h == ((PFPyObject*)other)->handle));
 }
 
+/* A Function over a tvm-ffi C function's address, built by the runtime's global `global` (the
+ * tvm-ffi bridge): the binding only hands it the address and keep_alive_object as an Opaque, which
+ * the Function then owns (a list would otherwise convert to an Array, a copy kept alive). */
+static PyObject* function_from_address(PyObject* args, PyObject* kwargs, const char* global,
+                                       const char* format) {
+  static char* keywords[] = {"", "keep_alive_object", NULL};
+  PyObject *address, *keep = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &address, &keep)) return NULL;
+  PFAny argv[2] = {{0}, {0}};
+  PFObject* func = NULL;
+  PFByteArray key = {global, strlen(global)};
+  if (PFFunctionGetGlobal(&key, &func) != 0) return pfpy_raise_native(NULL);
+  if (func == NULL) return pfpy_raise_message(PyExc_RuntimeError, "TVM_FFI_INTEROP_MISSING", "()");
+  PyObject* out = NULL;
+  if (pfpy_any_from_py(address, &argv[0]) == 0 &&
+      (keep == Py_None || pfpy_opaque_new(keep, &argv[1].v_obj) == 0)) {
+    if (keep != Py_None) argv[1].type_index = kPFTypeOpaque;
+    PFAny result = {0};
+    if (PFFunctionCall(func, argv, 2, &result) != 0) {
+      pfpy_raise_native(NULL);
+    } else {
+      out = pfpy_any_steal_to_py(&result);
+    }
+  }
+  PFAnyRelease(&argv[0]);
+  PFAnyRelease(&argv[1]);
+  PFObjectDecRef(func);
+  return out;
+}
+
+static PyObject* function_from_extern_c(PyObject* cls, PyObject* args, PyObject* kwargs) {
+  (void)cls;
+  return function_from_address(args, kwargs, "packedfun.tvm_ffi_function_from_safe_call",
+                               "O|$O:__from_extern_c__");
+}
+
+static PyObject* function_from_mlir_packed(PyObject* cls, PyObject* args, PyObject* kwargs) {
+  (void)cls;
+  return function_from_address(args, kwargs, "packedfun.tvm_ffi_function_from_mlir_packed",
+                               "O|$O:__from_mlir_packed_safe_call__");
+}
+
 static PyMethodDef function_methods[] = {
     {"same_as", function_same_as, METH_O,
      "Whether `other` is the same native Function, or the Python callable it wraps."},
     {"is_", function_same_as, METH_O, "same_as (apache-tvm-ffi's name)."},
+    {"__from_extern_c__", (PyCFunction)(void (*)(void))function_from_extern_c,
+     METH_CLASS | METH_VARARGS | METH_KEYWORDS,
+     "__from_extern_c__(c_symbol, *, keep_alive_object=None)\n--\n\n"
+     "A Function calling the tvm-ffi safe call at address `c_symbol` (which ignores its handle "
+     "argument); the Function keeps `keep_alive_object` alive."},
+    {"__from_mlir_packed_safe_call__", (PyCFunction)(void (*)(void))function_from_mlir_packed,
+     METH_CLASS | METH_VARARGS | METH_KEYWORDS,
+     "__from_mlir_packed_safe_call__(mlir_packed_symbol, *, keep_alive_object=None)\n--\n\n"
+     "A Function calling the MLIR packed call at address `mlir_packed_symbol` (a tvm-ffi safe "
+     "call's arguments and return code as one array of pointers); the Function keeps "
+     "`keep_alive_object` alive."},
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject PFPyFunction_Type = {

@@ -461,6 +461,23 @@ class Function(Object):
 
     is_ = same_as
 
+    @classmethod
+    def __from_extern_c__(cls, c_symbol, *, keep_alive_object=None):
+        """A Function calling the tvm-ffi safe call at address ``c_symbol`` (which ignores its
+        handle argument); the Function keeps ``keep_alive_object`` alive."""
+        return _from_address(
+            "packedfun.tvm_ffi_function_from_safe_call", c_symbol, keep_alive_object
+        )
+
+    @classmethod
+    def __from_mlir_packed_safe_call__(cls, mlir_packed_symbol, *, keep_alive_object=None):
+        """A Function calling the MLIR packed call at address ``mlir_packed_symbol`` (a tvm-ffi
+        safe call's arguments and return code as one array of pointers); the Function keeps
+        ``keep_alive_object`` alive."""
+        return _from_address(
+            "packedfun.tvm_ffi_function_from_mlir_packed", mlir_packed_symbol, keep_alive_object
+        )
+
     @property
     def py_callable(self):
         """The Python callable this Function wraps, or None."""
@@ -813,6 +830,33 @@ def store_result(value, result: int) -> None:
     if _ViewToOwned(packed, result):
         del temps
         raise_last_error()
+
+
+def _from_address(global_name: str, address, keep) -> Function:
+    """A Function over a tvm-ffi C function's address, built by the runtime's global
+    ``global_name`` (the tvm-ffi bridge); ``keep`` travels as an Opaque the Function owns (a list
+    would otherwise convert to an Array, a copy kept alive)."""
+    key = abi.byte_array(global_name.encode("utf-8"))
+    func = c_void_p()
+    if LIB.PFFunctionGetGlobal(byref(key), byref(func)):
+        raise_last_error()
+    if not func.value:
+        raise RuntimeError(_msg.text("TVM_FFI_INTEROP_MISSING"))
+    temps: list = []
+    argv = (PFAny * 2)()
+    try:
+        ctypes.memmove(argv, _pack.pack_value(address, temps), ctypes.sizeof(PFAny))
+        if keep is not None:
+            argv[1].type_index = abi.kPFTypeOpaque
+            argv[1].v_obj = make_opaque(keep)
+        result = PFAny()
+        if LIB.PFFunctionCall(func.value, argv, 2, byref(result)):
+            raise_last_error()
+        return take_any(result)
+    finally:
+        if argv[1].type_index == abi.kPFTypeOpaque:
+            _DecRef(argv[1].v_obj)
+        _DecRef(func.value)
 
 
 def raise_last_error(fname=None):

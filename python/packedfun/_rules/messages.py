@@ -210,6 +210,12 @@ ARGS_MULTIPLE_VALUES = "{}() got multiple values for argument '{}'"
 ARGS_POSITIONAL_ONLY = "{}() got some positional-only arguments passed as keyword arguments: '{}'"
 #: ValueError: a call of a Function whose native function was released.
 FUNCTION_RELEASED = "packedfun.Function: the function was released"
+#: RuntimeError: Function.__from_extern_c__ / __from_mlir_packed_safe_call__ in a runtime built
+#: without the Apache TVM FFI interop (CMake option PACKEDFUN_WITH_TVM_FFI=OFF).
+TVM_FFI_INTEROP_MISSING = (
+    "this packedfun runtime is built without the Apache TVM FFI interop "
+    "(PACKEDFUN_WITH_TVM_FFI=OFF), so it cannot call tvm-ffi functions"
+)
 
 
 # ---- converting a value (src/python/convert.c, convert_container.c; _ctypes/pack.py,
