@@ -427,8 +427,19 @@ static PyObject* function_vectorcall_meta(PyObject* self, PyObject* const* args,
  */
 
 /* Function(callable): wraps a Python callable (a Function comes back as itself). */
+/* An instance of a subclass of Function: empty (calls raise "released") until its __init__ gives
+ * it a native Function with __move_handle_from__; the subclass's own __init__ takes the arguments.
+ */
+static PFPY_NOINLINE PyObject* function_new_empty(PyTypeObject* type) {
+  PFPyFunction* f = (PFPyFunction*)type->tp_alloc(type, 0); /* zeroed: no handle, no name */
+  if (f == NULL) return NULL;
+  f->vectorcall = function_vectorcall;
+  f->nparams = -1;
+  return (PyObject*)f;
+}
+
 static PyObject* function_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
-  (void)type;
+  if (type != &PFPyFunction_Type) return function_new_empty(type);
   PyObject* callable;
   if ((kwds != NULL && PyDict_Size(kwds) != 0) ||
       !PyArg_ParseTuple(args, "O:Function", &callable)) {
@@ -472,7 +483,7 @@ static void function_dealloc(PyObject* self) {
   PFObject* h = f->base.handle;
   f->base.handle = NULL;
   PFObjectDecRef(h);
-  PyObject_GC_Del(self);
+  Py_TYPE(self)->tp_free(self); /* a subclass's type reference: subtype_dealloc drops it */
 }
 
 /* The Python callable wrapped by `f`, if it wraps one (borrowed), else NULL. */
@@ -736,7 +747,31 @@ static PyObject* function_from_mlir_packed(PyObject* cls, PyObject* args, PyObje
                                "O|$O:__from_mlir_packed_safe_call__");
 }
 
+/* __move_handle_from__(other): `self` takes `other`'s native Function (and the name it was looked
+ * up by); `other` is left empty. How a subclass instance (function_new_empty) gets its function. */
+static PyObject* function_move_handle_from(PyObject* self, PyObject* other) {
+  if (!PyObject_TypeCheck(other, &PFPyFunction_Type)) {
+    return pfpy_raise_message(PyExc_TypeError, "MOVE_HANDLE_NOT_FUNCTION", "(s)",
+                              Py_TYPE(other)->tp_name);
+  }
+  if (other == self) Py_RETURN_NONE;
+  PFPyFunction *f = (PFPyFunction*)self, *o = (PFPyFunction*)other;
+  PFObject* old = f->base.handle;
+  f->base.handle = o->base.handle;
+  o->base.handle = NULL;
+  Py_XSETREF(f->name, o->name);
+  o->name = NULL;
+  pfpy_function_forget_signature(o);
+  pfpy_function_forget_signature(f); /* the vectorcall of its new function's metadata */
+  if (f->base.handle == NULL) f->vectorcall = function_vectorcall;
+  PFObjectDecRef(old);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef function_methods[] = {
+    {"__move_handle_from__", function_move_handle_from, METH_O,
+     "Takes `other`'s native Function: this Function calls it from now on, `other` is left "
+     "empty. A subclass's __init__ gives its instance a function this way."},
     {"same_as", function_same_as, METH_O,
      "Whether `other` is the same native Function, or the Python callable it wraps."},
     {"is_", function_same_as, METH_O, "same_as (apache-tvm-ffi's name)."},
@@ -760,7 +795,8 @@ PyTypeObject PFPyFunction_Type = {
     .tp_vectorcall_offset = offsetof(PFPyFunction, vectorcall),
     .tp_repr = function_repr,
     .tp_call = PyVectorcall_Call,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_flags =
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_BASETYPE,
     .tp_doc =
         "Function(callable)\n--\n\nA packed function: a native function of any language "
         "called with positional arguments. Function(callable) wraps a Python callable.",

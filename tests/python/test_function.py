@@ -224,3 +224,67 @@ def test_object_base_behaviour():
     f = packedfun.get_global_func("testing.echo")
     assert f.type_key == "packedfun.Function"
     assert {f, packedfun.get_global_func("testing.echo")} == {f}
+
+
+class _Jit:
+    def __init__(self, metadata):
+        self.metadata = metadata
+
+
+class _JitFunction(packedfun.Function, _Jit):
+    """A subclass with a mixin, as JIT frameworks write them: empty until __init__ moves a
+    native Function in."""
+
+    def __init__(self, func, metadata):
+        _Jit.__init__(self, metadata)
+        self.__move_handle_from__(func)
+
+
+def test_function_subclass_takes_a_native_function_by_move():
+    source = packedfun.get_global_func("testing.echo")
+    handle = source.handle
+    f = _JitFunction(source, metadata=128)
+    assert isinstance(f, _JitFunction) and isinstance(f, packedfun.Function)
+    assert f.metadata == 128 and f.handle == handle and f(5) == 5
+    assert f.registry_name == "testing.echo"  # the name moves with the function
+    with pytest.raises(ValueError, match="released"):  # the source is left empty
+        source(1)
+    back = testing.echo(f)  # passed to native code as its native Function
+    assert type(back) is packedfun.Function and back.handle == handle and back(7) == 7
+    assert testing.apply(f, 3) == 3
+    f.__move_handle_from__(f)  # from itself: nothing changes
+    assert f(6) == 6
+
+
+def test_function_subclass_instance_is_empty_until_moved_into():
+    class Bare(packedfun.Function):
+        pass
+
+    empty = Bare()
+    assert isinstance(empty, Bare)
+    with pytest.raises(ValueError, match="released"):
+        empty(1)
+    with pytest.raises(ValueError, match="released"):
+        empty()
+    with pytest.raises(TypeError, match="expects a Function, got int"):
+        empty.__move_handle_from__(1)
+    empty.__move_handle_from__(packedfun.Function(lambda x: x * 2))
+    assert empty(4) == 8
+
+
+def test_function_subclass_keeps_a_moved_python_callable_alive():
+    calls = []
+
+    def body(x):
+        calls.append(x)
+        return x + 1
+
+    wrapper = packedfun.Function(body)
+    f = _JitFunction(wrapper, metadata=None)
+    del wrapper, body
+    gc.collect()
+    assert f(1) == 2 and calls == [1]
+    kept = testing.echo([f])  # native code holds the function; the subclass wrapper goes
+    del f
+    gc.collect()
+    assert kept[0](2) == 3 and calls == [1, 2]

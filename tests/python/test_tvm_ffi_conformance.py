@@ -172,7 +172,6 @@ KNOWN_FAILING: dict[str, str] = {
         "testing.object_use_count sees a converted container, not the caller's"
     ),
     "test_function.py::test_rvalue_ref": "testing.object_use_count and Object._move()",
-    "test_function.py::test_function_subclass": "Function is not subclassable",
     "test_function.py::test_function_with_opaque_ptr_handler": (
         "tvm_ffi.core._OPAQUE_PTR_HANDLERS / TypeSchema (private)"
     ),

@@ -325,6 +325,8 @@ class Function(Object):
     _pf_lent: object  # the wrapped callable while this wrapper holds it (see _Lent)
 
     def __new__(cls, *args, **kwargs):
+        if cls is not Function:  # a subclass: empty until its __init__ calls __move_handle_from__
+            return make_function(0, cls=cls)
         if kwargs or len(args) != 1:
             if not kwargs:
                 raise TypeError(f"Function() takes exactly 1 argument ({len(args)} given)")
@@ -358,6 +360,8 @@ class Function(Object):
                 _DecRef(handle)
             if failed:
                 exc = _errors.take_raised(self._pf_name)
+                if not self._pf_handle:  # an empty subclass instance: as _core words it
+                    exc = ValueError(_msg.text("FUNCTION_RELEASED"))
                 _signature.name_argument_types(exc, self, args)  # a NumPy scalar's own type
                 del temps  # released before raising, as _core does: the traceback keeps frames
                 try:
@@ -372,6 +376,9 @@ class Function(Object):
                 if framework is not None:
                     return _tensor_return.convert_result(take_any(result), framework)
         elif call(self._pf_cptr, None, 0, byref(result)):
+            if not self._pf_handle:  # an empty subclass instance: as _core words it
+                _errors.take_raised(None)
+                raise ValueError(_msg.text("FUNCTION_RELEASED"))
             raise_last_error(self._pf_name)
         return take_any(result)
 
@@ -460,6 +467,26 @@ class Function(Object):
         return Object.same_as(self, other)
 
     is_ = same_as
+
+    def __move_handle_from__(self, other) -> None:
+        """Takes ``other``'s native Function: this Function calls it from now on, ``other`` is
+        left empty. A subclass's ``__init__`` gives its instance a function this way."""
+        if not isinstance(other, Function):
+            raise TypeError(_msg.text("MOVE_HANDLE_NOT_FUNCTION", tp_name(type(other))))
+        if other is self:
+            return
+        handle = other._pf_handle
+        lent = getattr(other, "_pf_lent", None)
+        if lent is not None and handle:  # the callable goes back to _handles, as in __del__
+            _handles[abi.PFFunctionObject.from_address(handle).self] = lent
+            other._pf_lent = None
+        old, name = self._pf_handle, other._pf_name
+        other._pf_handle, other._pf_cptr, other._pf_name = 0, c_void_p(0), None
+        other.__dict__.pop("_pf_table", None)
+        self._pf_handle, self._pf_cptr, self._pf_name = handle, c_void_p(handle), name
+        self.__dict__.pop("_pf_table", None)
+        if old:
+            _DecRef(old)
 
     @classmethod
     def __from_extern_c__(cls, c_symbol, *, keep_alive_object=None):
@@ -685,9 +712,10 @@ def wrap(handle: int, tindex: int, cls=None):
     return obj
 
 
-def make_function(handle: int, name=None) -> Function:
-    """A Function wrapper taking over one reference to ``handle``."""
-    func = object.__new__(Function)
+def make_function(handle: int, name=None, cls=None) -> Function:
+    """A Function wrapper (of ``cls``, a subclass, if given) taking over one reference to
+    ``handle`` (0: an empty one, whose calls raise)."""
+    func = object.__new__(Function if cls is None else cls)
     func._pf_handle = handle
     func._pf_tindex = abi.kPFTypeFunction
     func._pf_name = name

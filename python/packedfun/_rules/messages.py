@@ -210,6 +210,8 @@ ARGS_MULTIPLE_VALUES = "{}() got multiple values for argument '{}'"
 ARGS_POSITIONAL_ONLY = "{}() got some positional-only arguments passed as keyword arguments: '{}'"
 #: ValueError: a call of a Function whose native function was released.
 FUNCTION_RELEASED = "packedfun.Function: the function was released"
+#: TypeError: Function.__move_handle_from__ given something else than a Function (its type name).
+MOVE_HANDLE_NOT_FUNCTION = "__move_handle_from__ expects a Function, got {}"
 #: RuntimeError: Function.__from_extern_c__ / __from_mlir_packed_safe_call__ in a runtime built
 #: without the Apache TVM FFI interop (CMake option PACKEDFUN_WITH_TVM_FFI=OFF).
 TVM_FFI_INTEROP_MISSING = (
