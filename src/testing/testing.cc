@@ -200,6 +200,10 @@ PACKEDFUN_REGISTER_GLOBAL("testing.use_count")
     .set_body_typed(UseCount)
     .describe("The reference count of an object argument (0 for values that are not objects).")
     .gil(GILPolicy::kHold);
+PACKEDFUN_REGISTER_GLOBAL("testing.object_use_count")
+    .set_body_typed(UseCount)
+    .describe("testing.use_count under apache-tvm-ffi's name.")
+    .gil(GILPolicy::kHold);
 PACKEDFUN_REGISTER_GLOBAL("testing.store_value").set_body_typed([](AnyView x) {
   std::lock_guard<std::mutex> lock(Stored().mutex);
   Stored().value = x;

@@ -288,3 +288,16 @@ def test_function_subclass_keeps_a_moved_python_callable_alive():
     del f
     gc.collect()
     assert kept[0](2) == 3 and calls == [1, 2]
+
+
+def test_object_use_count_sees_the_references_containers_hold():
+    use_count = packedfun.get_global_func("testing.object_use_count")  # tvm-ffi's testing name
+    inner = packedfun.convert((1, 2, 3))
+    assert use_count(inner) == 1  # the wrapper's own: an argument is borrowed
+    outer = testing.echo([inner, {"k": inner}])
+    assert use_count(inner) == 3 and use_count(outer) == 1
+    assert use_count(outer[1]) == 2  # outer's and the temporary wrapper's
+    del outer
+    gc.collect()
+    assert use_count(inner) == 1
+    assert use_count(5) == 0 and use_count("x") == 0 and testing.use_count(inner) == 1
