@@ -5,22 +5,10 @@
 #include "core.h"
 #include "object_system.h"
 
-/* One view: the record the callee reads (first), and what materialize needs to convert it as
- * the call would have. It travels in the call's temps (a PFObject header, never handed out), so
- * pfpy_args_release recycles it with the Array temps; always under the GIL. */
-typedef struct ViewTemp {
-  PFObject header;
-  PFContainerView view;
-  PyObject* func; /* the PFPyFunction called (borrowed for the call) */
-  PyObject* fname;
-  Py_ssize_t pos;
-  struct ViewTemp* next; /* in the free list */
-} ViewTemp;
-
-static ViewTemp* view_free_list;
+static PFPyViewTemp* view_free_list;
 
 void pfpy_view_recycle(PFObject* obj) {
-  ViewTemp* t = (ViewTemp*)obj;
+  PFPyViewTemp* t = (PFPyViewTemp*)obj;
   t->next = view_free_list;
   view_free_list = t;
 }
@@ -110,7 +98,7 @@ static int64_t view_read_entries(const PFContainerView* view, int64_t* cursor, P
 /* The conversion the call would have made without the view; its errors read the same, reworded
  * for a Function that names its parameters as its argument errors are. */
 static int view_materialize(const PFContainerView* view, PFAny* out) {
-  const ViewTemp* t = (const ViewTemp*)((const char*)view - offsetof(ViewTemp, view));
+  const PFPyViewTemp* t = (const PFPyViewTemp*)((const char*)view - offsetof(PFPyViewTemp, view));
   if (pfpy_container_from_py((PyObject*)view->handle, view->kind, out, t->fname, t->pos, 0) == 0) {
     return 0;
   }
@@ -118,7 +106,7 @@ static int view_materialize(const PFContainerView* view, PFAny* out) {
   return pfpy_raise_python_as_native();
 }
 
-static const PFContainerViewVTable view_vtable = {
+const PFContainerViewVTable pfpy_view_vtable = {
     view_read_int64,
     view_read_float64,
     view_read_entries,
@@ -126,18 +114,18 @@ static const PFContainerViewVTable view_vtable = {
 };
 
 int pfpy_container_view_arg(PyObject* o, PFPyArgs* pack, Py_ssize_t pos, PyObject* fname) {
-  ViewTemp* t = view_free_list;
+  PFPyViewTemp* t = view_free_list;
   if (t != NULL) {
     view_free_list = t->next;
   } else {
-    t = (ViewTemp*)PyMem_Calloc(1, sizeof(ViewTemp));
+    t = (PFPyViewTemp*)PyMem_Calloc(1, sizeof(PFPyViewTemp));
     if (t == NULL) {
       PyErr_NoMemory();
       return -1;
     }
     t->header.type_index = kPFTypeObject;
     t->header.deleter = pfpy_view_recycle;
-    t->view.vtable = &view_vtable;
+    t->view.vtable = &pfpy_view_vtable;
   }
   t->header.ref_count = 1;
   int is_dict = PyDict_Check(o);
@@ -159,7 +147,8 @@ int pfpy_container_views_settle(PFPyArgs* pack, Py_ssize_t n) {
   for (Py_ssize_t i = 0; i < n; ++i) {
     PFAny* cell = &pack->args[i];
     if (cell->type_index != kPFTypeContainerView) continue;
-    const ViewTemp* t = (const ViewTemp*)((const char*)cell->v_ptr - offsetof(ViewTemp, view));
+    const PFPyViewTemp* t =
+        (const PFPyViewTemp*)((const char*)cell->v_ptr - offsetof(PFPyViewTemp, view));
     PFAny made;
     if (pfpy_container_from_py((PyObject*)t->view.handle, t->view.kind, &made, t->fname, i, 0) !=
         0) {

@@ -4,6 +4,41 @@
 
 #include "core.h"
 
+/*! One view: the record the callee reads (first), and what materialize needs to convert it as
+ *  the call would have (view_materialize finds them from the record). A view made by
+ *  pfpy_container_view_arg travels in the call's temps (the PFObject header, never handed out),
+ *  so pfpy_args_release recycles it with the Array temps; one made by pfpy_stack_view_arg lives
+ *  in its caller's frame for the call and is in no pack. Always under the GIL. */
+typedef struct PFPyViewTemp {
+  PFObject header;
+  PFContainerView view;
+  PyObject* func; /* the PFPyFunction called (borrowed for the call) */
+  PyObject* fname;
+  Py_ssize_t pos;
+  struct PFPyViewTemp* next; /* in the free list */
+} PFPyViewTemp;
+
+/*! The readers of every view of this binding (container_view.c). */
+extern const PFContainerViewVTable pfpy_view_vtable;
+
+/*! Lends the exact list `o` (borrowed; the caller's args keep it alive) as argument `pos` of the
+ *  call of `func` (a PFPyFunction that keeps the GIL held and asked for a view there) through
+ *  `*t`, a record in the caller's frame that outlives the call: no temp, no free list, nothing to
+ *  release. Cannot fail. */
+static inline __attribute__((always_inline)) void pfpy_stack_view_arg(PyObject* o, PyObject* func,
+                                                                      Py_ssize_t pos,
+                                                                      PFPyViewTemp* t, PFAny* out) {
+  t->view.vtable = &pfpy_view_vtable;
+  t->view.kind = kPFTypeArray;
+  t->view.reserved = 0;
+  t->view.size = PyList_GET_SIZE(o);
+  t->view.handle = o;
+  t->func = func;
+  t->fname = ((PFPyFunction*)func)->name;
+  t->pos = pos;
+  PFPY_SET_POD(out, kPFTypeContainerView, v_ptr, &t->view);
+}
+
 /*! Whether argument `pos` of the call `pack` is for may travel as a container view: its Function
  *  declared it (PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT) and keeps the GIL held (call_packed fills
  *  pack->view_args only then). */

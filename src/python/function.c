@@ -215,8 +215,9 @@ static PFPY_NOINLINE PyObject* released_error(void) {
 }
 
 /* The general call: every call the positional path below leaves out (keywords to a Function
- * that takes none, many arguments, arguments that need temporaries, views or can fail to
- * convert), through the conversion rule into a pack. One of the two ways into a native call. */
+ * that takes none, many arguments, arguments that need temporaries, views of tuples and dicts, or
+ * can fail to convert), through the conversion rule into a pack. One of the two ways into a native
+ * call. */
 static PFPY_NOINLINE PyObject* call_general(PFPyFunction* f, PyObject* const* args, Py_ssize_t n,
                                             PyObject* kwnames) {
   if (PFPY_UNLIKELY(f->base.handle == NULL)) return released_error();
@@ -280,11 +281,12 @@ static inline __attribute__((always_inline)) int fast_arg(PyObject* o, PFAny* ou
 
 /* The native call of call_with_objects and call_with_lone_object once their pack is made: the
  * release of the lent callback `temp` (NULL when none), and the result (None, what callbacks
- * return, without the generic converter). Inlined into both. */
-static inline __attribute__((always_inline)) PyObject* call_packed_objects(PFPyFunction* f,
-                                                                           PyObject* const* args,
-                                                                           PFAny* packed, int32_t n,
-                                                                           PFObject* temp) {
+ * return, without the generic converter). `views`: the pack lends lists in place (stack views),
+ * which are read under the GIL only, so the call keeps it whatever the policy became meanwhile
+ * (views were made only under "hold"), and a failure is reported as call_general reports it.
+ * Inlined into both. */
+static inline __attribute__((always_inline)) PyObject* call_packed_objects(
+    PFPyFunction* f, PyObject* const* args, PFAny* packed, int32_t n, PFObject* temp, int views) {
   PFFunctionObject* fo = (PFFunctionObject*)f->base.handle;
   if (PFPY_UNLIKELY(fo == NULL)) {
     if (temp != NULL) pfpy_callback_return(temp);
@@ -292,22 +294,48 @@ static inline __attribute__((always_inline)) PyObject* call_packed_objects(PFPyF
   }
   PFAny rv;
   PFPY_SET_POD(&rv, kPFTypeNone, v_int64, 0);
-  int rc = call_native(fo, packed, n, &rv);
+  int rc = views ? fo->safe_call(fo->self, packed, n, &rv) : call_native(fo, packed, n, &rv);
   if (temp != NULL) pfpy_callback_return(temp);
-  if (PFPY_UNLIKELY(rc != 0)) return pfpy_raise_native(f->name);
+  if (PFPY_UNLIKELY(rc != 0)) {
+    return views ? pfpy_function_call_error(f, args, n) : pfpy_raise_native(f->name);
+  }
   if (PFPY_LIKELY(rv.type_index == kPFTypeNone)) Py_RETURN_NONE;
   return result_to_py(&rv, args, packed, n);
 }
 
-/* A call with a Python function among its arguments (C++ calling a callback it receives): the
- * function travels in the recycled wrapper when one is ready, the other arguments as on the fast
- * path; anything else (a second function, an argument fast_arg does not take) starts over in
+/* Whether the exact list `o` goes as argument `i` as a view in the caller's frame: its Function
+ * keeps the GIL held (read once, here: no Python code runs between this and the call) and asked
+ * for a view there. */
+static inline __attribute__((always_inline)) int stack_view_wanted(PyObject* o, uint32_t views,
+                                                                   Py_ssize_t i) {
+  return Py_IS_TYPE(o, &PyList_Type) && ((views >> i) & 1u);
+}
+
+/* The arguments that may be views in the caller's frame: bit i for argument i, none unless the
+ * Function keeps the GIL held. */
+static inline __attribute__((always_inline)) uint32_t stack_views_allowed(PFPyFunction* f) {
+  PFObject* h = f->base.handle;
+  if (h == NULL) return 0;
+  uint32_t flags = __atomic_load_n(&h->flags, __ATOMIC_RELAXED);
+  return (flags & PACKEDFUN_FUNCTION_FLAG_GIL_HOLD) ? flags >> PACKEDFUN_FUNCTION_VIEW_ARGS_SHIFT
+                                                    : 0;
+}
+
+/* A call with a Python function or a list among its arguments (C++ calling a callback it
+ * receives; a list read in place by a std::vector or Array of numbers): the function travels in
+ * the recycled wrapper when one is ready, a list as a view whose record is in this frame (the
+ * Function asked for one and keeps the GIL held), the other arguments as on the fast path;
+ * anything else (a second function, an argument fast_arg does not take) starts over in
  * call_general. The pack is redone here from the first argument (those before were POD or
  * objects, cheap), so the entry point hands over nothing but its own arguments. */
 static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* const* args,
                                                  Py_ssize_t n) {
   PFAny packed[PFPY_FAST_ARGS];
   PFByteArray views[PFPY_FAST_ARGS];
+  PFPyViewTemp lists[PFPY_FAST_ARGS];
+  if (n < 1 || n > PFPY_FAST_ARGS) __builtin_unreachable(); /* one of them did not pass fast_arg */
+  uint32_t allowed = stack_views_allowed(f);
+  int any_view = 0;
   PFObject* temp = NULL; /* at most one Python function argument */
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* o = args[i];
@@ -316,29 +344,38 @@ static PFPY_NOINLINE PyObject* call_with_objects(PFPyFunction* f, PyObject* cons
       packed[i].type_index = kPFTypeFunction;
       packed[i].zero_padding = 0;
       packed[i].v_obj = temp;
+    } else if (stack_view_wanted(o, allowed, i)) {
+      pfpy_stack_view_arg(o, (PyObject*)f, i, &lists[i], &packed[i]);
+      any_view = 1;
     } else if (!fast_arg(o, &packed[i], &views[i])) {
       goto general;
     }
   }
-  return call_packed_objects(f, args, packed, (int32_t)n, temp);
+  return call_packed_objects(f, args, packed, (int32_t)n, temp, any_view);
 general:
   if (temp != NULL) pfpy_callback_return(temp);
   return call_general(f, args, n, NULL);
 }
 
 /* A lone argument the plain fast path does not take: a Python function (C++ calling the callback
- * it receives) lent the recycled wrapper, in a small frame, or call_general. */
+ * it receives) lent the recycled wrapper, or a list lent in place (a std::vector or Array of
+ * numbers), in a small frame; anything else to call_general. */
 static PFPY_NOINLINE PyObject* call_with_lone_object(PFPyFunction* f, PyObject* const* args) {
   PyObject* o = args[0];
+  PFAny arg;
+  if (stack_view_wanted(o, stack_views_allowed(f), 0)) {
+    PFPyViewTemp list;
+    pfpy_stack_view_arg(o, (PyObject*)f, 0, &list, &arg);
+    return call_packed_objects(f, args, &arg, 1, NULL, 1);
+  }
   PFObject* temp;
   if (!Py_IS_TYPE(o, &PyFunction_Type) || PFPY_UNLIKELY((temp = pfpy_callback_lend(o)) == NULL)) {
     return call_general(f, args, 1, NULL);
   }
-  PFAny arg;
   arg.type_index = kPFTypeFunction;
   arg.zero_padding = 0;
   arg.v_obj = temp;
-  return call_packed_objects(f, args, &arg, 1, temp);
+  return call_packed_objects(f, args, &arg, 1, temp, 0);
 }
 
 /* The positional call, the other way into a native call: POD arguments and packedfun objects

@@ -97,12 +97,15 @@ int64_t alen(const packedfun::Array<packedfun::String>& a) {
   for (const packedfun::String& x : a) s += static_cast<int64_t>(x.size());
   return s;
 }
+int64_t cbsum(packedfun::Function f, const std::vector<int64_t>& v, int64_t k) {
+  return f(vsum(v) * k).cast<int64_t>();
+}
 PACKEDFUN_REGISTER_GLOBAL("test_container_views.named")
     .set_body_typed([](const std::vector<int64_t>& values, int64_t k) { return vsum(values) * k; },
                     {"values", "k"});
 """
 FUNCTIONS = ["vsum", "fsum", "vecho", "i32sum", "u8sum", "f32sum", "msum", "usum", "mjoin", "mixed",
-             "asum", "adsum", "ai32sum", "aecho", "adecho", "alen"]  # fmt: skip
+             "asum", "adsum", "ai32sum", "aecho", "adecho", "alen", "cbsum"]  # fmt: skip
 
 # A C library reading argument 0 through the ABI: what it arrived as, what read_int64 gave, and
 # what PFAnyViewToOwned made of it. `probe` declares a view argument; `old_probe` is a library
@@ -358,7 +361,7 @@ def test_runtime_sets_the_view_argument_bits(m):
     bits = {name: core.function_flags(getattr(m, name)) >> VIEW_SHIFT for name in FUNCTIONS}
     assert bits == {"vsum": 1, "fsum": 1, "vecho": 1, "i32sum": 1, "u8sum": 1, "f32sum": 0,
                     "msum": 1, "usum": 1, "mjoin": 1, "mixed": 0b111, "asum": 1, "adsum": 1,
-                    "ai32sum": 1, "aecho": 1, "adecho": 1, "alen": 0}  # fmt: skip
+                    "ai32sum": 1, "aecho": 1, "adecho": 1, "alen": 0, "cbsum": 0b10}  # fmt: skip
     assert m.mixed([1, 2], [3], [0.5]) == 3 + 30 + 50  # the Array<int64_t> in the middle
     assert core.function_flags(pf.get_global_func("testing.echo")) >> VIEW_SHIFT == 0
 
@@ -425,6 +428,32 @@ def test_named_parameters_word_errors_the_same(m):
     with pytest.raises(OverflowError, match=r"argument 'values'\[1\]: int too large for int64"):
         named([1, 2**70], k=2)
     assert named([1, 2, 3], k=2) == 12
+
+
+def test_a_view_beside_a_callback_and_other_arguments(m):
+    # A list beside a Python function and an int (the positional path's lent callback and a view
+    # in the caller's frame in one call): the same results and errors under both policies, the
+    # error naming the parameter and the element, and nothing of either kept after the call.
+    seen = []
+
+    def double(x):
+        seen.append(x)
+        return 2 * x
+
+    for values in ([1, 2, 3], [], list(range(100)), (1, 2), [1, "x"], [1, 2**70], [[1]], 7):
+        held, released = both_policies(call_as(m.cbsum, lambda v: m.cbsum(double, v, 3)), values)
+        assert held == released, values
+    with pytest.raises(TypeError, match=r"^cbsum\(.*argument 'v'\[1\]: expected int, got str"):
+        m.cbsum(double, [1, "x"], 1)
+    with pytest.raises(TypeError, match=r"argument 'k'"):
+        m.cbsum(double, [1], "k")  # not a view's error: the int parameter's
+    seen.clear()
+    for n in range(1, 30):
+        assert m.cbsum(double, list(range(n)), 1) == n * (n - 1)
+    assert seen == [n * (n - 1) // 2 for n in range(1, 30)]
+    with pytest.raises(ZeroDivisionError):
+        m.cbsum(lambda x: 1 // 0, [1, 2], 1)  # the callback's error, through the same path
+    assert m.cbsum(double, [4, 5], 2) == 36  # the wrapper and the view work after a failure
 
 
 class call_as:  # noqa: N801 - a callable carrying the Function's gil_policy, for both_policies

@@ -126,6 +126,41 @@ def test_key_covers_sources_flags_and_compiler(tmp_path, wrapper, monkeypatch):
     assert _links(wrapper) == 3
 
 
+# An older compiler: refuses the flag, else runs the logging wrapper (`wrapper`'s $CXX).
+REFUSING_WRAPPER = """#!/bin/sh
+case "$*" in *-fno-semantic-interposition*) echo "unknown option" >&2; exit 1;; esac
+exec {cxx} "$@"
+"""
+
+
+def test_local_binding_flag_when_the_compiler_accepts_it(tmp_path, wrapper):
+    # -fno-semantic-interposition (calls inside the library bind to its own functions, no PLT) on
+    # every compile, probed once per compiler (the probe's line has -fsyntax-only, no link)
+    cache = tmp_path / "cache"
+    path = cpp.build("triple", [_source(tmp_path)], build_directory=cache)
+    assert _call(path) == 15
+    lines = wrapper.read_text().splitlines()
+    probes = [line for line in lines if "-fsyntax-only" in line]
+    builds = [line for line in lines if "-shared" in line]
+    assert len(probes) == 1 and "-fno-semantic-interposition" in probes[0]
+    assert len(builds) == 1 and "-fno-semantic-interposition" in builds[0]
+    cpp.build("other", [_source(tmp_path, name="other.cc")], build_directory=cache)
+    assert sum("-fsyntax-only" in line for line in wrapper.read_text().splitlines()) == 1
+
+
+def test_a_compiler_refusing_the_local_binding_flag_still_builds(tmp_path, wrapper, monkeypatch):
+    script = tmp_path / "old-cxx"
+    script.write_text(REFUSING_WRAPPER.format(cxx=_build.find_cxx().path))
+    script.chmod(0o755)
+    monkeypatch.setenv("CXX", str(script))
+    cache = tmp_path / "cache"
+    path = cpp.build("triple", [_source(tmp_path)], build_directory=cache)
+    assert _call(path) == 15
+    builds = [line for line in wrapper.read_text().splitlines() if "-shared" in line]
+    assert len(builds) == 1 and "-fno-semantic-interposition" not in builds[0]
+    assert cpp.build("triple", [_source(tmp_path)], build_directory=cache) == path  # warm
+
+
 def test_included_header_edit_gives_new_library(tmp_path, wrapper):
     cache = tmp_path / "cache"
     header = tmp_path / "src" / "factor.h"

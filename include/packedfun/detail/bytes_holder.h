@@ -115,7 +115,7 @@ class BytesHolder {
       other.data_ = EmptyValue();
     }
   }
-  ~BytesHolder() { ReleaseObject(); }
+  __attribute__((always_inline)) ~BytesHolder() { ReleaseObject(); }
   // Two overloads, not one by-value parameter: a derived class's implicit operator= could not
   // construct the protected by-value BytesHolder argument.
   BytesHolder& operator=(const BytesHolder& other) {
@@ -225,12 +225,18 @@ class BytesHolder {
   void Retain() noexcept {
     if (data_.type_index == kObject) ObjectRetain(data_.v_obj);
   }
-  void ReleaseObject() noexcept {
+  /*! Inline, as the destructor: GCC otherwise leaves one of them out of line, a call (through the
+   *  PLT in a -fPIC library) at the end of every String parameter, whose small and borrowed forms
+   *  own nothing; a borrowed holder's copy is released out of line (rare). */
+  __attribute__((always_inline)) void ReleaseObject() noexcept {
     if (data_.type_index == kObject) {
       ObjectRelease(data_.v_obj);
     } else if (data_.type_index == kView && LoadState() == 2) {
-      ObjectRelease(ObjectOfBytes(LoadView()));
+      ReleaseBorrowedCopy();
     }
+  }
+  __attribute__((noinline)) void ReleaseBorrowedCopy() noexcept {
+    ObjectRelease(ObjectOfBytes(LoadView()));
   }
 
   mutable PFAny data_;  // mutable: the borrowed form's lazy copy (atomic, see BorrowedData)

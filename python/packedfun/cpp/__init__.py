@@ -136,6 +136,8 @@ class _Request:
             os.path.abspath(p) for p in _str_list(extra_include_paths, "extra_include_paths")
         ]
         self.cflags = _str_list(extra_cflags, "extra_cflags")
+        self.probed_cflags = _probe.local_binding_flags(self.cxx, probe_dir)
+        self.identity += ["probed_cflags", *self.probed_cflags]
         self.cuda_cflags: list[str] = []
         if tvm_ffi:
             # Sources written for apache-tvm-ffi: built against its own headers and library, as
@@ -189,6 +191,7 @@ class _Request:
             output=output,
             include_paths=self.includes,
             cflags=self.cflags,
+            probed_cflags=self.probed_cflags,
             cuda_cflags=self.cuda_cflags,
             ldflags=self.ldflags,
             object_output=output.endswith(_OBJECT_SUFFIXES),

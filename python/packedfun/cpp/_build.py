@@ -179,6 +179,9 @@ class BuildPlan:
     nvcc: Tool | None = None
     include_paths: list[str] = field(default_factory=list)
     cflags: list[str] = field(default_factory=list)
+    #: Code-generation flags the compiler was probed to accept (``-fno-semantic-interposition``),
+    #: after the base flags of every C and C++ compile, before the user's.
+    probed_cflags: list[str] = field(default_factory=list)
     cuda_cflags: list[str] = field(default_factory=list)
     ldflags: list[str] = field(default_factory=list)
 
@@ -193,7 +196,7 @@ class BuildPlan:
             flags = self.cuda_cflags
         else:
             base = _C_BASE_FLAGS if source in self.c_files else _CXX_BASE_FLAGS
-            tool = [*self.cxx.argv(), *base]
+            tool = [*self.cxx.argv(), *base, *self.probed_cflags]
             flags = self.cflags
         return [*tool, *self._includes(), *flags, "-MMD", "-MF", dep, "-c", source, "-o", obj]
 
@@ -208,6 +211,7 @@ class BuildPlan:
         return [
             *self.cxx.argv(),
             *_CXX_BASE_FLAGS,
+            *self.probed_cflags,
             "-shared",
             *self._includes(),
             *self.cflags,

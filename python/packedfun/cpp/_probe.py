@@ -10,11 +10,16 @@ import tempfile
 from . import _trust
 from ._build import Tool, parse_arch_list
 
-__all__ = ["tool_identity", "gpu_archs"]
+__all__ = ["tool_identity", "local_binding_flags", "gpu_archs"]
 
 # Process-wide memo: (path, args, mtime_ns, size) -> identity text.
 _tool_memo: dict[tuple, str] = {}
 _gpu_memo: dict[str, list[str]] = {}
+_flags_memo: dict[tuple, list[str]] = {}
+
+# Lets calls inside a -fPIC library bind to its own functions (direct calls that may inline)
+# instead of through the PLT, as hidden visibility does, while every symbol stays exported.
+_LOCAL_BINDING_FLAG = "-fno-semantic-interposition"
 
 
 def _read_json(path: str) -> dict | None:
@@ -79,6 +84,44 @@ def tool_identity(tool: Tool, probe_dir: str) -> str:
     identity = f"{tool.path} {' '.join(tool.args)}\n{version}"
     _tool_memo[memo_key] = identity
     return identity
+
+
+def _accepts_flag(tool: Tool, flag: str) -> bool:
+    try:
+        proc = subprocess.run(
+            [*tool.argv(), flag, "-x", "c++", "-fsyntax-only", "-"],
+            input=b"int pf_probe;\n",
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+def local_binding_flags(tool: Tool, probe_dir: str) -> list[str]:
+    """``["-fno-semantic-interposition"]`` when `tool` accepts it, else ``[]`` (an older compiler).
+
+    Probed once per executable state, like :func:`tool_identity` (memoized in the process and
+    persisted under `probe_dir`), so a warm cache hit never starts a process.
+    """
+    st = os.stat(tool.path)
+    memo_key = (tool.path, tool.args, st.st_mtime_ns, st.st_size)
+    flags = _flags_memo.get(memo_key)
+    if flags is not None:
+        return flags
+    digest = hashlib.sha256(repr(memo_key).encode()).hexdigest()[:24]
+    record_path = os.path.join(probe_dir, f"flags-{digest}.json")
+    key = [tool.path, list(tool.args), st.st_mtime_ns, st.st_size, _LOCAL_BINDING_FLAG]
+    record = _read_json(record_path)
+    if record is not None and record.get("key") == key and isinstance(record.get("flags"), list):
+        flags = [str(f) for f in record["flags"]]
+    else:
+        flags = [_LOCAL_BINDING_FLAG] if _accepts_flag(tool, _LOCAL_BINDING_FLAG) else []
+        _write_json(record_path, {"key": key, "flags": flags})
+    _flags_memo[memo_key] = flags
+    return flags
 
 
 def _gpu_fingerprint() -> str | None:
