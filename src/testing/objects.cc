@@ -47,8 +47,8 @@ PACKEDFUN_STATIC_INIT_BLOCK() {
       .def("sum", &TestIntPairObj::Sum, "a + b")
       .gil(GILPolicy::kHold)
       .def_static(
-          "__create__", [](int64_t a, int64_t b) { return TestIntPair(a, b); }, {"a", "b"},
-          "TestIntPair(a, b)")
+          "__create__", [](int64_t a, int64_t b) { return TestIntPair(a, b); }, {"a", "b"_a = 0},
+          "TestIntPair(a, b=0)")
       .gil(GILPolicy::kHold);
 }
 

@@ -91,15 +91,15 @@ def test_reflected_class_signature_and_docs():
     from packedfun import testing
 
     pair = testing.TestIntPair
-    assert str(inspect.signature(pair)) == "(a: 'int', b: 'int') -> None"
-    assert str(inspect.signature(pair.__init__)).startswith("(self, /, a: 'int', b: 'int')")
+    assert str(inspect.signature(pair)) == "(a: 'int', b: 'int' = 0) -> None"
+    assert str(inspect.signature(pair.__init__)).startswith("(self, /, a: 'int', b: 'int' = 0)")
     assert pair(a=1, b=2).sum() == 3
     assert str(inspect.signature(pair.sum)) == "(self, /, *args)"  # no names: positional only
     assert str(inspect.signature(pair(1, 2).sum)) == "(*args)"
     with pytest.raises(TypeError, match="takes no keyword arguments"):
         pair(1, 2).sum(x=1)
     assert pair.sum.__doc__ == "a + b"
-    assert "TestIntPair.__create__(a: int, b: int)" in pair.__init__.__doc__
+    assert "TestIntPair.__create__(a: int, b: int = 0)" in pair.__init__.__doc__
 
 
 def test_load_inline_functions_take_keywords_named_as_in_cpp(tmp_path):

@@ -53,7 +53,7 @@ def test_stub_text_from_metadata():
     assert "def head(xs: Sequence[int], n: int | None = None) -> packedfun.Array: ..." in text
     assert 'greeting: str = "hello",' in text and "scale: float = 0.5," in text
     assert "class TestIntPair(packedfun.Object):" in text
-    assert "    def __init__(self, a: int, b: int) -> None: ..." in text
+    assert "    def __init__(self, a: int, b: int = 0) -> None: ..." in text
     assert "    @property\n    def a(self) -> int: ..." in text
     assert "def echo(*args: Any) -> Any: ..." in text  # no metadata: anything goes
     assert "def library_path() -> str: ..." in text  # the module's own Python function
