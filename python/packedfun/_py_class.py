@@ -777,13 +777,16 @@ def _install(spec: _Spec, index: int) -> None:
         cls.__init__ = _starting_blank(cls.__dict__["__init__"])
     cls.__pf_create__ = ctor
     core.fast_construct(cls)  # _core: Cls(...) calls __init__ without packing the keywords
-    _register_methods(cls, index, info)
+    attr_names = spec.params.get("type_attr_names")  # the switch's: attributes, not methods
+    _register_methods(cls, index, info, attr_names(cls) if attr_names is not None else ())
     _object.core.set_type_name(cls, spec.key)
     _object._registered[index] = cls
     _object._automatic.clear()
     core.set_object_factory(_object._class_for)
     if "__reduce_ex__" not in cls.__dict__ and "__reduce__" not in cls.__dict__:
         cls.__reduce_ex__ = _reduce_py_class
+    if spec.params.get("on_registered") is not None:  # the switch's type attributes (tvm-ffi's)
+        spec.params["on_registered"](cls, index)
     _object._announce(cls)  # the class hooks: _pickle.attach, and any others
     _defined[spec.key] = spec
 
@@ -832,8 +835,8 @@ def _load_after_import(modules: list, nodes: list, root: typing.Any) -> typing.A
     return _pickle._load_graph(nodes, root)
 
 
-def _register_methods(cls: typing.Any, index: int, info: dict) -> None:
-    have = {m["name"] for m in info["methods"]}
+def _register_methods(cls: typing.Any, index: int, info: dict, skip: typing.Any = ()) -> None:
+    have = {m["name"] for m in info["methods"]} | set(skip)
     register = _func("packedfun.type_register_method")
     for name, value in cls.__dict__.items():
         target = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value

@@ -12,6 +12,7 @@ through ``packedfun.core`` keeps working when the switch's ``tvm_ffi.core`` take
 from __future__ import annotations
 
 import collections.abc
+import copy
 import dataclasses
 import itertools
 import json
@@ -651,20 +652,82 @@ def get_registered_type_keys() -> list[str]:
     return list(keys)
 
 
+#: tvm-ffi's per-type attribute names (its ``TypeAttrColumn``s) that a ``py_class`` body fills
+#: (the hooks tvm-ffi's C++ dispatches to: repr, hashing, comparison, conversion, structural
+#: equality and visiting, JSON), besides the names a class lists in ``__ffi_type_attr_names__``.
+TYPE_ATTR_NAMES = frozenset(
+    {
+        "__ffi_repr__", "__ffi_hash__", "__ffi_eq__", "__ffi_compare__", "__ffi_convert__",
+        "__ffi_convert_type_schema__", "__any_hash__", "__any_equal__", "__s_equal__",
+        "__s_hash__", "__s_visit__", "__s_mutate__", "__s_maybe_inplace_mutate__",
+        "__data_to_json__", "__data_from_json__",
+    }
+)  # fmt: skip
+#: The attributes a ``py_class`` takes from its nearest ancestor that has them, unless it lists
+#: others in ``__ffi_inherit_type_attrs__`` (an empty tuple: none).
+INHERITED_TYPE_ATTRS = ("__s_equal__", "__s_hash__", "__s_visit__", "__data_to_json__",
+                        "__data_from_json__")  # fmt: skip
+#: type index -> {name: value}: the attribute columns of the types ``py_class`` defines under the
+#: switch (a tvm-ffi library's types keep theirs in tvm-ffi's table, read through the bridge).
+_py_type_attrs: dict[int, dict[str, typing.Any]] = {}
+
+
+def type_attr_options(cls: type) -> tuple[frozenset, tuple]:
+    """The attribute names a ``py_class`` registers, and those it inherits (``TypeError`` when
+    ``__ffi_type_attr_names__`` or ``__ffi_inherit_type_attrs__`` is no tuple or list of str)."""
+    extra = getattr(cls, "__ffi_type_attr_names__", ())
+    inherited = getattr(cls, "__ffi_inherit_type_attrs__", INHERITED_TYPE_ATTRS)
+    for value in (extra, inherited):
+        if not isinstance(value, (tuple, list)) or not all(isinstance(n, str) for n in value):
+            raise TypeError(
+                f"py_class {cls.__qualname__}: __ffi_type_attr_names__ and "
+                f"__ffi_inherit_type_attrs__ must be tuples or lists of str, got {value!r}"
+            )
+    return TYPE_ATTR_NAMES | frozenset(extra) | frozenset(inherited), tuple(inherited)
+
+
+def register_type_attrs(cls: type, type_index: int) -> None:
+    """Fills the attribute columns of ``type_index``, a ``py_class`` just registered for ``cls``:
+    each value its body gives a name of :func:`type_attr_options` (a static method's function;
+    ``None`` gives none, for its subclasses too), then each inherited name it does not define,
+    from its nearest ancestor that has it; ``__ffi_shallow_copy__`` is :func:`copy.copy`."""
+    names, inherited = type_attr_options(cls)
+    attrs: dict[str, typing.Any] = {"__ffi_shallow_copy__": copy.copy}
+    for name, value in cls.__dict__.items():
+        if name in names:
+            attrs[name] = value.__func__ if isinstance(value, staticmethod) else value
+    ancestors = list(reversed(_backend.type_info(type_index)["ancestors"][:-1]))
+    for name in inherited:
+        if name in cls.__dict__:
+            continue
+        for parent in ancestors:
+            value = _lookup_type_attr(parent, name)
+            if value is not None:
+                attrs[name] = value
+                break
+            parent_cls = _class_of_index(parent)
+            if parent_cls is not None and name in parent_cls.__dict__:
+                break  # an ancestor's explicit None: none for its descendants either
+    _py_type_attrs[type_index] = {k: v for k, v in attrs.items() if v is not None}
+
+
 def _lookup_type_attr(type_index: int, attr_key: str, ancestor: bool = False) -> typing.Any:
     """The value of tvm-ffi's per-type attribute ``attr_key`` for ``type_index``; None when the
     type has none (with ``ancestor``, the nearest ancestor's value is looked up then).
 
     A type of a library built for tvm-ffi has tvm-ffi's attribute columns (its generated
     ``__ffi_init__``, ``__ffi_shallow_copy__``, ...); a type of packedfun's own has one attribute,
-    ``__ffi_init__``: its constructor (``__create__``).
+    ``__ffi_init__``: its constructor (``__create__``); a ``py_class`` defined under the switch
+    has those its body gives (:func:`register_type_attrs`).
     """
     chain = [type_index]
     if ancestor:
         chain += reversed(_backend.type_info(type_index)["ancestors"][:-1])
     lookup = _backend.get_global_func("packedfun.tvm_ffi_type_attr")
     for index in chain:
-        value = lookup(index, attr_key) if lookup is not None else None
+        value = _py_type_attrs.get(index, {}).get(attr_key)
+        if value is None and lookup is not None:
+            value = lookup(index, attr_key)
         if value is None and attr_key == "__ffi_init__":
             value = next(
                 (m["func"] for m in _backend.type_info(index)["methods"]

@@ -348,6 +348,7 @@ def _on_fields_resolved(spec: typing.Any) -> None:
     are registered; a hook may change their options and consume ``extra_kwargs``. An extension
     option no hook consumed is refused (``TypeError``)."""
     cls = spec.cls
+    _core.type_attr_options(cls)  # its attribute lists refused before the type registers
     for f in spec.own:
         if isinstance(f, Field):
             f._ty_schema = TypeSchema.from_annotation(f.type)
@@ -405,7 +406,8 @@ def py_class(
         "structural_eq": structural_eq, "slots": slots, "mixed_frozen": True,
         "late_default_check": True, "reorder_required": True, "mixin_fields": True,
         "on_own_fields": _on_own_fields, "on_fields_resolved": _on_fields_resolved,
-        "refuse_object": True,
+        "on_registered": _core.register_type_attrs, "refuse_object": True,
+        "type_attr_names": lambda cls: _core.type_attr_options(cls)[0],
     }  # fmt: skip
     return _py_class._decorator(cls_or_type_key, type_key, params)
 
@@ -448,6 +450,10 @@ def c_class(
         while info is not None:  # the fields' traits, each frozen by the class that declares it
             _attach_field_objects(cls, info, frozen=frozen and info.type_index == index)
             info = info.parent_type_info
+        for name in sorted(_core.TYPE_ATTR_NAMES):  # the C++ type's attribute columns
+            value = _core._lookup_type_attr(index, name)
+            if value is not None and name not in cls.__dict__:
+                setattr(cls, name, value)
         if not own_init:
             _init.install(cls, own_init=not init)
             if not init:

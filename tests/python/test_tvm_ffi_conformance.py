@@ -118,8 +118,7 @@ KNOWN_FAILING: dict[str, str] = {
     "test_big_int.py::test_integer_rvalue_callbacks": _BIG_INT,
     "test_container.py::test_missing_object": "MISSING is a plain Python sentinel, not an Object",
     "test_dataclass_c_class.py": (
-        "3 tests: tvm-ffi's enums over C++ enum types (IntEnum/StrEnum payload fields); 1: "
-        "tvm-ffi's per-type attribute columns as class attributes (__ffi_hash__)"
+        "tvm-ffi's enums over C++ enum types (IntEnum/StrEnum payload fields)"
     ),
     "test_error.py::test_error_from_cxx": _ERROR_FRAMES,
     "test_error.py::test_error_from_nested_pyfunc": _ERROR_FRAMES,
@@ -172,7 +171,8 @@ KNOWN_FAILING: dict[str, str] = {
     ),
     "test_dataclass_py_class.py": (
         "field byte offsets and C++ tail padding (packedfun's Python-defined fields are Any "
-        "slots); tvm-ffi's per-type attribute columns, Union fields, tvm-ffi's wording of field "
+        "slots); structural hooks (__s_equal__) packedfun does not call, Union fields, tvm-ffi's "
+        "wording of field "
         "errors, a py_class below a C++ class of tvm-ffi's"
     ),
     "test_dataclass_repr.py": (
@@ -213,9 +213,6 @@ KNOWN_FAILING: dict[str, str] = {
         "Tensor is not subclassable (tvm_ffi.core._set_class_tensor, a private hook): both "
         "bindings make and test packedfun.Tensor by exact type on the call path"
     ),
-    "test_typed_method.py::TestMethodValidation::test_marked_typeattrcolumn_name_routes_to_type_attr": (  # noqa: E501
-        "tvm-ffi's per-type attribute table (a method named as a type attribute) is not provided"
-    ),
 }
 
 
@@ -224,10 +221,10 @@ KNOWN_FAILING: dict[str, str] = {
 #: failures than this, or the file failing at import again, fails the test. (Fewer is allowed: on a
 #: Python without an optional package some of them skip.)
 FAILING_IN_LISTED_FILES: dict[str, int] = {
-    "test_dataclass_c_class.py": 4,
+    "test_dataclass_c_class.py": 3,
     "test_dataclass_copy.py": 19,
     "test_dataclass_init.py": 4,
-    "test_dataclass_py_class.py": 41,
+    "test_dataclass_py_class.py": 33,
     "test_dataclass_repr.py": 16,
 }
 

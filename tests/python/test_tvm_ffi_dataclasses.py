@@ -434,3 +434,93 @@ def test_submodules_are_this_module_and_keep_the_function_names():
         print("ok")
         """
     )
+
+
+def test_type_attribute_columns_of_a_py_class():
+    from packedfun import _tvm_ffi_core as core
+
+    lookup = core._lookup_type_attr
+
+    @tdc.py_class("test_tdc.attrs.Parent")
+    class Parent(packedfun.Object):
+        __ffi_type_attr_names__ = ("__my_meta__", "__my_hook__")
+        __ffi_inherit_type_attrs__ = ("__my_hook__", "__data_to_json__")
+        __my_meta__ = ("a", 1)
+        value: int
+
+        def __my_hook__(self):
+            return self.value + 1
+
+        def __ffi_repr__(self, fn_repr):
+            return "P"
+
+        @staticmethod
+        def __data_to_json__(obj):
+            return str(obj.value)
+
+        @dc.method
+        def __ffi_eq__(self, other, fn_eq):  # marked, but an attribute: not a method
+            return True
+
+        @dc.method
+        def not_an_attr(self):
+            return 0
+
+    p = Parent.__pf_type_index__
+    assert lookup(p, "__my_meta__") == ("a", 1)
+    assert lookup(p, "__my_hook__")(Parent(4)) == 5
+    assert lookup(p, "__ffi_repr__") is Parent.__dict__["__ffi_repr__"]
+    assert lookup(p, "__data_to_json__") is Parent.__dict__["__data_to_json__"].__func__
+    assert lookup(p, "not_an_attr") is None and lookup(p, "value") is None
+    assert lookup(p, "__ffi_init__") is not None
+    shallow = lookup(p, "__ffi_shallow_copy__")(Parent(3))
+    assert type(shallow) is Parent and shallow.value == 3
+    methods = [m.name for m in core.TypeInfo(p, Parent).methods]
+    assert "not_an_attr" in methods and "__ffi_eq__" not in methods and "__my_meta__" not in methods
+    assert lookup(p, "__ffi_eq__") is not None
+
+    @tdc.py_class("test_tdc.attrs.Child")
+    class Child(Parent):
+        pass
+
+    c = Child.__pf_type_index__
+    assert lookup(c, "__my_hook__")(Child(7)) == 8  # listed as inherited
+    assert lookup(c, "__data_to_json__") is not None
+    assert lookup(c, "__my_meta__") is None and lookup(c, "__ffi_repr__") is None  # not listed
+    assert lookup(c, "__my_meta__", ancestor=True) == ("a", 1)
+
+    @tdc.py_class("test_tdc.attrs.Off")
+    class Off(Parent):
+        __my_hook__ = None  # none, for its subclasses too
+
+    @tdc.py_class("test_tdc.attrs.OffChild")
+    class OffChild(Off):
+        pass
+
+    assert lookup(Off.__pf_type_index__, "__my_hook__") is None
+    assert lookup(OffChild.__pf_type_index__, "__my_hook__") is None
+    assert lookup(OffChild.__pf_type_index__, "__data_to_json__") is not None
+
+    @tdc.py_class("test_tdc.attrs.OptOut")
+    class OptOut(Parent):
+        __ffi_inherit_type_attrs__ = ()
+
+    assert lookup(OptOut.__pf_type_index__, "__data_to_json__") is None
+
+    for bad in ("__x__", ("__x__", 1), None):
+        with pytest.raises(TypeError, match="tuples or lists of str"):
+
+            @tdc.py_class(f"test_tdc.attrs.Bad{len(repr(bad))}")
+            class Bad(packedfun.Object):
+                __ffi_type_attr_names__ = bad
+                x: int
+
+    # packedfun's own py_class keeps no tvm-ffi attribute columns
+    @dc.py_class("test_tdc.attrs.Own")
+    class Own(packedfun.Object):
+        x: int
+
+        def __ffi_repr__(self, fn_repr):
+            return "O"
+
+    assert lookup(Own.__pf_type_index__, "__ffi_repr__") is None

@@ -241,3 +241,20 @@ def test_py_class_type_fields_carry_their_field_options():
         assert info.parent_type_info is parent
         """
     )
+
+
+def test_c_class_gets_the_cxx_type_attribute_columns():
+    run_child(
+        _SETUP
+        + """
+        every = {"__ffi_hash__", "__ffi_eq__", "__ffi_compare__"}
+        for cls, names in ((T.TestCustomHash, {"__ffi_hash__"}), (T.TestCustomCompare, every)):
+            index = cls.__tvm_ffi_type_info__.type_index
+            for name in ("__ffi_hash__", "__ffi_eq__", "__ffi_compare__", "__ffi_repr__"):
+                value = core._lookup_type_attr(index, name)
+                assert (value is not None) == (name in names), (cls, name)
+                assert (name in cls.__dict__) == (name in names), (cls, name)
+                if name in names:
+                    assert callable(cls.__dict__[name])
+        """
+    )
