@@ -234,17 +234,17 @@ def _deepcopy_tvm_ffi_object(self: Any, memo: dict) -> Any:
     return core.get_global_func("ffi.DeepCopy")(self)
 
 
+_tvm_ffi_force_set_field = core.get_global_func("packedfun.tvm_ffi_force_set_field")
+
+
 def _replace_tvm_ffi_object(self: Any, /, **changes: Any) -> Any:
     """``copy.replace`` of an object of a tvm-ffi type: a copy with ``changes`` stored into its
-    fields (read-only ones included, as a constructor would)."""
+    fields through tvm-ffi's setters (read-only ones included, as tvm-ffi's ``__replace__`` does;
+    its C++ constructor need not take the fields by keyword). ``AttributeError`` for a name that
+    is no field of the type."""
     obj = copy.copy(self)
     for name, value in changes.items():
-        field = getattr(type(obj), name)
-        setter = getattr(field, "set", None)
-        if setter is not None:
-            setter(obj, value)
-        else:
-            setattr(obj, name, value)
+        _tvm_ffi_force_set_field(obj, name, value)
     return obj
 
 

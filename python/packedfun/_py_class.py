@@ -1387,7 +1387,7 @@ def c_class(
             raise TypeError(f"c_class({type_key!r}) expects a subclass of packedfun.Object")
         if order and not eq:
             raise ValueError(f"c_class {cls.__qualname__}: order=True requires eq=True")
-        index = core.type_key_to_index(type_key)  # KeyError before anything is changed
+        index = _object._declared_type_index(type_key)  # KeyError before anything is changed
         body = {n: v for n, v in cls.__dict__.items() if isinstance(v, Field)}
         own = _c_fields(cls, index, body)  # refuses an unknown annotation before any change
         for name in body:

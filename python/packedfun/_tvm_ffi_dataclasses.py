@@ -22,7 +22,7 @@ import types
 import typing
 import warnings
 
-from . import _py_class
+from . import _pickle, _py_class
 from . import _tvm_ffi_core as _core
 from . import _tvm_ffi_init as _init
 from ._tvm_ffi_core import TypeSchema
@@ -40,8 +40,8 @@ from .dataclasses import (
     entry,
     init_property,
     is_dataclass,
-    replace,
 )
+from .dataclasses import replace as _pf_replace
 
 __path__: list[str] = []  # a package for the import system: tvm_ffi.dataclasses.<name>
 
@@ -184,6 +184,25 @@ __all__ = [
     "py_class",
     "replace",
 ]
+
+
+def replace(obj: typing.Any, /, **changes: typing.Any) -> typing.Any:
+    """:func:`packedfun.dataclasses.replace`; for an object of a type of a library built for
+    tvm-ffi, tvm-ffi's form: a shallow copy (``copy.copy``) whose changed fields are stored
+    through tvm-ffi's setters, read-only ones included (its C++ constructor need not take its
+    fields by keyword, and ``__init__`` does not run again).
+
+    Raises
+    ------
+    TypeError
+        When ``obj`` is no dataclass instance, or its type cannot be copied.
+    AttributeError
+        When a change names no field of a tvm-ffi type.
+    """
+    index = getattr(type(obj), "__pf_type_index__", None)
+    if index is None or isinstance(obj, type) or not _init._is_tvm_ffi_type(index):
+        return _pf_replace(obj, **changes)
+    return _pickle._replace_tvm_ffi_object(obj, **changes)
 
 
 def _as_tvm_field(f: _py_class.Field) -> Field:
@@ -458,6 +477,8 @@ def c_class(
             _init.install(cls, own_init=not init)
             if not init:
                 cls.__init__ = _init.make_guard(cls)
+        if "__replace__" not in cls.__dict__.get("__pf_user__", ()):
+            cls.__replace__ = replace
         if match_args and not own_match_args:
             positional = tuple(f.name for f in cls.__pf_py_spec__.own if f.init and not f.kw_only)
             setattr(cls, "__match_args__", positional)  # noqa: B010 (mypy refuses the assignment)

@@ -9,9 +9,10 @@ packedfun's type table, and this module declares the same class names over them 
 own :func:`packedfun.dataclasses.c_class` (one registry: an object of such a type that a function
 returns comes back as an instance of the class declared here).
 
-Every other name is packedfun's :mod:`packedfun.testing` (its functions, ``TestIntPair``,
-``library_path``, ``run_with_gpu_lock``): a type key both libraries define is packedfun's, and is
-registered once, by :mod:`packedfun.testing`.
+Every other name is packedfun's :mod:`packedfun.testing` (its functions, ``library_path``,
+``run_with_gpu_lock``). ``TestIntPair`` is tvm-ffi's: both testing libraries register a type of
+that key, and this module is tvm-ffi's testing library (the switch's ``c_class`` declares a class
+for tvm-ffi's type of a key); :class:`packedfun.testing.TestIntPair` stays packedfun's own.
 
 A type of tvm-ffi's library that has no reflected constructor (``__ffi_init__``; apache-tvm-ffi
 generates one from its fields' init traits, which its reflection tables do not export) is built
@@ -26,8 +27,8 @@ import sys
 from typing import Any, ClassVar
 
 from . import _tvm_ffi_core, _tvm_ffi_init
+from . import object as _object
 from . import testing as _pf_testing
-from ._backend import core
 from ._tvm_ffi_dataclasses import c_class
 from .object import Object, type_info
 from .registry import get_global_func
@@ -40,7 +41,6 @@ _load_tvm_ffi_testing()
 #: A package for the import system: ``tvm_ffi.testing.testing`` resolves (to this module again).
 __path__: list = []
 
-TestIntPair = _pf_testing.TestIntPair  # packedfun's own type of that key: one class, one registry
 library_path = _pf_testing.library_path
 run_with_gpu_lock = _pf_testing.run_with_gpu_lock
 
@@ -63,7 +63,7 @@ def _packed(type_key: str, args: tuple, kwargs: dict) -> list:
     """The arguments of tvm-ffi's ``ffi.MakeObjectFromPackedArgs`` for an object of ``type_key``:
     positional arguments name the reflected fields in order (ancestors' first)."""
     if args:
-        info = type_info(core.type_key_to_index(type_key))
+        info = type_info(_object._declared_type_index(type_key))  # tvm-ffi's type of the key
         names = [f["name"] for a in info["ancestors"][1:] for f in type_info(a)["fields"]]
         if len(args) > len(names):
             raise TypeError(
@@ -143,6 +143,16 @@ class TestObjectDerived(TestObjectBase):
     __test__: ClassVar[bool] = False
     v_map: Any
     v_array: Any
+
+
+@_declare("testing.TestIntPair")
+class TestIntPair(Object):
+    """tvm-ffi's pair of integers ``a`` and ``b`` with a method ``sum`` (packedfun's testing
+    library has a type of that key too: :class:`packedfun.testing.TestIntPair`, another type)."""
+
+    __test__: ClassVar[bool] = False
+    a: int
+    b: int
 
 
 @_declare("testing.TestFrozenCxx", frozen=True)

@@ -172,6 +172,27 @@ def _check_parent(cls: type, type_key: str, type_index: int) -> None:
         )
 
 
+#: tvm-ffi's type of a key (its packedfun index, or None when no loaded tvm-ffi library registers
+#: the key), while the tvm-ffi switch is on (``packedfun.tvm_ffi_compat.install()`` sets it): code
+#: written for tvm-ffi declares its classes for tvm-ffi's types, also where packedfun has a type of
+#: its own with the same key (docs/migration-from-tvm-ffi.md, "One object system").
+_foreign_type_index: Callable[[str], int | None] | None = None
+
+
+def _declared_type_index(key: str) -> int:
+    """The type a class registered for ``key`` (register_object, c_class) is declared for."""
+    if _foreign_type_index is not None:
+        index = _foreign_type_index(key)
+        if index is not None:
+            return index
+    try:
+        return core.type_key_to_index(key)
+    except KeyError:
+        if not load_namespace_of(key):
+            raise
+        return core.type_key_to_index(key)
+
+
 def register_object(type_key: str | type | None = None) -> Callable[[_T], _T] | type:
     """Registers a Python class for a native object type.
 
@@ -203,12 +224,7 @@ def register_object(type_key: str | type | None = None) -> Callable[[_T], _T] | 
         key = type_key if type_key is not None else cls.__name__
         if not (isinstance(cls, type) and issubclass(cls, core.Object)):
             raise TypeError(f"register_object({key!r}) expects a subclass of packedfun.Object")
-        try:
-            index = core.type_key_to_index(key)
-        except KeyError:
-            if not load_namespace_of(key):
-                raise
-            index = core.type_key_to_index(key)
+        index = _declared_type_index(key)
         _check_parent(cls, key, index)
         _install_class(cls, index, set(cls.__dict__))
         _registered[index] = cls

@@ -24,7 +24,7 @@ import os
 import sys
 
 from . import _backend
-from .registry import init_ffi_api
+from .registry import get_global_func, init_ffi_api
 
 __all__ = [
     "ALIAS",
@@ -155,6 +155,10 @@ def install() -> None:
     importlib.import_module("packedfun._tvm_ffi_container")._attach()  # tvm-ffi's Array forms
     importlib.import_module(_RENAMED[ALIAS + ".structural"])._attach(packedfun)  # walk/visit/map
     importlib.import_module(_RENAMED[ALIAS + "._dunder"])._attach(packedfun)  # private names
+    # register_object/c_class of a key: tvm-ffi's type of it first (one object system)
+    packedfun.object._foreign_type_index = get_global_func(
+        "packedfun.tvm_ffi_type_index", allow_missing=True
+    )
     _load_tvm_ffi_testing()
 
 
@@ -214,6 +218,7 @@ def uninstall() -> None:
         switch_private._detach(packedfun)
     if packedfun is not None:  # packedfun.core back to the backend module
         packedfun.core = _backend.core  # type: ignore[attr-defined]
+        packedfun.object._foreign_type_index = None
 
 
 def installed() -> bool:

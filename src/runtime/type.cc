@@ -46,7 +46,7 @@ struct TypeTable {
   int32_t next_dynamic = kPFTypeDynamicBegin;
 
   TypeTable();
-  TypeEntry* Add(int32_t index, std::string_view key, const TypeEntry* parent);
+  TypeEntry* Add(int32_t index, std::string_view key, const TypeEntry* parent, bool keyed = true);
   TypeEntry* Get(int32_t index) const noexcept {
     if (index < 0 || index >= kMaxTypes) return nullptr;
     Chunk* chunk = chunks[index >> kChunkBits].load(std::memory_order_acquire);
@@ -73,7 +73,8 @@ TypeTable::TypeTable() {
   }
 }
 
-TypeEntry* TypeTable::Add(int32_t index, std::string_view key, const TypeEntry* parent) {
+TypeEntry* TypeTable::Add(int32_t index, std::string_view key, const TypeEntry* parent,
+                          bool keyed) {
   auto* e = new TypeEntry();
   e->key.assign(key);
   if (parent != nullptr) e->ancestors = parent->ancestors;
@@ -86,7 +87,7 @@ TypeEntry* TypeTable::Add(int32_t index, std::string_view key, const TypeEntry* 
   e->info.fields = nullptr;
   e->info.methods = nullptr;
   e->info.doc = PFByteArray{"", 0};
-  by_key.emplace(e->key, index);
+  if (keyed) by_key.emplace(e->key, index);
   std::atomic<Chunk*>& slot = chunks[index >> kChunkBits];
   Chunk* chunk = slot.load(std::memory_order_relaxed);  // only writers (under mu) store chunks
   if (chunk == nullptr) {
@@ -118,10 +119,10 @@ int32_t ParentOf(const TypeEntry* e) noexcept {
   return e->info.depth > 0 ? e->ancestors[e->info.depth - 1] : -1;
 }
 
-int32_t Register(std::string_view key, int32_t parent_index) {
+int32_t Register(std::string_view key, int32_t parent_index, bool keyed) {
   TypeTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
-  auto it = t.by_key.find(std::string(key));
+  auto it = keyed ? t.by_key.find(std::string(key)) : t.by_key.end();
   if (it != t.by_key.end()) {
     int32_t old_parent = ParentOf(t.Get(it->second));
     if (old_parent == parent_index) return it->second;
@@ -136,7 +137,7 @@ int32_t Register(std::string_view key, int32_t parent_index) {
   if (t.next_dynamic >= kMaxTypes) {
     Throw("RuntimeError", "the type table is full (" + std::to_string(kMaxTypes) + " types)");
   }
-  TypeEntry* e = t.Add(t.next_dynamic, key, parent);
+  TypeEntry* e = t.Add(t.next_dynamic, key, parent, keyed);
   ++t.next_dynamic;
   return e->info.type_index;
 }
@@ -207,6 +208,10 @@ bool SkipRedefinition(TypeEntry* e, const PFFieldInfo* field, const PFMethodInfo
 }
 
 }  // namespace
+
+int32_t RegisterUnkeyed(std::string_view key, int32_t parent_index) {
+  return Register(key, parent_index, false);
+}
 
 void SetForeignTypes(const ForeignTypes* types) noexcept {
   g_foreign_types.store(types, std::memory_order_release);
@@ -308,7 +313,7 @@ PACKEDFUN_API int PFTypeRegister(const PFByteArray* type_key, int32_t parent_ind
   return Guard([&] {
     std::string_view key = ViewOf(type_key);
     if (key.empty()) return RaiseError("ValueError", "PFTypeRegister: empty type key");
-    *out = Register(key, parent_index);
+    *out = Register(key, parent_index, true);
     return 0;
   });
 }

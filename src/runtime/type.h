@@ -65,6 +65,14 @@ struct ForeignTypes {
  */
 std::atomic<void*>* ForeignBindingRef(PFObject* obj) noexcept;
 
+/*!
+ * Registers a dynamic type (a new index below `parent_index`) whose key names it in its type info
+ * but not in the key lookup (PFTypeKeyToIndex, PFTypeRegister of that key): a foreign FFI's type
+ * whose key packedfun's own table already holds, mirrored beside it rather than refused. Throws
+ * TypeError when the parent is no object type, RuntimeError when the table is full.
+ */
+int32_t RegisterUnkeyed(std::string_view key, int32_t parent_index);
+
 /*! Registers the one foreign type table (static storage); called at static initialisation. */
 void SetForeignTypes(const ForeignTypes* types) noexcept;
 

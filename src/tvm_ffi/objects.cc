@@ -109,9 +109,8 @@ int GetField(void* field, PFAny* result) {
   return rc;
 }
 
-int SetField(void* field, const PFAny* value) {
-  const FieldRec* rec = nullptr;
-  Proxy* p = ProxyOfField(field, &rec);
+/*! Stores `value` into field `rec` of the tvm-ffi object behind `p` through tvm-ffi's setter. */
+int StoreField(Proxy* p, const FieldRec* rec, const PFAny* value) {
   return Guard([&] {
     Temps temps;
     PFAny tvm_value = NoneAny();
@@ -130,6 +129,12 @@ int SetField(void* field, const PFAny* value) {
     }
     return rc == 0 ? 0 : RaiseFromTVM(rec->name);
   });
+}
+
+int SetField(void* field, const PFAny* value) {
+  const FieldRec* rec = nullptr;
+  Proxy* p = ProxyOfField(field, &rec);
+  return StoreField(p, rec, value);
 }
 
 std::mutex& MirrorMutex() {
@@ -242,14 +247,18 @@ Mirror* MirrorLocked(int32_t tvm_index) {
       parent_index = parent->pf_index;
     }
   }
-  if (NativeIndex(key) >= 0) {
-    Throw("TypeError", "tvm-ffi object of type '" + key + "' cannot cross into packedfun: " +
-                           "packedfun has a type of its own with that key");
-  }
   auto* m = new Mirror();
   if (parent != nullptr) m->slots = parent->slots;
-  PFByteArray key_bytes{key.data(), key.size()};
-  CheckCall(PFTypeRegister(&key_bytes, parent_index, &m->pf_index));
+  if (NativeIndex(key) >= 0) {
+    // packedfun has a type of its own with this key (both testing libraries define
+    // testing.TestIntPair): the mirror is a second type of that key, which the key lookup never
+    // names (it names packedfun's); tvm-ffi's objects reach it, and so does
+    // packedfun.tvm_ffi_type_index.
+    m->pf_index = RegisterUnkeyed(key, parent_index);
+  } else {
+    PFByteArray key_bytes{key.data(), key.size()};
+    CheckCall(PFTypeRegister(&key_bytes, parent_index, &m->pf_index));
+  }
   AddFields(m, m->pf_index, info);
   AddMethods(m, m->pf_index, key, info);
   // tvm-ffi's optional TVMFFITypeMetadata starts with the type's docstring.
@@ -272,9 +281,10 @@ const Mirror* MirrorOf(int32_t tvm_index) {
   return MirrorLocked(tvm_index);
 }
 
-/*! The ForeignTypes hook: tvm-ffi's type `key`, mirrored (register_object under the switch). */
-int32_t FindType(std::string_view key) {
-  if (t_mirroring || !AttachLoadedLibrary()) return -1;
+/*! The packedfun index mirroring tvm-ffi's type `key` (mirrored on first use); -1 when no
+ *  libtvm_ffi is loaded, its table lacks the key, or the type is one packedfun translates. */
+int32_t TVMTypeOfKey(std::string_view key) {
+  if (!AttachLoadedLibrary()) return -1;
   PFByteArray bytes{key.data(), key.size()};
   int32_t tvm_index = -1;
   if (GetApi().TypeKeyToIndex(&bytes, &tvm_index) != 0) {
@@ -287,6 +297,9 @@ int32_t FindType(std::string_view key) {
   if (tvm_index < kTVMObject || (tvm_index <= kDict && tvm_index != kModule)) return -1;
   return MirrorOf(tvm_index)->pf_index;
 }
+
+/*! The ForeignTypes hook: tvm-ffi's type `key`, mirrored (register_object under the switch). */
+int32_t FindType(std::string_view key) { return t_mirroring ? -1 : TVMTypeOfKey(key); }
 
 /*! The ForeignTypes hook: the binding reference of a proxy. */
 std::atomic<void*>* BindingRef(PFObject* obj) {
@@ -329,8 +342,63 @@ int TypeAttrCall(void*, const PFAny* args, int32_t n, PFAny* result) {
   });
 }
 
+/*! The global "packedfun.tvm_ffi_type_index": (type key) -> the packedfun index of tvm-ffi's
+ *  type of that key, even where packedfun has a type of its own with the key (which the key
+ *  lookup names); None when no loaded tvm-ffi library registers it. */
+int TypeIndexCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  std::string_view key;
+  if (n != 1 || !AnyToStringView(args[0], false, &key)) {
+    return RaiseError("TypeError", "packedfun.tvm_ffi_type_index: expected a type key (str)");
+  }
+  return Guard([&] {
+    int32_t index = TVMTypeOfKey(key);
+    *result = NoneAny();
+    if (index >= 0) {
+      result->type_index = kPFTypeInt;
+      result->v_int64 = index;
+    }
+    return 0;
+  });
+}
+
+/*! The global "packedfun.tvm_ffi_force_set_field": (object, field name, value) stores the value
+ *  through tvm-ffi's setter of the field even where the field is read-only from Python (tvm-ffi's
+ *  `FFIProperty.set`, which its `__replace__` uses). TypeError when the object is not of a tvm-ffi
+ *  type, AttributeError when the type reflects no such field or tvm-ffi gives it no setter. */
+int ForceSetFieldCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  std::string_view name;
+  if (n != 3 || !IsObjectIndex(args[0].type_index) || !AnyToStringView(args[1], false, &name)) {
+    return RaiseError("TypeError",
+                      "packedfun.tvm_ffi_force_set_field: expected an object, a str and a value");
+  }
+  PFObject* obj = args[0].v_obj;
+  if (obj->deleter != &DeleteProxy) {
+    return RaiseError("TypeError",
+                      "packedfun.tvm_ffi_force_set_field: the object is not of a tvm-ffi type");
+  }
+  Proxy* p = reinterpret_cast<Proxy*>(obj);
+  const FieldRec* rec = nullptr;
+  int rc = Guard([&] {
+    const Mirror* m = MirrorOf(static_cast<Object*>(p->tvm)->type_index);
+    for (const FieldRec* f : m->slots) {
+      if (f->name == name) rec = f;  // a derived type's field of the same name comes last
+    }
+    return 0;
+  });
+  if (rc != 0) return rc;
+  if (rec == nullptr || rec->setter == nullptr) {
+    return RaiseError("AttributeError", "tvm-ffi type '" +
+                                            TypeKey(static_cast<Object*>(p->tvm)->type_index) +
+                                            "' has no settable field '" + std::string(name) + "'");
+  }
+  *result = NoneAny();
+  return StoreField(p, rec, &args[2]);
+}
+
 [[maybe_unused]] const bool kBuiltinsRegistered =
-    (RegisterBuiltin("packedfun.tvm_ffi_type_attr", &TypeAttrCall), true);
+    (RegisterBuiltin("packedfun.tvm_ffi_type_attr", &TypeAttrCall),
+     RegisterBuiltin("packedfun.tvm_ffi_type_index", &TypeIndexCall),
+     RegisterBuiltin("packedfun.tvm_ffi_force_set_field", &ForceSetFieldCall), true);
 
 }  // namespace
 

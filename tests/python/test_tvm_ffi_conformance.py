@@ -83,10 +83,6 @@ _NO_TESTING_FIXTURES = (
     "imports tvm-ffi's C++ test classes from tvm_ffi.testing (TestCompare, _TestCxxClassBase, "
     "create_object, ...), which packedfun.testing does not provide"
 )
-_PF_IN_TVM_FIELD = (
-    "stores a TestIntPair (packedfun's own type of that key under the switch) in a field of a "
-    "tvm-ffi object built by create_object: packedfun objects do not cross into tvm-ffi objects"
-)
 _BIG_INT = "integers beyond 64 bits (tvm-ffi's ffi.BigInt) do not cross"
 _ERROR_FRAMES = (
     "asserts a native frame named TestRaiseError in the backtrace: testing.test_raise_error is "
@@ -125,8 +121,6 @@ KNOWN_FAILING: dict[str, str] = {
     "test_error.py::test_error_traceback_update": "an exception passed as an argument travels as "
     "itself (an Opaque), so testing.echo(exc) gives the exception back, not an Error object",
     "test_error.py::test_exception_pickle_roundtrip": _ERROR_FRAMES,
-    "test_object.py::test_attribute": "testing.TestIntPair is packedfun's own under the switch "
-    "(a type key both libraries define is packedfun's): its fields' docs are packedfun's",
     "test_object.py::test_derived_object": "a container stored into a tvm-ffi object's field comes "
     "back translated (a new packedfun Map), so same_as the one stored is False",
     "test_object.py::test_opaque_object": _OPAQUE,
@@ -152,9 +146,10 @@ KNOWN_FAILING: dict[str, str] = {
     "test_dataclass_copy.py": (
         "deep copies of packedfun containers holding tvm-ffi objects (the graph rebuilds objects "
         "through __create__, which tvm-ffi types lack; tvm-ffi objects alone copy through "
-        "ffi.DeepCopy); TestIntPair (packedfun's own type) stored in tvm-ffi objects' fields; "
-        "py_class enum singletons (structural_eq='singleton') and py_class parents that are "
-        "plain classes"
+        "ffi.DeepCopy); a container stored in a tvm-ffi object's field comes back as a new "
+        "packedfun container (same_as and sharing after the copy); py_class enum singletons "
+        "(structural_eq='singleton') and py_class parents that are plain classes; cycles; item "
+        "assignment on an Array"
     ),
     "test_dataclass_enum.py": (
         "imports tvm_ffi.dataclasses.enum (ENUM_STATE_ATTR, _EnumEntry) and EnumState, which are "
@@ -175,11 +170,7 @@ KNOWN_FAILING: dict[str, str] = {
         "wording of field "
         "errors, a py_class below a C++ class of tvm-ffi's"
     ),
-    "test_dataclass_repr.py": (
-        "objects holding a TestIntPair built by tvm-ffi (packedfun's own type of that key: such "
-        "an object cannot cross into packedfun); py_class's __ffi_repr__ hook; "
-        "_TestCxxClassDerivedDerived's positional init order"
-    ),
+    "test_dataclass_repr.py": "py_class's __ffi_repr__ hook (2 tests)",
     "test_device.py::test_device_class_override": "tvm_ffi.core._CLASS_DEVICE (private hook)",
     "test_function.py::test_string_bytes_passing": (
         "str arguments are not cached as objects (_tvm_ffi_cached_object)"
@@ -222,10 +213,10 @@ KNOWN_FAILING: dict[str, str] = {
 #: Python without an optional package some of them skip.)
 FAILING_IN_LISTED_FILES: dict[str, int] = {
     "test_dataclass_c_class.py": 3,
-    "test_dataclass_copy.py": 19,
+    "test_dataclass_copy.py": 13,
     "test_dataclass_init.py": 4,
     "test_dataclass_py_class.py": 33,
-    "test_dataclass_repr.py": 16,
+    "test_dataclass_repr.py": 2,
 }
 
 

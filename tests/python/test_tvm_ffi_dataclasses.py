@@ -20,9 +20,10 @@ from test_tvm_ffi_switch import run_child
 
 def test_names_are_packedfuns_own_but_py_class_c_class_and_field():
     for name in tdc.__all__:
-        if name not in ("py_class", "c_class", "Field", "field", "fields"):
+        if name not in ("py_class", "c_class", "Field", "field", "fields", "replace"):
             assert getattr(tdc, name) is getattr(dc, name), name
     assert tdc.py_class is not dc.py_class and tdc.c_class is not dc.c_class
+    assert tdc.replace is not dc.replace  # tvm-ffi's form for tvm-ffi's types
     assert issubclass(tdc.Field, dc.Field)  # every py_class takes tvm-ffi's Field
 
 

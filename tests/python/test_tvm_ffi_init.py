@@ -55,7 +55,8 @@ def test_field_traits_cross_from_tvm_ffi_reflection():
         assert list(derived) == ["v_f64", "v_f32"]  # the type's own fields only
         assert derived["v_f32"].c_default == 8.0 and derived["v_f64"].c_default is MISSING
         # packedfun's own types: default traits, and __create__ is also __ffi_init__
-        pair = T.TestIntPair.__tvm_ffi_type_info__
+        from packedfun.testing import TestIntPair as Ours
+        pair = Ours.__tvm_ffi_type_info__
         assert all(x.c_init and not x.c_has_default for x in pair.fields)
         methods = {m.name: m for m in pair.methods}
         assert methods["__ffi_init__"].func is methods["__create__"].func
@@ -64,8 +65,9 @@ def test_field_traits_cross_from_tvm_ffi_reflection():
         attr = packedfun.get_global_func("packedfun.tvm_ffi_type_attr")
         records = flags(info.type_index)
         assert [r[0] for r in records] == ["a", "b", "c", "d"] and records[1][2] == 42
-        assert flags(T.TestIntPair.__pf_type_index__) is None and flags(-1) is None
-        assert attr(T.TestIntPair.__pf_type_index__, "__ffi_init__") is None
+        own = Ours.__pf_type_index__
+        assert flags(own) is None and flags(-1) is None
+        assert attr(own, "__ffi_init__") is None
         assert attr(info.type_index, "no_such_attribute") is None
         raises(TypeError, "expected one int", flags, "x")
         raises(TypeError, "expected one int", flags)
@@ -146,10 +148,11 @@ def test_kwargs_protocol_and_ffi_init_attribute():
         obj = C.__new__(C)
         obj.__ffi_init__(a=1, c=3)
         assert (obj.a, obj.c) == (1, 3)
-        pair = T.TestIntPair.__new__(T.TestIntPair)
+        from packedfun.testing import TestIntPair as Pair
+        pair = Pair.__new__(Pair)
         pair.__ffi_init__(1, b=2)
         assert pair.sum() == 3
-        assert core._lookup_type_attr(T.TestIntPair.__pf_type_index__, "__ffi_init__") is not None
+        assert core._lookup_type_attr(Pair.__pf_type_index__, "__ffi_init__") is not None
         obj = T._TestCxxClassDerivedDerived.__new__(T._TestCxxClassDerivedDerived)
         raises(TypeError, "is not supported", T._TestCxxClassDerived.__ffi_init__, obj, 1, 2, 3.0)
         # a custom __init__ builds through __ffi_init__ and is kept

@@ -78,9 +78,13 @@ def test_fields_and_methods_carry_tvm_ffis_records():
         holder = tvm_ffi.testing.TestObjectPtrHolder.__tvm_ffi_type_info__
         schemas = [str(TypeSchema.from_json_str(f.metadata["type_schema"])) for f in holder.fields]
         assert schemas == ["testing.TestObjectBase", "testing.TestObjectBase | None"], schemas
-        # a type of packedfun's own (this key is packedfun's): no tvm-ffi records
-        own = tvm_ffi.testing.TestIntPair.__tvm_ffi_type_info__
+        # a type of packedfun's own (packedfun.testing's TestIntPair): no tvm-ffi records
+        from packedfun.testing import TestIntPair as Ours
+        own = Ours.__tvm_ffi_type_info__
         assert own.fields and all(f.metadata == {} for f in own.fields)
+        # tvm-ffi's type of the same key (tvm_ffi.testing's): tvm-ffi's records
+        theirs = tvm_ffi.testing.TestIntPair.__tvm_ffi_type_info__
+        assert [f.metadata["type_schema"] for f in theirs.fields] == ['{"type":"int"}'] * 2
         """
     )
 

@@ -1,7 +1,8 @@
 # `tvm_ffi.testing` under the switch: packedfun's testing names plus tvm-ffi's C++ test classes.
-"""Under the switch, ``tvm_ffi.testing`` is ``packedfun._tvm_ffi_testing``: every name of
-``packedfun.testing`` (the same objects), and apache-tvm-ffi's test classes declared with
-packedfun's ``c_class`` over the types of its ``libtvm_ffi_testing.so`` (loaded through the bridge).
+"""Under the switch, ``tvm_ffi.testing`` is ``packedfun._tvm_ffi_testing``: the names of
+``packedfun.testing`` (the same objects) but ``TestIntPair``, and apache-tvm-ffi's test classes
+declared with packedfun's ``c_class`` over the types of its ``libtvm_ffi_testing.so`` (loaded
+through the bridge), ``TestIntPair`` among them.
 Every case runs in a child process (the switch changes the whole process), on the backend under
 test (the child inherits ``PACKEDFUN_BACKEND``)."""
 
@@ -48,8 +49,8 @@ def test_one_module_that_keeps_packedfuns_testing_names():
         assert T.__name__ == "packedfun._tvm_ffi_testing"
         pf = sys.modules["packedfun.testing"]
         assert T.echo is pf.echo and T.library_path is pf.library_path
-        assert T.TestIntPair is pf.TestIntPair  # packedfun's own type of that key: one class
-        assert T.TestIntPair(1, 2).sum() == 3
+        assert T.TestIntPair is not pf.TestIntPair  # tvm-ffi's type of that key (next test)
+        assert T.TestIntPair(1, 2).sum() == 3 and pf.TestIntPair(1, 2).sum() == 3
         assert T.add_one(41) == 42
         try:
             T.no_such_name
@@ -106,5 +107,82 @@ def test_bad_construction_raises_type_error():
         assert "at most 2" in raises(TypeError, T._TestCxxAutoInitSimple, 1, 2, 3)
         assert "multiple values" in raises(TypeError, T._TestCxxAutoInitSimple, 1, x=2)
         raises(TypeError, T._TestCxxNoAutoInit, 1, 2)  # init=False: no constructor
+        """
+    )
+
+
+def test_a_type_key_both_testing_libraries_register_is_two_types():
+    run_child(
+        _SETUP
+        + """
+        from packedfun import core
+        from packedfun.object import type_info
+        def raises(exc, text, fn, *args, **kwargs):
+            try:
+                fn(*args, **kwargs)
+            except exc as e:
+                assert text in str(e), str(e)
+            else:
+                raise AssertionError(f"no {exc.__name__}")
+        from packedfun.testing import TestIntPair as Ours  # packedfun.testing is tvm_ffi's now
+        Theirs = T.TestIntPair
+        a, b = Theirs.__pf_type_index__, Ours.__pf_type_index__
+        key = "testing.TestIntPair"
+        assert a != b and type_info(a)["type_key"] == type_info(b)["type_key"] == key
+        assert core.type_key_to_index("testing.TestIntPair") == b  # the key names packedfun's
+        index_of = packedfun.get_global_func("packedfun.tvm_ffi_type_index")
+        assert index_of(key) == a and index_of("testing.TestObjectBase") is not None
+        assert index_of("no.such.Type") is None and index_of("ffi.Array") is None
+        raises(TypeError, "expected a type key", index_of, 1)
+        # an object tvm-ffi builds crosses into packedfun as tvm-ffi's type, and back as itself
+        made = T.create_object("testing.TestIntPair", a=1, b=2)
+        assert type(made) is Theirs and (made.a, made.b, made.sum()) == (1, 2, 3)
+        assert T.TestIntPair.a.__doc__ == "Field `a`" and Ours.a.__doc__ == "the first integer"
+        holder = T.create_object("testing.TestObjectDerived", v_map={"p": made}, v_array=[made])
+        assert holder.v_array[0].same_as(made) and holder.v_map["p"].same_as(made)
+        # packedfun's own object of that key has no tvm-ffi equivalent
+        raises(TypeError, "no tvm-ffi equivalent", T.create_object, "testing.TestObjectDerived",
+               v_map={}, v_array=[Ours(1, 2)])
+        # under the switch register_object names tvm-ffi's type of a key first
+        @tvm_ffi.register_object("testing.TestIntPair")
+        class Again(tvm_ffi.Object):
+            pass
+        assert Again.__pf_type_index__ == a
+        compat.uninstall()
+        @packedfun.register_object("testing.TestIntPair")
+        class Own(packedfun.Object):
+            pass
+        assert Own.__pf_type_index__ == b
+        """
+    )
+
+
+def test_replace_of_a_tvm_ffi_object_stores_read_only_fields_through_tvm_ffi():
+    run_child(
+        _SETUP
+        + """
+        from tvm_ffi.dataclasses import replace
+        def raises(exc, text, fn, *args, **kwargs):
+            try:
+                fn(*args, **kwargs)
+            except exc as e:
+                assert text in str(e), str(e)
+            else:
+                raise AssertionError(f"no {exc.__name__}")
+        from packedfun.testing import TestIntPair as Ours
+        p = T.TestIntPair(1, 2)
+        raises(AttributeError, "read-only", setattr, p, "a", 5)  # def_ro: read-only from Python
+        q = replace(p, a=10)
+        assert (q.a, q.b, p.a) == (10, 2, 1) and not q.same_as(p) and type(q) is T.TestIntPair
+        assert p.__replace__(b=7).b == 7
+        raises(AttributeError, "no settable field 'nope'", replace, p, nope=1)
+        raises(TypeError, "", replace, p, a="x")  # the C++ setter checks the value
+        raises(TypeError, "does not support copy", replace, T.TestNonCopyable(1), value=2)
+        force = packedfun.get_global_func("packedfun.tvm_ffi_force_set_field")
+        raises(TypeError, "not of a tvm-ffi type", force, Ours(1, 2), "a", 1)
+        raises(TypeError, "expected an object, a str and a value", force, p, "a")
+        # packedfun's own types keep packedfun's replace (through __init__)
+        own = replace(Ours(1, 2), a=3)
+        assert (own.a, own.b) == (3, 2)
         """
     )
