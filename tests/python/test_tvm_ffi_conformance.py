@@ -140,9 +140,6 @@ KNOWN_FAILING: dict[str, str] = {
     "enum base types (packedfun.Enum, packedfun.IntEnum, packedfun.StrEnum) beside tvm-ffi's",
     "test_string.py::test_bytes": _STRING_CLS,
     "test_string.py::test_string": _STRING_CLS,
-    "test_dataclass_compare.py::test_object_array_of_objects": _PF_IN_TVM_FIELD,
-    "test_dataclass_compare.py::test_object_array_of_objects_differ": _PF_IN_TVM_FIELD,
-    "test_dataclass_compare.py::test_object_map_with_object_values": _PF_IN_TVM_FIELD,
     "test_dataclass_copy.py": (
         "deep copies of packedfun containers holding tvm-ffi objects (the graph rebuilds objects "
         "through __create__, which tvm-ffi types lack; tvm-ffi objects alone copy through "
@@ -155,7 +152,6 @@ KNOWN_FAILING: dict[str, str] = {
         "imports tvm_ffi.dataclasses.enum (ENUM_STATE_ATTR, _EnumEntry) and EnumState, which are "
         "not provided; " + _NO_TESTING_FIXTURES
     ),
-    "test_dataclass_hash.py::test_aliasing_consistency_reflected_object_fields": _PF_IN_TVM_FIELD,
     "test_dataclass_common.py::TestFields::test_c_class_basic": (
         "testing.TestIntPair is packedfun's own under the switch: its constructor gives b a "
         "default (0), so fields() reports one; tvm-ffi's registers none"
