@@ -152,10 +152,6 @@ KNOWN_FAILING: dict[str, str] = {
         "imports tvm_ffi.dataclasses.enum (ENUM_STATE_ATTR, _EnumEntry) and EnumState, which are "
         "not provided; " + _NO_TESTING_FIXTURES
     ),
-    "test_dataclass_common.py::TestFields::test_c_class_basic": (
-        "testing.TestIntPair is packedfun's own under the switch: its constructor gives b a "
-        "default (0), so fields() reports one; tvm-ffi's registers none"
-    ),
     "test_dataclass_init.py": (
         "4 tests call a constructor again on a built object (tvm-ffi replaces the object behind "
         "the wrapper; packedfun refuses: one wrapper per native object)"
