@@ -57,7 +57,9 @@ def test_field_traits_cross_from_tvm_ffi_reflection():
         # packedfun's own types: default traits, and __create__ is also __ffi_init__
         from packedfun.testing import TestIntPair as Ours
         pair = Ours.__tvm_ffi_type_info__
-        assert all(x.c_init and not x.c_has_default for x in pair.fields)
+        a, b = pair.fields  # __create__(a, b=0): b's default is the constructor's
+        assert a.c_init and not a.c_has_default and a.c_default is MISSING
+        assert b.c_init and b.c_has_default and b.c_default == 0
         methods = {m.name: m for m in pair.methods}
         assert methods["__ffi_init__"].func is methods["__create__"].func
         # the bridge's functions: None for a type that mirrors none, TypeError for bad input
