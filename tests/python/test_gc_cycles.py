@@ -249,17 +249,23 @@ def test_collection_races_native_mutation_of_an_argument():
         lst = pf.List()
         lst.append(lambda: lst)  # a cycle, so the collector has reason to walk the List
         done = threading.Event()
+        failed = []
 
         def grow():
-            for i in range({n}):
-                testing.list_append(lst, (lambda i=i: i) if i % 3 else i)
-            done.set()
+            try:
+                for i in range({n}):
+                    testing.list_append(lst, (lambda i=i: i) if i % 3 else i)
+            except BaseException as e:  # reported below; the loop must still end
+                failed.append(repr(e))
+            finally:
+                done.set()
 
         t = threading.Thread(target=grow)
         t.start()
         while not done.is_set():
             gc.collect()
         t.join()
+        assert not failed, failed
         half = {n // 2}
         assert len(lst) == {n + 1} and lst[half]() == half - 1 and lst[half + 1] == half
         print("ok")
@@ -269,6 +275,52 @@ def test_collection_races_native_mutation_of_an_argument():
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=os.environ
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith("ok")
+
+
+def test_collection_never_holds_another_threads_objects():
+    """A full collection looks at wrappers only: it never holds a reference to an object another
+    thread is building. The ctypes backend's lending used to walk ``gc.get_objects()`` in Python
+    code, so a thread that ran meanwhile found its half-built ``tuple(generator)`` counted twice
+    and failed with "SystemError: bad argument to internal function" (seen in CI on 3.13). Here
+    the other thread waits inside its generator until the collection has started, then finishes
+    the tuple while the main thread is still collecting (a large heap keeps it busy past the
+    5 ms switch interval). In a child process, on both backends."""
+    code = textwrap.dedent(
+        """
+        import gc, threading
+        import packedfun as pf
+
+        keep = pf.List([lambda: None])  # a wrapper, so there is something to lend
+        heap = [[i] for i in range(300_000)]
+        started, go, out = threading.Event(), threading.Event(), []
+
+        def items():
+            yield 1
+            started.set()
+            go.wait()
+            yield 2
+
+        def build():
+            try:
+                out.append(tuple(items()))
+            except BaseException as e:
+                out.append(repr(e))
+
+        t = threading.Thread(target=build)
+        t.start()
+        started.wait()
+        go.set()  # the thread now waits for the GIL, which the collection holds
+        gc.collect()
+        t.join()
+        assert out == [(1, 2)], out
+        print("ok")
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.startswith("ok")

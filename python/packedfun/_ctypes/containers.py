@@ -27,6 +27,8 @@ from .values import (
     C_TYPES,
     Object,
     _pack_ptr,
+    _ref,
+    _wrappers,
     borrow_any,
     raise_last_error,
     take_any,
@@ -135,6 +137,7 @@ def _handle(self, prefix: str) -> int:
 def _native_new(cls, made: Object):
     """A new instance of ``cls`` taking over the reference of ``made`` (a fresh wrapper)."""
     self = object.__new__(cls)
+    _wrappers[id(self)] = _ref(self)  # for cycles.py, as every wrapper (values.py)
     self._pf_handle, made._pf_handle = made._pf_handle, 0
     self._pf_tindex = made._pf_tindex
     self._pf_raw = made._pf_raw

@@ -29,7 +29,7 @@ from ctypes import CFUNCTYPE, c_int, c_int32, c_uint64, c_void_p
 from typing import Any
 
 from . import abi as abi
-from .values import FREE_HANDLE_ADDR, SAFE_CALL_ADDR, Object, _handles, _Lent, give_back
+from .values import FREE_HANDLE_ADDR, SAFE_CALL_ADDR, _handles, _Lent, _wrappers, give_back
 
 MAX_DEPTH = 64
 _LEAVES = frozenset(
@@ -95,8 +95,10 @@ def _lend(wrapper) -> None:
 
 
 def _lend_all() -> None:
-    for obj in gc.get_objects():
-        if issubclass(type(obj), Object):  # never isinstance: proxies run code for __class__
+    # From the registry of wrappers, never gc.get_objects(): see values._wrappers.
+    for ref in list(_wrappers.values()):
+        obj = ref()
+        if obj is not None:
             handle = obj._pf_handle
             if (
                 handle

@@ -81,6 +81,16 @@ _FALSE = _pack_int(abi.kPFTypeBool, 0, 0)
 _handles: dict = {}
 _next_id = itertools.count(1)
 
+# Every wrapper made here, ``id`` -> weak reference, for the lending around full collections
+# (cycles.py). That walk must not look for wrappers in ``gc.get_objects()``: the list it returns
+# holds a reference to every tracked object of every thread, and another thread that runs while
+# the walk is in Python code can find one of its own objects under construction counted twice
+# (``tuple(generator)`` then fails with "SystemError: bad argument to internal function").
+# ``Object.__del__`` removes the entry; one left by a wrapper resurrected and then freed without a
+# second ``__del__`` is only a dead reference, overwritten by the next wrapper at that address.
+_wrappers: dict = {}
+_ref = weakref.ref
+
 
 def _free_handle(key):
     try:
@@ -143,6 +153,7 @@ class Object:
         self = object.__new__(cls)
         self._pf_handle = 0
         self._pf_tindex = abi.kPFTypeNone
+        _wrappers[id(self)] = _ref(self)
         return self
 
     # Only default arguments and attributes until the native reference is dropped: at exit this
@@ -157,7 +168,9 @@ class Object:
         _slots=_slot_types,
         _unbind=_ExchangeBindingRef,
         _id=id,
+        _wrappers=_wrappers,
     ):
+        _wrappers.pop(_id(self), None)
         try:
             handle = _get(self, "_pf_handle")
         except _Unset:  # made without __new__
@@ -707,6 +720,7 @@ def wrap(handle: int, tindex: int, cls=None):
     obj._pf_handle = handle
     obj._pf_raw = handle.to_bytes(8, RAW_ORDER)
     obj._pf_tindex = tindex
+    _wrappers[id(obj)] = _ref(obj)
     if slot:
         _ExchangeBindingRef(handle, None, id(obj))
     return obj
@@ -716,6 +730,7 @@ def make_function(handle: int, name=None, cls=None) -> Function:
     """A Function wrapper (of ``cls``, a subclass, if given) taking over one reference to
     ``handle`` (0: an empty one, whose calls raise)."""
     func = object.__new__(Function if cls is None else cls)
+    _wrappers[id(func)] = _ref(func)
     func._pf_handle = handle
     func._pf_tindex = abi.kPFTypeFunction
     func._pf_name = name
