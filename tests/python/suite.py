@@ -3,7 +3,8 @@
 
 * ``PACKEDFUN_TEST_FULL=1`` makes the full run (what ``.ci/run`` runs): it adds the ctypes re-run,
   the second-Python run, the sanitized runs, the cluster (Dask) tests and the larger fuzz and soak
-  sizes to the quick run, which is the default. A heavy test marks itself ``@suite.full_only(why)``;
+  sizes to the quick run, which is the default. ``PACKEDFUN_SOAK=full`` asks for the long soak
+  sizes, which neither run makes by default. A heavy test marks itself ``@suite.full_only(why)``;
   the quick run deselects it and lists it, with ``why``, at the end.
 * In the full run, and in CI (``CI=true``), a test may skip only for a reason in ``ALLOWED_SKIPS``;
   any other skip is turned into a failure by ``conftest.py`` (a missing package of the ``test``
@@ -32,6 +33,7 @@ __all__ = [
     "ALONGSIDE_CHILD",
     "FULL",
     "IN_CI",
+    "LONG_SOAK",
     "STRICT",
     "allowed_skip",
     "alongside",
@@ -48,6 +50,9 @@ def _flag(name: str) -> bool:
 FULL = _flag("PACKEDFUN_TEST_FULL")
 #: Running in CI (CI=true, which .ci/run sets).
 IN_CI = _flag("CI")
+#: The long soak sizes (PACKEDFUN_SOAK=full: 10 million calls, a million errors, a million-deep
+#: structure): minutes a test, so no run makes them unless asked, not even the full run.
+LONG_SOAK = os.environ.get("PACKEDFUN_SOAK", "").strip().lower() == "full"
 #: A skip outside ALLOWED_SKIPS fails the test.
 STRICT = FULL or IN_CI
 

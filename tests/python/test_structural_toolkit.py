@@ -154,11 +154,12 @@ def test_toolkit_on_cpp_defined_objects():
     assert str(get_first_structural_mismatch(t, renamed)[0]) == "root.children[0].name"
 
 
-# The full run walks a million links; the quick run 100,000, still far past any native stack. So
-# does the full run's sanitized pass: a million under ASan (each construction and callback several
-# times slower) ran past its 300 s per-test limit on ctypes on a loaded machine.
+# 100,000 links, far past any native stack; a million with the long soak sizes
+# (PACKEDFUN_SOAK=full, not under the sanitizers). A million took up to 240 s on a loaded 2-core
+# machine, in each of the full run's four passes (two backends, two Pythons), and under ASan on
+# ctypes ran past the sanitized run's 300 s per-test limit.
 SANITIZED = bool(os.environ.get("PACKEDFUN_SANITIZE_PRELOAD"))
-DEPTH = 1_000_000 if suite.FULL and not SANITIZED else 100_000
+DEPTH = 1_000_000 if suite.LONG_SOAK and not SANITIZED else 100_000
 
 
 def test_deep_chain_walks_mutates_and_compares():
