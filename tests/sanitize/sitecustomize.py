@@ -121,10 +121,10 @@ subprocess.Popen.__init__ = _init  # type: ignore[method-assign]
 
 # Third-party packages whose own import leaves a few allocations LeakSanitizer reports at exit
 # without packedfun in the process: `python -c "import torch"` alone reports one str (129 B),
-# `import jax` ten str (896 B), `import numpy` two float (48 B). Allocations made while their
-# top-level import runs are not checked for leaks (LeakSanitizer's __lsan_disable, this thread
-# only); packedfun's own allocations never happen inside these imports, and everything they
-# allocate later, when packedfun is in use, is checked as usual.
+# `import jax` ten str (896 B), `import numpy` two float (48 B; free-listed, see exec_module).
+# Allocations made while their top-level import runs are not checked for leaks (LeakSanitizer's
+# __lsan_disable, this thread only); packedfun's own allocations never happen inside these
+# imports, and everything they allocate later, when packedfun is in use, is checked as usual.
 _QUIET_IMPORTS = {"torch", "jax", "jaxlib", "numpy"}
 
 
