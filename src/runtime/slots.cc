@@ -158,42 +158,39 @@ std::string TypeName(int32_t type_index) {
   return std::string(info->type_key.data, info->type_key.size);
 }
 
-/*! A dtype field given its name ("float32"): `v` (owned) becomes that dtype; false, `v` kept, when
- *  it is no string or names no dtype. */
-bool DataTypeFromText(PFAny* v) {
+/*! A by-value field of type index `kind` (dtype, Device) given its name: `v` (owned) becomes
+ *  `parse(name)`, stored by `store`; false, `v` kept, when it is no string or `parse` rejects it
+ *  (the caller reports the mismatch: expected dtype/Device, got str). */
+template <typename Parse, typename Store>
+bool PodFromText(PFAny* v, int32_t kind, Parse parse, Store store) {
   std::string_view text;
   if (!AnyToStringView(*v, false, &text)) return false;
-  DLDataType dtype;
+  decltype(parse(text)) value;
   try {
-    dtype = ParseDataType(text);
+    value = parse(text);
   } catch (const std::exception&) {
-    return false;  // the caller reports the mismatch: expected dtype, got str
+    return false;
   }
   ReleaseAny(v);
-  v->type_index = kPFTypeDataType;
+  v->type_index = kind;
   v->zero_padding = 0;
   v->v_int64 = 0;
-  v->v_dtype = dtype;
+  store(v, value);
   return true;
 }
 
-/*! A Device field given its name ("cpu", "cuda:1"): `v` (owned) becomes that device; false, `v`
- *  kept, when it is no string or names no device. */
+/*! A dtype field given its name ("float32"). */
+bool DataTypeFromText(PFAny* v) {
+  return PodFromText(
+      v, kPFTypeDataType, [](std::string_view t) { return ParseDataType(t); },
+      [](PFAny* out, DLDataType d) { out->v_dtype = d; });
+}
+
+/*! A Device field given its name ("cpu", "cuda:1"). */
 bool DeviceFromText(PFAny* v) {
-  std::string_view text;
-  if (!AnyToStringView(*v, false, &text)) return false;
-  DLDevice device;
-  try {
-    device = packedfun::DeviceFromString(text);
-  } catch (const std::exception&) {
-    return false;  // the caller reports the mismatch: expected Device, got str
-  }
-  ReleaseAny(v);
-  v->type_index = kPFTypeDevice;
-  v->zero_padding = 0;
-  v->v_int64 = 0;
-  v->v_device = device;
-  return true;
+  return PodFromText(
+      v, kPFTypeDevice, [](std::string_view t) { return packedfun::DeviceFromString(t); },
+      [](PFAny* out, DLDevice d) { out->v_device = d; });
 }
 
 /*! Whether the owned value `v` fits `c`; converts int to float in place for a float field, and a

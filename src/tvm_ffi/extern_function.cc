@@ -72,34 +72,34 @@ PFObject* Wrap(SafeCall call, ExternState* state, const char* label) {
   return NewFunction(Cell<FunctionCell>(handle)->safe_call, handle, nullptr, label);  // owns it
 }
 
-/*! "packedfun.tvm_ffi_function_from_safe_call": (address: int, keep_alive: object | None) ->
- *  Function calling the tvm-ffi safe call at `address`; the Function owns `keep_alive`. */
-int FromSafeCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+/*! What both constructors below share: (address: int, keep_alive: object | None) -> a Function
+ *  calling the tvm-ffi safe call at `address`, or with `mlir` the MLIR packed call there (a safe
+ *  call's arguments and its return code as one array of pointers); the Function owns `keep_alive`.
+ */
+int FromAddress(const PFAny* args, int32_t n, PFAny* result, const char* name, bool mlir) {
   return Guard([&] {
-    const char* name = "packedfun.tvm_ffi_function_from_safe_call";
     void* address = AddressArg(args, n, name);
     AttachBridge(name);
     ExternState* state = new ExternState();
     state->keep = args[1].type_index == kPFTypeNone ? nullptr : args[1].v_obj;
-    *result = ObjectAny(Wrap(reinterpret_cast<SafeCall>(address), state, "extern C function"));
+    SafeCall call = reinterpret_cast<SafeCall>(address);
+    if (mlir) {
+      state->packed = reinterpret_cast<MlirPackedCall>(address);
+      call = &MlirPackedSafeCall;
+    }
+    *result = ObjectAny(Wrap(call, state, mlir ? "MLIR packed function" : "extern C function"));
     return 0;
   });
 }
 
-/*! "packedfun.tvm_ffi_function_from_mlir_packed": (address: int, keep_alive: object | None) ->
- *  Function calling the MLIR packed call at `address` (a safe call's arguments and its return
- *  code as one array of pointers); the Function owns `keep_alive`. */
+/*! "packedfun.tvm_ffi_function_from_safe_call": the safe call at an address as a Function. */
+int FromSafeCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  return FromAddress(args, n, result, "packedfun.tvm_ffi_function_from_safe_call", false);
+}
+
+/*! "packedfun.tvm_ffi_function_from_mlir_packed": the MLIR packed call at an address. */
 int FromMlirPacked(void*, const PFAny* args, int32_t n, PFAny* result) {
-  return Guard([&] {
-    const char* name = "packedfun.tvm_ffi_function_from_mlir_packed";
-    void* address = AddressArg(args, n, name);
-    AttachBridge(name);
-    ExternState* state = new ExternState();
-    state->packed = reinterpret_cast<MlirPackedCall>(address);
-    state->keep = args[1].type_index == kPFTypeNone ? nullptr : args[1].v_obj;
-    *result = ObjectAny(Wrap(&MlirPackedSafeCall, state, "MLIR packed function"));
-    return 0;
-  });
+  return FromAddress(args, n, result, "packedfun.tvm_ffi_function_from_mlir_packed", true);
 }
 
 const int kRegistered = [] {

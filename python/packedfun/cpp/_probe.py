@@ -12,10 +12,9 @@ from ._build import Tool, parse_arch_list
 
 __all__ = ["tool_identity", "local_binding_flags", "gpu_archs"]
 
-# Process-wide memo: (path, args, mtime_ns, size) -> identity text.
-_tool_memo: dict[tuple, str] = {}
+# Process-wide memos: (kind, path, args, mtime_ns, size) -> a tool probe's result; GPU set -> archs.
+_tool_memo: dict[tuple, object] = {}
 _gpu_memo: dict[str, list[str]] = {}
-_flags_memo: dict[tuple, list[str]] = {}
 
 # Lets calls inside a -fPIC library bind to its own functions (direct calls that may inline)
 # instead of through the PLT, as hidden visibility does, while every symbol stays exported.
@@ -61,29 +60,36 @@ def _probe_version(tool: Tool) -> str:
     return proc.stdout.decode("utf-8", errors="replace").strip()
 
 
-def tool_identity(tool: Tool, probe_dir: str) -> str:
-    """Path, arguments and ``--version`` text of `tool`.
-
-    The version is probed once per executable state (path, mtime, size): memoized in the process
-    and persisted under `probe_dir`, so a warm cache hit never starts a process.
-    """
+def _probe_tool(tool: Tool, probe_dir: str, kind: str, field: str, probe, valid, extra=()):
+    """``probe()`` for `tool`, run once per executable state (path, arguments, mtime, size):
+    memoized in the process and persisted under `probe_dir` as ``{kind}-<digest>.json`` (the
+    result under `field`; `extra` joins the record's key), so a warm cache hit never starts a
+    process. A record that does not match, or whose result fails ``valid``, is probed again."""
     st = os.stat(tool.path)
-    memo_key = (tool.path, tool.args, st.st_mtime_ns, st.st_size)
-    identity = _tool_memo.get(memo_key)
-    if identity is not None:
-        return identity
-    digest = hashlib.sha256(repr(memo_key).encode()).hexdigest()[:24]
-    record_path = os.path.join(probe_dir, f"tool-{digest}.json")
-    key = [tool.path, list(tool.args), st.st_mtime_ns, st.st_size]
+    state = (tool.path, tool.args, st.st_mtime_ns, st.st_size)
+    memo_key = (kind, *state)
+    if memo_key in _tool_memo:
+        return _tool_memo[memo_key]
+    digest = hashlib.sha256(repr(state).encode()).hexdigest()[:24]
+    record_path = os.path.join(probe_dir, f"{kind}-{digest}.json")
+    key = [tool.path, list(tool.args), st.st_mtime_ns, st.st_size, *extra]
     record = _read_json(record_path)
-    if record is not None and record.get("key") == key:
-        version = str(record.get("version", ""))
+    if record is not None and record.get("key") == key and valid(record.get(field)):
+        value = record[field]
     else:
-        version = _probe_version(tool)
-        _write_json(record_path, {"key": key, "version": version})
-    identity = f"{tool.path} {' '.join(tool.args)}\n{version}"
-    _tool_memo[memo_key] = identity
-    return identity
+        value = probe()
+        _write_json(record_path, {"key": key, field: value})
+    _tool_memo[memo_key] = value
+    return value
+
+
+def tool_identity(tool: Tool, probe_dir: str) -> str:
+    """Path, arguments and ``--version`` text of `tool` (the version probed once per executable
+    state, see :func:`_probe_tool`)."""
+    version = _probe_tool(
+        tool, probe_dir, "tool", "version", lambda: _probe_version(tool), _is_text
+    )
+    return f"{tool.path} {' '.join(tool.args)}\n{version}"
 
 
 def _accepts_flag(tool: Tool, flag: str) -> bool:
@@ -101,27 +107,22 @@ def _accepts_flag(tool: Tool, flag: str) -> bool:
 
 
 def local_binding_flags(tool: Tool, probe_dir: str) -> list[str]:
-    """``["-fno-semantic-interposition"]`` when `tool` accepts it, else ``[]`` (an older compiler).
+    """``["-fno-semantic-interposition"]`` when `tool` accepts it, else ``[]`` (an older compiler);
+    probed once per executable state, like :func:`tool_identity`."""
+    flags = _probe_tool(
+        tool,
+        probe_dir,
+        "flags",
+        "flags",
+        lambda: [_LOCAL_BINDING_FLAG] if _accepts_flag(tool, _LOCAL_BINDING_FLAG) else [],
+        lambda v: isinstance(v, list) and all(map(_is_text, v)),
+        extra=(_LOCAL_BINDING_FLAG,),
+    )
+    return list(flags)
 
-    Probed once per executable state, like :func:`tool_identity` (memoized in the process and
-    persisted under `probe_dir`), so a warm cache hit never starts a process.
-    """
-    st = os.stat(tool.path)
-    memo_key = (tool.path, tool.args, st.st_mtime_ns, st.st_size)
-    flags = _flags_memo.get(memo_key)
-    if flags is not None:
-        return flags
-    digest = hashlib.sha256(repr(memo_key).encode()).hexdigest()[:24]
-    record_path = os.path.join(probe_dir, f"flags-{digest}.json")
-    key = [tool.path, list(tool.args), st.st_mtime_ns, st.st_size, _LOCAL_BINDING_FLAG]
-    record = _read_json(record_path)
-    if record is not None and record.get("key") == key and isinstance(record.get("flags"), list):
-        flags = [str(f) for f in record["flags"]]
-    else:
-        flags = [_LOCAL_BINDING_FLAG] if _accepts_flag(tool, _LOCAL_BINDING_FLAG) else []
-        _write_json(record_path, {"key": key, "flags": flags})
-    _flags_memo[memo_key] = flags
-    return flags
+
+def _is_text(value) -> bool:
+    return isinstance(value, str)
 
 
 def _gpu_fingerprint() -> str | None:
