@@ -709,6 +709,25 @@ def register_type_attrs(cls: type, type_index: int) -> None:
             if parent_cls is not None and name in parent_cls.__dict__:
                 break  # an ancestor's explicit None: none for its descendants either
     _py_type_attrs[type_index] = {k: v for k, v in attrs.items() if v is not None}
+    params = cls.__dict__.get("__pf_dataclass_params__", {})
+    user = cls.__dict__.get("__pf_user__", ())
+    if "__ffi_repr__" in _py_type_attrs[type_index] and params.get("repr", True):
+        if "__repr__" not in user:  # repr() prints through the hook, as tvm-ffi's object_repr
+            cls.__repr__ = _repr_through_hook
+
+
+def repr_hook(value: typing.Any) -> typing.Any:
+    """The ``__ffi_repr__`` hook of ``value``'s ``py_class`` (its exact type), or None."""
+    if not isinstance(value, _Object):
+        return None
+    attrs = _py_type_attrs.get(value.type_index)
+    return None if attrs is None else attrs.get("__ffi_repr__")
+
+
+def _repr_through_hook(self: typing.Any) -> str:
+    from ._tvm_ffi_ffi_api import ReprPrint
+
+    return ReprPrint(self) if repr_hook(self) is not None else _Object.__repr__(self)
 
 
 def _lookup_type_attr(type_index: int, attr_key: str, ancestor: bool = False) -> typing.Any:

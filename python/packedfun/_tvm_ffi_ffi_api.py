@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from . import _tvm_ffi_core as _core
 from . import _tvm_ffi_recursive as _recursive
 from .container import Array
 from .registry import get_global_func
@@ -37,7 +38,18 @@ DeepCopy = copy.deepcopy
 def ReprPrint(value: Any) -> str:  # noqa: N802 (tvm-ffi's name)
     """The printed form of ``value`` as tvm-ffi's printer writes it (its ``ffi.ReprPrint``, when
     apache-tvm-ffi's library is in the process and the value can go to it); otherwise, and for a
-    value of packedfun's own types, which have no tvm-ffi form, ``repr(value)``."""
+    value of packedfun's own types, which have no tvm-ffi form, ``repr(value)``. An object of a
+    ``py_class`` whose body defines ``__ffi_repr__(self, fn_repr)`` prints as that hook returns,
+    given this function to print the parts it chooses (tvm-ffi's printer dispatches the same)."""
+    hook = _core.repr_hook(value)
+    if hook is not None:
+        text = hook(value, ReprPrint)
+        if not isinstance(text, str):
+            raise TypeError(
+                f"__ffi_repr__ of {type(value).__qualname__} returned "
+                f"{type(text).__name__}, expected str"
+            )
+        return text
     printer = get_global_func("ffi.ReprPrint", allow_missing=True)
     if printer is not None:
         try:

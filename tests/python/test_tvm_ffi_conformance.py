@@ -162,7 +162,6 @@ KNOWN_FAILING: dict[str, str] = {
         "wording of field "
         "errors, a py_class below a C++ class of tvm-ffi's"
     ),
-    "test_dataclass_repr.py": "py_class's __ffi_repr__ hook (2 tests)",
     "test_device.py::test_device_class_override": "tvm_ffi.core._CLASS_DEVICE (private hook)",
     "test_function.py::test_string_bytes_passing": (
         "str arguments are not cached as objects (_tvm_ffi_cached_object)"
@@ -208,7 +207,6 @@ FAILING_IN_LISTED_FILES: dict[str, int] = {
     "test_dataclass_copy.py": 13,
     "test_dataclass_init.py": 4,
     "test_dataclass_py_class.py": 33,
-    "test_dataclass_repr.py": 2,
 }
 
 

@@ -468,6 +468,9 @@ def test_type_attribute_columns_of_a_py_class():
             return 0
 
     p = Parent.__pf_type_index__
+    from packedfun._tvm_ffi_ffi_api import ReprPrint
+
+    assert repr(Parent(4)) == ReprPrint(Parent(4)) == "P"  # repr() prints through the hook
     assert lookup(p, "__my_meta__") == ("a", 1)
     assert lookup(p, "__my_hook__")(Parent(4)) == 5
     assert lookup(p, "__ffi_repr__") is Parent.__dict__["__ffi_repr__"]
@@ -485,6 +488,7 @@ def test_type_attribute_columns_of_a_py_class():
         pass
 
     c = Child.__pf_type_index__
+    assert repr(Child(7)).endswith("Child(value=7)")  # __ffi_repr__ is not inherited
     assert lookup(c, "__my_hook__")(Child(7)) == 8  # listed as inherited
     assert lookup(c, "__data_to_json__") is not None
     assert lookup(c, "__my_meta__") is None and lookup(c, "__ffi_repr__") is None  # not listed
@@ -525,3 +529,44 @@ def test_type_attribute_columns_of_a_py_class():
             return "O"
 
     assert lookup(Own.__pf_type_index__, "__ffi_repr__") is None
+
+
+def test_ffi_repr_hook_prints_parts_through_fn_repr():
+    from packedfun._tvm_ffi_ffi_api import ReprPrint
+
+    @tdc.py_class("test_tdc.repr.Leaf")
+    class Leaf(packedfun.Object):
+        x: int
+
+        def __ffi_repr__(self, fn_repr):
+            return f"<{self.x}>"
+
+    @tdc.py_class("test_tdc.repr.Pair")
+    class Pair(packedfun.Object):
+        left: Leaf
+        right: Leaf
+
+        def __ffi_repr__(self, fn_repr):
+            return f"Pair[{fn_repr(self.left)} {fn_repr(self.right)}]"
+
+    @tdc.py_class("test_tdc.repr.Own")
+    class Own(packedfun.Object):
+        x: int
+
+        def __ffi_repr__(self, fn_repr):
+            return "hook"
+
+        def __repr__(self):  # the class's own __repr__ stays
+            return "own"
+
+    @tdc.py_class("test_tdc.repr.NotText")
+    class NotText(packedfun.Object):
+        def __ffi_repr__(self, fn_repr):
+            return 1
+
+    pair = Pair(Leaf(1), Leaf(2))
+    assert ReprPrint(pair) == repr(pair) == "Pair[<1> <2>]"
+    assert repr(packedfun.Array([Leaf(3)])) == "[<3>]"
+    assert repr(Own(1)) == "own" and ReprPrint(Own(1)) == "hook"
+    with pytest.raises(TypeError, match="__ffi_repr__ of .*NotText returned int, expected str"):
+        repr(NotText())
