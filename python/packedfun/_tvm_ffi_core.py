@@ -775,9 +775,21 @@ _TYPE_INFO_ATTRIBUTE = _TypeInfoAttribute()
 
 
 def _give_type_info(cls: type) -> None:
-    """Gives an object class the attribute ``__tvm_ffi_type_info__``, as tvm-ffi's classes have."""
+    """Gives an object class the attribute ``__tvm_ffi_type_info__``, as tvm-ffi's classes have,
+    and names a class made for a type no Python class was registered for as tvm-ffi names its
+    fallback classes: module the key's prefix, qualified name the whole key."""
     if "__tvm_ffi_type_info__" not in cls.__dict__:
         cls.__tvm_ffi_type_info__ = _TYPE_INFO_ATTRIBUTE  # type: ignore[attr-defined]
+    if cls.__dict__.get("__pf_unregistered__"):
+        key = _backend.type_info(cls.__dict__["__pf_type_index__"])["type_key"]
+        cls.__module__, _, _ = key.rpartition(".")
+        cls.__qualname__ = key
+        doc = cls.__dict__.get("__doc__")
+        cls.__doc__ = (
+            f"Auto-generated fallback class for {key}: no Python class is registered for this "
+            "type, so its fields and methods were read from the type table. Register one with "
+            "register_object to name it and add to it." + (f"\n\n{doc}" if doc else "")
+        )
 
 
 def _attach_type_info() -> None:

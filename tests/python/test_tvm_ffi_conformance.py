@@ -125,8 +125,6 @@ KNOWN_FAILING: dict[str, str] = {
     "back translated (a new packedfun Map), so same_as the one stored is False",
     "test_object.py::test_opaque_object": _OPAQUE,
     "test_object.py::test_opaque_type_error": _OPAQUE,
-    "test_object.py::test_unregistered_object_fallback": "a class made for an unregistered type "
-    "is named in packedfun.object (tvm-ffi: module = the key's prefix, its own doc wording)",
     "test_object.py::test_object_subclass_slots[TestObjectBase-<lambda>]": _SLOTS,
     "test_object.py::test_object_subclass_slots[TestIntPair-<lambda>]": _SLOTS,
     "test_object.py::test_object_subclass_slots[TestObjectDerived-<lambda>]": _SLOTS,

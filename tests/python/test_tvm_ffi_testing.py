@@ -83,7 +83,11 @@ def test_cxx_classes_build_and_come_back_as_their_class():
         assert type(d) is T.TestObjectDerived and isinstance(d, T.TestObjectBase)
         assert d.v_map["k"] == 1 and list(d.v_array) == [1, 2]
         assert get_global_func("testing.echo")(d) is d  # the same object back
-        assert type(T.make_unregistered_object()).__name__ == "TestUnregisteredObject"
+        fallback = type(T.make_unregistered_object())  # named as tvm-ffi names fallback classes
+        assert fallback.__name__ == "TestUnregisteredObject" and fallback.__module__ == "testing"
+        assert fallback.__qualname__ == "testing.TestUnregisteredObject"
+        assert fallback.__doc__.startswith("Auto-generated fallback class for testing.TestUnreg")
+        assert fallback.__tvm_ffi_type_info__.type_key == "testing.TestUnregisteredObject"
         c = T.TestCompare(1, "a", 2)  # a reflected constructor (__ffi_init__)
         assert (c.key, c.name, c.ignored_field) == (1, "a", 2)
         p = T._TestCxxAutoInitSimple(1, 2)  # positional: the reflected fields in order
