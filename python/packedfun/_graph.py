@@ -9,7 +9,9 @@ bytes, dtype, device, Function) stay as they are. :func:`rebuild` makes new nati
 table. Both walks use explicit stacks: nesting depth is limited by memory, not by the C stack.
 
 Node forms: ``("A"|"L", [items])``, ``("M"|"D", [k0, v0, k1, v1, ...])``, ``("S", [ints])``,
-``("O", type_key, [field values, all ancestors' fields, root first])``, ``("T", meta, data)``.
+``("O", type_key, [field values, all ancestors' fields, root first])``, ``("T", meta, data)``,
+and ``("K", object)``: an object the caller of :func:`flatten` chose to keep as itself (``kept``),
+which the table carries as a Python object (a deep copy copies it on its own terms).
 Objects are rebuilt through reflection: the type's own ``__create__`` constructor, called with
 the fields its docstring names (``"Point(x, y)"``; all fields in order when it names none), then
 the remaining read-write fields are set.
@@ -110,8 +112,11 @@ def tensor_meta(tensor: Any) -> tuple:
     return meta + (tensor.byte_offset + lo * item, span)
 
 
-def flatten(root: Any, tensor_data: Callable[[Any, tuple], Any]) -> tuple:
-    """``(nodes, root_value)`` of ``root``; ``tensor_data(tensor, meta)`` gives a tensor's data."""
+def flatten(
+    root: Any, tensor_data: Callable[[Any, tuple], Any], kept: Callable[[Any], bool] | None = None
+) -> tuple:
+    """``(nodes, root_value)`` of ``root``; ``tensor_data(tensor, meta)`` gives a tensor's data; an
+    object for which ``kept(obj)`` is true becomes a ``("K", obj)`` node, its fields not walked."""
     nodes: list = []
     seen: dict[int, tuple] = {}
     todo: list = []
@@ -129,7 +134,7 @@ def flatten(root: Any, tensor_data: Callable[[Any, tuple], Any]) -> tuple:
     top = enc(root)
     while todo:
         i, obj = todo.pop()
-        nodes[i] = _node(obj, enc, tensor_data)
+        nodes[i] = ("K", obj) if kept is not None and kept(obj) else _node(obj, enc, tensor_data)
     return nodes, top
 
 
@@ -178,7 +183,7 @@ def _children(node: tuple) -> list:
     return list(dict.fromkeys(v[0] for v in data if type(v) is tuple))
 
 
-_ARITY = {"A": 2, "L": 2, "M": 2, "D": 2, "S": 2, "T": 3, "O": 3}
+_ARITY = {"A": 2, "L": 2, "M": 2, "D": 2, "S": 2, "T": 3, "O": 3, "K": 2}
 
 
 def _malformed(where: str, what: str) -> ValueError:
@@ -211,6 +216,10 @@ def check_table(nodes: Any, root: Any) -> None:
         if len(node) != _ARITY[kind]:
             raise _malformed(where, f"({kind}) has {len(node)} parts, not {_ARITY[kind]}")
         if kind == "T":
+            continue
+        if kind == "K":
+            if not isinstance(node[1], core.Object) or isinstance(node[1], core.Function):
+                raise _malformed(where, f"(K) holds a {type(node[1]).__name__}, not an object")
             continue
         items = node[2] if kind == "O" else node[1]
         if not isinstance(items, list):
@@ -287,6 +296,8 @@ def _make(node: tuple, dec: Callable, make_tensor: Callable) -> Any:
         return Shape(node[1])
     if kind == "T":
         return make_tensor(node[1], node[2])
+    if kind == "K":
+        return node[1]
     if kind == "O":
         _, names, ctor, ctor_fields, _ = object_plan(_object_index(node[1]))
         obj = ctor(*[dec(node[2][j]) for j in ctor_fields])

@@ -175,14 +175,25 @@ def _load_plain(data: bytes) -> Any:
     return _unpack_plain(data)
 
 
-def _reduce_array(self: Any, protocol: int = 2) -> tuple:
+def _reduce_array(self: Any, protocol: int = 2, kept: Any = None) -> tuple:
     # None when an element is not plain (an object, a tensor ...): sharing may then matter.
     data = _pack_plain(self) if _pack_plain is not None else None
     if data is not None:
         return (_load_plain, (data,))
     if isinstance(self, core.Shape):
         return (type(self), (list(self),))
-    return _reduce_graph(self)
+    nodes, root = _graph.flatten(self, _tensor_data_checked, kept)
+    return (_load_graph, (nodes, root))
+
+
+def _deepcopy_container(self: Any, memo: dict) -> Any:
+    """``copy.deepcopy`` of a container: what unpickling its pickle would give, except that an
+    object of a tvm-ffi type in it (which packedfun cannot rebuild from its fields) is copied by
+    its own ``__deepcopy__`` (tvm-ffi's ``DeepCopy``), once however often the graph holds it."""
+    load, args = _reduce_array(self, 4, _is_tvm_ffi_object)
+    result = load(*copy.deepcopy(args, memo))
+    memo[id(self)] = result
+    return result
 
 
 _reduce_map = _reduce_array
@@ -215,6 +226,10 @@ _tvm_ffi_type_attr = core.get_global_func("packedfun.tvm_ffi_type_attr")
 
 def _mirrors_tvm_ffi_type(type_index: int) -> bool:
     return _tvm_ffi_members is not None and _tvm_ffi_members(type_index) is not None
+
+
+def _is_tvm_ffi_object(obj: Any) -> bool:
+    return _tvm_ffi_members is not None and _mirrors_tvm_ffi_type(obj.type_index)
 
 
 def _copy_tvm_ffi_object(self: Any) -> Any:
@@ -321,8 +336,10 @@ def attach(cls: Any) -> None:
     """Gives ``cls`` (a Python subclass of a native type) its pickle and copy methods."""
     if issubclass(cls, (core.Array, core.List, core.Shape)):
         cls.__reduce_ex__, cls.__copy__ = _reduce_array, _copy_container
+        cls.__deepcopy__ = _deepcopy_container
     elif issubclass(cls, (core.Map, core.Dict)):
         cls.__reduce_ex__, cls.__copy__ = _reduce_map, _copy_container
+        cls.__deepcopy__ = _deepcopy_container
     elif issubclass(cls, core.Object) and not issubclass(cls, (core.Function, core.Tensor)):
         if "__reduce_ex__" not in cls.__dict__ and "__reduce__" not in cls.__dict__:
             cls.__reduce_ex__ = _reduce_object

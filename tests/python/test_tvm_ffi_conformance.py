@@ -139,12 +139,10 @@ KNOWN_FAILING: dict[str, str] = {
     "test_string.py::test_bytes": _STRING_CLS,
     "test_string.py::test_string": _STRING_CLS,
     "test_dataclass_copy.py": (
-        "deep copies of packedfun containers holding tvm-ffi objects (the graph rebuilds objects "
-        "through __create__, which tvm-ffi types lack; tvm-ffi objects alone copy through "
-        "ffi.DeepCopy); a container stored in a tvm-ffi object's field comes back as a new "
-        "packedfun container (same_as and sharing after the copy); py_class enum singletons "
-        "(structural_eq='singleton') and py_class parents that are plain classes; cycles; item "
-        "assignment on an Array"
+        "a container stored in a tvm-ffi object's field comes back as a new packedfun "
+        "container (same_as, sharing and cycles through such a field after the copy); py_class "
+        "enum singletons (structural_eq='singleton') and py_class parents that are plain "
+        "classes; item assignment on an Array"
     ),
     "test_dataclass_enum.py": (
         "imports tvm_ffi.dataclasses.enum (ENUM_STATE_ATTR, _EnumEntry) and EnumState, which are "
@@ -202,7 +200,7 @@ KNOWN_FAILING: dict[str, str] = {
 #: Python without an optional package some of them skip.)
 FAILING_IN_LISTED_FILES: dict[str, int] = {
     "test_dataclass_c_class.py": 3,
-    "test_dataclass_copy.py": 13,
+    "test_dataclass_copy.py": 9,
     "test_dataclass_init.py": 4,
     "test_dataclass_py_class.py": 33,
 }

@@ -63,3 +63,46 @@ def test_a_type_that_is_not_copy_constructible_raises():
                 raise AssertionError(f"no {kind.__name__}")
         """
     )
+
+
+def test_deepcopy_of_containers_copies_tvm_ffi_objects_through_tvm_ffi():
+    run_child(
+        _SETUP
+        + """
+        import pickle
+        import packedfun
+        obj = T._TestCxxClassBase(v_i64=1, v_i32=2)  # its __init__ adds 1 and 2: (2, 4)
+        for box in (packedfun.Array([obj, obj]), packedfun.List([obj, [obj]]),
+                    packedfun.Map({"k": obj, "j": obj}), packedfun.Dict({"k": obj})):
+            deep = copy.deepcopy(box)
+            assert type(deep) is type(box) and not deep.same_as(box)
+            items = list(deep.values()) if hasattr(deep, "values") else list(deep)
+            first = items[0]
+            assert type(first) is T._TestCxxClassBase and not first.same_as(obj)
+            assert (first.v_i64, first.v_i32) == (2, 4)  # fields copied, __init__ not run again
+            if isinstance(box, (packedfun.Array, packedfun.Map)):
+                assert items[1].same_as(first)  # one copy of an object the box holds twice
+        lst = packedfun.List([obj])
+        lst.append(lst)  # a cycle through the List: kept in the copy
+        deep = copy.deepcopy(lst)
+        assert deep[1].same_as(deep) and not deep[0].same_as(obj)
+        lst.clear()
+        deep.clear()
+        # a plain container keeps its fast road; pickling a tvm-ffi object still refuses
+        assert copy.deepcopy(packedfun.Array([1, "a"])) == packedfun.Array([1, "a"])
+        try:
+            pickle.dumps(packedfun.Array([obj]))
+        except TypeError as e:
+            assert "__create__" in str(e), e
+        else:
+            raise AssertionError("pickled an object of a tvm-ffi type")
+        stuck = T.TestNonCopyable(1)
+        for box in (packedfun.Array([stuck]), packedfun.Map({"k": stuck})):
+            try:
+                copy.deepcopy(box)
+            except RuntimeError as e:
+                assert "not copy-constructible" in str(e), e
+            else:
+                raise AssertionError("copied a type that is not copy-constructible")
+        """
+    )
