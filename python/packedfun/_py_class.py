@@ -31,6 +31,7 @@ Object = core.Object
 _ANY, _INT, _BOOL, _FLOAT = -1, 1, 2, 3
 _DTYPE, _DEVICE = 5, 6  # kPFTypeDataType, kPFTypeDevice
 _OBJECT, _STR, _BYTES, _FUNCTION, _ARRAY, _MAP = 64, 65, 66, 68, 72, 73
+_LIST, _DICT = 74, 75  # kPFTypeList, kPFTypeDict
 _READONLY, _NO_COMPARE, _STRUCTURAL_DEF = 1, 2, 4  # PACKEDFUN_FIELD_* bits
 #: field(structural_eq=...): what each value adds to the field's flags.
 _FIELD_STRUCTURAL = {
@@ -308,6 +309,11 @@ def _schema(spec: _Spec, f: Field, tp: typing.Any) -> tuple:
     if origin is typing.ClassVar:
         raise _Unresolved  # never reached: ClassVar fields are skipped before
     base = origin if origin is not None else tp
+    mutable = spec.params.get("mutable_containers")  # the switch's: list and dict as tvm-ffi's
+    if base is list and mutable:
+        return (_LIST, False)
+    if base is dict and mutable:
+        return (_DICT, False)
     if base in (list, tuple) or base is typing.Sequence:
         return (_ARRAY, False)
     if base is dict or base is typing.Mapping:

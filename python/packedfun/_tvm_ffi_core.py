@@ -16,6 +16,7 @@ import copy
 import dataclasses
 import itertools
 import json
+import threading
 import typing
 
 from . import _py_class
@@ -714,6 +715,35 @@ def register_type_attrs(cls: type, type_index: int) -> None:
     if "__ffi_repr__" in _py_type_attrs[type_index] and params.get("repr", True):
         if "__repr__" not in user:  # repr() prints through the hook, as tvm-ffi's object_repr
             cls.__repr__ = _repr_through_hook
+
+
+_printing = threading.local()  # handles of the objects print_fields is printing (a cycle: "...")
+
+
+def print_fields(value: typing.Any, fn_repr: typing.Any) -> str | None:
+    """tvm-ffi's printed form of an object of a ``py_class`` defined under the switch (or by its
+    low-level steps): its type key, then each field shown in repr as ``name=fn_repr(value)``;
+    ``...`` for an object met again inside itself. None for any other value (an enum's too)."""
+    if not isinstance(value, _Object):
+        return None
+    if value.type_index not in _py_type_attrs:  # or made by the low-level steps (_tvm_ffi_private)
+        from ._py_enum import Enum
+
+        spec = type(value).__dict__.get("__pf_py_spec__")
+        if spec is None or spec.native or isinstance(value, Enum):  # native: a c_class
+            return None
+    open_handles = getattr(_printing, "handles", None)
+    if open_handles is None:
+        open_handles = _printing.handles = set()
+    if value.handle in open_handles:
+        return "..."
+    open_handles.add(value.handle)
+    try:
+        shown = [f.name for f in _py_class._all_fields(type(value)) if f.repr]
+        parts = ", ".join(f"{name}={fn_repr(getattr(value, name))}" for name in shown)
+    finally:
+        open_handles.discard(value.handle)
+    return f"{_backend.type_info(value.type_index)['type_key']}({parts})"
 
 
 def repr_hook(value: typing.Any) -> typing.Any:

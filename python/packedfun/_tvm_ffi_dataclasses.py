@@ -427,6 +427,7 @@ def py_class(
         "on_own_fields": _on_own_fields, "on_fields_resolved": _on_fields_resolved,
         "on_registered": _core.register_type_attrs, "refuse_object": True,
         "type_attr_names": lambda cls: _core.type_attr_options(cls)[0],
+        "mutable_containers": True,
     }  # fmt: skip
     return _py_class._decorator(cls_or_type_key, type_key, params)
 

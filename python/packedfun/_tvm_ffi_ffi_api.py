@@ -40,7 +40,9 @@ def ReprPrint(value: Any) -> str:  # noqa: N802 (tvm-ffi's name)
     apache-tvm-ffi's library is in the process and the value can go to it); otherwise, and for a
     value of packedfun's own types, which have no tvm-ffi form, ``repr(value)``. An object of a
     ``py_class`` whose body defines ``__ffi_repr__(self, fn_repr)`` prints as that hook returns,
-    given this function to print the parts it chooses (tvm-ffi's printer dispatches the same)."""
+    given this function to print the parts it chooses (tvm-ffi's printer dispatches the same);
+    one without prints as tvm-ffi prints it: ``type.key(field=..., ...)``, each field printed by
+    this function."""
     hook = _core.repr_hook(value)
     if hook is not None:
         text = hook(value, ReprPrint)
@@ -49,6 +51,9 @@ def ReprPrint(value: Any) -> str:  # noqa: N802 (tvm-ffi's name)
                 f"__ffi_repr__ of {type(value).__qualname__} returned "
                 f"{type(text).__name__}, expected str"
             )
+        return text
+    text = _core.print_fields(value, ReprPrint)  # a py_class of the switch's: as tvm-ffi prints
+    if text is not None:
         return text
     printer = get_global_func("ffi.ReprPrint", allow_missing=True)
     if printer is not None:

@@ -193,8 +193,49 @@ bool DeviceFromText(PFAny* v) {
       [](PFAny* out, DLDevice d) { out->v_device = d; });
 }
 
-/*! Whether the owned value `v` fits `c`; converts int to float in place for a float field, and a
- *  dtype's or device's name to the dtype or device for such a field. */
+bool Fits(const SlotCheck& c, PFAny* v);
+
+/*! An Array given for a List field, or a Map for a Dict field (what a Python list or dict packs
+ *  to): `v` (owned) becomes a new List or Dict of the same items, as storing a Python list makes a
+ *  copy. Items declared List or Dict themselves (`list[list[int]]`) are remade in the new
+ *  container, which no one else holds yet. */
+bool Remake(const SlotCheck& c, PFAny* v) {
+  PFAny out = NoneAny();
+  if (c.type_index == kPFTypeList) {
+    const PFSeqObject* seq = reinterpret_cast<const PFSeqObject*>(v->v_obj);
+    CheckCall(PFListCreate(seq->data, seq->size, &out));
+  } else {
+    std::vector<PFAny> kv;
+    int64_t cursor = 0;
+    const PFAny* key = nullptr;
+    const PFAny* value = nullptr;
+    while (MapEntryAt(v->v_obj, &cursor, &key, &value)) {
+      kv.push_back(*key);
+      kv.push_back(*value);
+    }
+    CheckCall(PFDictCreate(kv.data(), static_cast<int64_t>(kv.size() / 2), &out));
+  }
+  ReleaseAny(v);
+  *v = out;
+  const SlotCheck* inner = c.elems == nullptr ? nullptr : &c.elems->value;
+  if (inner == nullptr || (inner->type_index != kPFTypeList && inner->type_index != kPFTypeDict))
+    return true;
+  if (c.type_index == kPFTypeList) {
+    PFSeqObject* seq = reinterpret_cast<PFSeqObject*>(v->v_obj);
+    for (int64_t i = 0; i < seq->size; ++i) Fits(*inner, &seq->data[i]);  // ElementMismatch says
+  } else {
+    int64_t cursor = 0;
+    const PFAny* key = nullptr;
+    const PFAny* value = nullptr;
+    while (MapEntryAt(v->v_obj, &cursor, &key, &value))
+      Fits(*inner, const_cast<PFAny*>(value));  // a value, never a key: hashing is unchanged
+  }
+  return true;
+}
+
+/*! Whether the owned value `v` fits `c`; converts int to float in place for a float field, a
+ *  dtype's or device's name to the dtype or device for such a field, and an Array or Map to a
+ *  new List or Dict for a List or Dict field. */
 bool Fits(const SlotCheck& c, PFAny* v) {
   int32_t t = v->type_index;
   if (c.type_index == kPFTypeAny) return true;
@@ -219,6 +260,10 @@ bool Fits(const SlotCheck& c, PFAny* v) {
       return t == kPFTypeDataType || DataTypeFromText(v);
     case kPFTypeDevice:
       return t == kPFTypeDevice || DeviceFromText(v);
+    case kPFTypeList:
+      return t == kPFTypeList || (t == kPFTypeArray && Remake(c, v));
+    case kPFTypeDict:
+      return t == kPFTypeDict || (t == kPFTypeMap && Remake(c, v));
     default:
       return IsObjectIndex(t) && PFTypeIsInstance(t, c.type_index) != 0;
   }
@@ -260,6 +305,7 @@ bool ElementFits(const SlotCheck& c, const PFAny& e) {
   // A device's name is not converted inside a container (the probe borrows: Fits must not
   // release it).
   if (c.type_index == kPFTypeDevice) return t == kPFTypeDevice;
+  if (c.type_index == kPFTypeList || c.type_index == kPFTypeDict) return t == c.type_index;
   PFAny probe = e;  // Fits converts only the kinds handled above
   return Fits(c, &probe);
 }

@@ -142,7 +142,7 @@ KNOWN_FAILING: dict[str, str] = {
         "a container stored in a tvm-ffi object's field comes back as a new packedfun "
         "container (same_as, sharing and cycles through such a field after the copy); py_class "
         "enum singletons (structural_eq='singleton') and py_class parents that are plain "
-        "classes; item assignment on an Array"
+        "classes"
     ),
     "test_dataclass_enum.py": (
         "imports tvm_ffi.dataclasses.enum (ENUM_STATE_ATTR, _EnumEntry) and EnumState, which are "
@@ -200,9 +200,9 @@ KNOWN_FAILING: dict[str, str] = {
 #: Python without an optional package some of them skip.)
 FAILING_IN_LISTED_FILES: dict[str, int] = {
     "test_dataclass_c_class.py": 3,
-    "test_dataclass_copy.py": 9,
+    "test_dataclass_copy.py": 8,
     "test_dataclass_init.py": 4,
-    "test_dataclass_py_class.py": 33,
+    "test_dataclass_py_class.py": 31,
 }
 
 

@@ -570,3 +570,60 @@ def test_ffi_repr_hook_prints_parts_through_fn_repr():
     assert repr(Own(1)) == "own" and ReprPrint(Own(1)) == "hook"
     with pytest.raises(TypeError, match="__ffi_repr__ of .*NotText returned int, expected str"):
         repr(NotText())
+
+
+def test_list_and_dict_annotations_are_mutable_containers():
+    # tvm-ffi's py_class stores a `list`/`dict` field as its List/Dict; packedfun's own keeps
+    # Array/Map (immutable), and a tuple annotation stays an Array under either
+    @tdc.py_class("test_tdc.mut.Holder")
+    class Holder(packedfun.Object):
+        items: list[int]
+        table: dict[str, int]
+        nested: list[list[int]]
+        by_key: dict[str, list[int]]
+        fixed: tuple[int, ...] = ()
+
+    h = Holder([1], {"a": 1}, [[1], [2]], {"k": [3]})
+    assert type(h.items) is packedfun.List and type(h.table) is packedfun.Dict
+    assert type(h.nested[0]) is packedfun.List and type(h.by_key["k"]) is packedfun.List
+    assert type(h.fixed) is packedfun.Array
+    h.items.append(2)
+    h.nested[1].append(5)
+    h.table["b"] = 2
+    assert list(h.items) == [1, 2] and list(h.nested[1]) == [2, 5] and h.table["b"] == 2
+    given = packedfun.Array([7, 8])
+    h.items = given  # an Array given for a List field: a new List of its items
+    assert type(h.items) is packedfun.List and list(h.items) == [7, 8]
+    own = packedfun.List([9])
+    h.items = own  # a List: the same List
+    assert h.items.same_as(own)
+    with pytest.raises(TypeError, match=r"items: element \[0\]: expected int, got str"):
+        h.items = ["x"]
+    with pytest.raises(TypeError, match=r"nested: element \[1\]: element \[0\]: expected int"):
+        h.nested = [[1], ["x"]]
+    assert list(h.items) == [9]  # a refused store leaves the field as it was
+
+    @dc.py_class("test_tdc.mut.Own")
+    class Own(packedfun.Object):
+        items: list[int]
+
+    assert type(Own([1]).items) is packedfun.Array
+
+
+def test_repr_print_of_a_py_class_is_tvm_ffis_form():
+    from packedfun._tvm_ffi_ffi_api import ReprPrint
+
+    @tdc.py_class("test_tdc.print.Node")
+    class Node(packedfun.Object):
+        name: str
+        hidden: int = dc.field(default=0, repr=False)
+        next: Optional["Node"] = None
+
+    a = Node("a", 1)
+    text = ReprPrint(Node("b", 2, a))
+    assert text.startswith("test_tdc.print.Node(name=") and "hidden" not in text
+    assert "next=test_tdc.print.Node(name=" in text and text.count("None") == 1
+    loop = Node("loop")
+    loop.next = loop  # met again inside itself: "..."
+    assert ReprPrint(loop).endswith("next=...)")
+    loop.next = None
