@@ -617,7 +617,7 @@ def test_repr_print_of_a_py_class_is_tvm_ffis_form():
     class Node(packedfun.Object):
         name: str
         hidden: int = dc.field(default=0, repr=False)
-        next: Optional["Node"] = None
+        next: Node | None = None
 
     a = Node("a", 1)
     text = ReprPrint(Node("b", 2, a))
