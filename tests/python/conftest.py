@@ -69,6 +69,8 @@ VERSION_INDEPENDENT = {
     "test_docs.py::test_site_builds_without_warnings": "the Sphinx build reads source text",
     "test_cpp_cuda.py": "nvcc builds: the compiler's work is the same on any Python",
     "test_config.py::test_flags_work_with_nvcc": "an nvcc build with the printed flags",
+    "test_tvm_ffi_examples.py::test_quickstart_cuda": "an nvcc build of the example",
+    "test_tvm_ffi_examples.py::test_cubin_launcher": "an nvcc build of the example's cubin",
     "test_example_add_one.py::test_cuda_version_compiles": "an nvcc build of the example",
     "test_gpu_check.py::test_dry_run_builds_and_says_no_cuda_device_for_every_row": (
         "the GPU check's dry run builds with CMake; on a GPU it runs under that machine's Python"
@@ -87,6 +89,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "alongside(reason): runs in a child pytest started when collection ends, beside the other "
         "tests; the test takes its outcome at the end of the run (tests/python/conftest.py)",
     )
+    # The full run ends with its slowest tests, so CI's output shows where its budget goes.
+    if suite.FULL and not config.option.durations:
+        config.option.durations = 30
 
 
 def _deselection_reason(item: pytest.Item) -> str | None:

@@ -1,13 +1,13 @@
-# Supported Pythons: packedfun built and tested on a second CPython, on both backends.
+# Supported Pythons: packedfun built and tested on a second CPython (its compiled backend).
 """CI runs the suite on the interpreter that runs this file. This test covers a second one: it
 takes the newest installed CPython that ``requires-python`` admits, other than the running version
 (pyenv's ``versions/`` folders and ``python3.N`` on PATH are searched), builds packedfun into a
-fresh virtual environment there with ``pip install ".[test]"``, and runs ``tests/python`` with it.
-That run covers both backends: its own ``test_whole_suite_passes_on_ctypes_backend`` re-runs it on
-ctypes. It runs with ``PACKEDFUN_PYTHON_MATRIX=child``, so it never starts this test again, and
-``tests/python/conftest.py`` deselects there what does not depend on the Python version (the C++
-unit tests, linters, benchmark and soak runs, the sanitized suite, the Sphinx build) to stay in
-budget.
+fresh virtual environment there with ``pip install ".[test]"``, and runs ``tests/python`` with it
+on the compiled backend, whose C code is what meets each version's C API (the ctypes re-run is the
+main Python's: see ``test_ctypes_backend.py``). It runs with ``PACKEDFUN_PYTHON_MATRIX=child``,
+so it never starts this test again, and ``tests/python/conftest.py`` deselects there what does
+not depend on the Python version (the C++ unit tests, linters, benchmark and soak runs, the
+sanitized suite, the Sphinx build, nvcc builds) to stay in budget.
 
 Skipped with the reason when no such interpreter is installed or with
 ``PACKEDFUN_PYTHON_MATRIX=0``; deselected inside the ctypes, sanitized and second-Python re-runs.
