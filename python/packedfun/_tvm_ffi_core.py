@@ -23,6 +23,7 @@ from . import _py_class
 from . import registry as _registry
 from ._backend import core as _backend
 from ._missing import MISSING
+from ._py_enum import Enum as _Enum
 from ._rules import signature as _signature
 from ._tvm_ffi_error import Error
 from .container import Array, Dict, List, Map, Shape
@@ -714,7 +715,7 @@ def register_type_attrs(cls: type, type_index: int) -> None:
     user = cls.__dict__.get("__pf_user__", ())
     if "__ffi_repr__" in _py_type_attrs[type_index] and params.get("repr", True):
         if "__repr__" not in user:  # repr() prints through the hook, as tvm-ffi's object_repr
-            cls.__repr__ = _repr_through_hook
+            cls.__repr__ = _repr_through_hook  # type: ignore[method-assign,assignment]
 
 
 _printing = threading.local()  # handles of the objects print_fields is printing (a cycle: "...")
@@ -727,10 +728,8 @@ def print_fields(value: typing.Any, fn_repr: typing.Any) -> str | None:
     if not isinstance(value, _Object):
         return None
     if value.type_index not in _py_type_attrs:  # or made by the low-level steps (_tvm_ffi_private)
-        from ._py_enum import Enum
-
         spec = type(value).__dict__.get("__pf_py_spec__")
-        if spec is None or spec.native or isinstance(value, Enum):  # native: a c_class
+        if spec is None or spec.native or isinstance(value, _Enum):  # native: a c_class
             return None
     open_handles = getattr(_printing, "handles", None)
     if open_handles is None:
@@ -755,9 +754,42 @@ def repr_hook(value: typing.Any) -> typing.Any:
 
 
 def _repr_through_hook(self: typing.Any) -> str:
-    from ._tvm_ffi_ffi_api import ReprPrint
+    return repr_print(self) if repr_hook(self) is not None else _Object.__repr__(self)
 
-    return ReprPrint(self) if repr_hook(self) is not None else _Object.__repr__(self)
+
+def repr_print(value: typing.Any) -> str:
+    """``tvm_ffi._ffi_api.ReprPrint``: the printed form of ``value`` as tvm-ffi's printer writes
+    it (its ``ffi.ReprPrint``, when apache-tvm-ffi's library is in the process and the value can
+    go to it); otherwise, and for a value of packedfun's own types, which have no tvm-ffi form,
+    ``repr(value)``. An object of a ``py_class`` whose body defines ``__ffi_repr__(self,
+    fn_repr)`` prints as that hook returns, given this function to print the parts it chooses
+    (tvm-ffi's printer dispatches the same); one without prints as tvm-ffi prints it:
+    ``type.key(field=..., ...)``, each field printed by this function."""
+    hook = repr_hook(value)
+    if hook is not None:
+        text = hook(value, repr_print)
+        if not isinstance(text, str):
+            raise TypeError(
+                f"__ffi_repr__ of {type(value).__qualname__} returned "
+                f"{type(text).__name__}, expected str"
+            )
+        return text
+    text = print_fields(value, repr_print)
+    if text is not None:
+        return text
+    printer = _backend.get_global_func("ffi.ReprPrint")
+    if printer is not None:
+        try:
+            if isinstance(value, Tensor):
+                # An argument tensor reaches tvm-ffi as a DLTensor* view, which its printer names
+                # only by kind; an item of an Array is a Tensor object: print "(<item>,)" and cut.
+                text = printer(Array([value]))
+                return text[1 : text.rindex(",)")]
+            return printer(value)
+        except TypeError as exc:
+            if "no tvm-ffi equivalent" not in str(exc):  # the printer's own error
+                raise
+    return repr(value)
 
 
 def _lookup_type_attr(type_index: int, attr_key: str, ancestor: bool = False) -> typing.Any:
