@@ -62,6 +62,7 @@ def pytest_ignore_collect(collection_path, config):  # noqa: ANN001, ANN201 - py
 # file name (or file::test) -> why the main run's result holds for every Python version
 VERSION_INDEPENDENT = {
     "test_cpp_unit.py": "the C++ unit tests (CTest) involve no Python",
+    "test_tvm_ffi_cpp_conformance.py": "apache-tvm-ffi's C++ tests built with g++: no Python",
     "test_lint.py": "the linters and formatters check source text with pinned versions",
     "test_benchmarks_smoke.py": "benchmark smoke run (timings are not tested)",
     "test_scaling_smoke.py": "scaling benchmark smoke run (timings are not tested)",

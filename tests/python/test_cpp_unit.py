@@ -1,6 +1,7 @@
 # Runs the C++ unit tests (GoogleTest, tests/cpp) and the ABI layout test through CMake + CTest.
 """Configure and build the C++ tests in ``build/cpp-tests`` and run them with ``ctest``; then the
-same with AddressSanitizer + UndefinedBehaviorSanitizer in ``build/cpp-tests-asan``.
+same with AddressSanitizer + UndefinedBehaviorSanitizer in ``build/sanitize``, the tree of the
+sanitized Python run (``tests/sanitize/run.py``), whose runtime both share.
 
 Outside CI a machine without CMake or GoogleTest skips this test; in CI (``CI=true``) their absence
 fails it, so the C++ suite can never silently drop out of the test run.
@@ -10,12 +11,16 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import suite
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO_ROOT / "tests" / "sanitize"))
+import run as sanitize  # noqa: E402
+
 BUILD_DIR = REPO_ROOT / "build" / "cpp-tests"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 JOBS = "2"
@@ -23,15 +28,6 @@ O2_NO_DEBUG_INFO = [
     "-DCMAKE_BUILD_TYPE=Release",
     "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG",
     "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG",
-]
-# The sanitized build: -O1 (the sanitizers' authors' advice) with line tables only (-g1, file:line
-# in the reports). Measured on tests/cpp/test_function.cc under ASan+UBSan: 42 s of compiler CPU
-# at -O2 -g, 23 s at -O1 -g1; the whole build had run past its 30-minute limit on a loaded 2-core
-# machine.
-O1_LINE_TABLES = [
-    "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG",
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG",
 ]
 
 
@@ -56,14 +52,30 @@ def _tail(proc: subprocess.CompletedProcess, limit: int = 8000) -> str:
     return (proc.stdout + proc.stderr)[-limit:]
 
 
-def _configure(cmake: str, build_dir: Path, extra: list) -> subprocess.CompletedProcess:
-    cmd = [
-        cmake, "-S", REPO_ROOT, "-B", build_dir,
-        "-DPACKEDFUN_BUILD_TESTS=ON", "-DPACKEDFUN_BUILD_PYTHON=OFF",
-        "-DPACKEDFUN_MIRROR_INPLACE=OFF", *extra,
-    ]  # fmt: skip
-    if shutil.which("ninja"):
-        cmd += ["-G", "Ninja"]
+def _configure_command(variant: str, cmake: str) -> list:
+    if variant == "plain":
+        # The plain build leaves the tvm-ffi interop out (no C++ unit test uses it): the runtime
+        # must build and pass without it. It is optimized as Release (-O2) without debug info, a
+        # third of its compile time (backtraces are named from ELF symbol tables, not DWARF).
+        cmd = [
+            cmake, "-S", REPO_ROOT, "-B", BUILD_DIR,
+            "-DPACKEDFUN_BUILD_TESTS=ON", "-DPACKEDFUN_BUILD_PYTHON=OFF",
+            "-DPACKEDFUN_MIRROR_INPLACE=OFF", "-DPACKEDFUN_WITH_TVM_FFI=OFF", *O2_NO_DEBUG_INFO,
+        ]  # fmt: skip
+        return cmd + (["-G", "Ninja"] if shutil.which("ninja") else [])
+    # The sanitized build is the sanitized Python run's tree, with the tests added: the runtime
+    # (with the interop, as the Python package has it) is compiled once for both, at -O1 with line
+    # tables for file:line in the reports. The tests and GoogleTest are compiled at -O0, which
+    # halves their compile time under the sanitizers (tests/cpp/test_stl.cc: 22.7 s at -O1, 13.2 s
+    # at -O0; gtest-all.cc 25.6 s, 11.7 s), and they still run in seconds.
+    return [
+        cmake,
+        *sanitize.configure_args(cpp_tests=True)[1:],
+        "-DPACKEDFUN_TEST_COMPILE_OPTIONS=-O0",
+    ]
+
+
+def _configure(cmd: list, build_dir: Path) -> subprocess.CompletedProcess:
     proc = _run(cmd, timeout=600)
     if proc.returncode != 0 and (build_dir / "CMakeCache.txt").exists():
         # A cache from another generator or another checkout: start over once.
@@ -72,7 +84,7 @@ def _configure(cmake: str, build_dir: Path, extra: list) -> subprocess.Completed
     return proc
 
 
-def _build_and_test(build_dir: Path, extra: list) -> None:
+def _build_and_test(variant: str, build_dir: Path) -> None:
     cmake = shutil.which("cmake")
     ctest = shutil.which("ctest")
     if cmake is None or ctest is None:
@@ -80,7 +92,7 @@ def _build_and_test(build_dir: Path, extra: list) -> None:
     if not (REPO_ROOT / "CMakeLists.txt").is_file():
         pytest.skip("not running from a source checkout")
 
-    proc = _configure(cmake, build_dir, extra)
+    proc = _configure(_configure_command(variant, cmake), build_dir)
     if proc.returncode != 0:
         if "GTest" in proc.stdout + proc.stderr:
             pytest.fail("CMake could not configure the vendored GoogleTest:\n" + _tail(proc))
@@ -111,29 +123,27 @@ def _build_and_test(build_dir: Path, extra: list) -> None:
     reason="backend-independent: runs in the default-backend pass",
 )
 @pytest.mark.parametrize(
-    ("variant", "extra"),
-    # The plain build leaves the tvm-ffi interop out (no C++ unit test uses it): the runtime must
-    # build and pass without it. It is optimized as RelWithDebInfo (-O2) without the debug info,
-    # a third of its compile time (backtraces are named from ELF symbol tables, not DWARF). The
-    # sanitized build has the interop, as the Python package does, and line tables for file:line
-    # in its reports.
+    "variant",
     [
-        ("plain", ["-DPACKEDFUN_WITH_TVM_FFI=OFF", *O2_NO_DEBUG_INFO]),
+        "plain",
         pytest.param(
-            "asan-ubsan",
-            ["-DPACKEDFUN_SANITIZE=ON", *O1_LINE_TABLES],
-            marks=suite.full_only("the C++ unit tests again under ASan+UBSan"),
+            "asan-ubsan", marks=suite.full_only("the C++ unit tests again under ASan+UBSan")
         ),
     ],
 )
-def test_cpp_unit_tests_pass(variant, extra):
+def test_cpp_unit_tests_pass(variant):
     filelock = suite.require("filelock")
-    build_dir = BUILD_DIR if variant == "plain" else BUILD_DIR.with_name(f"cpp-tests-{variant}")
+    build_dir, lock = (
+        (BUILD_DIR, BUILD_DIR.with_name("cpp-tests.lock"))
+        if variant == "plain"
+        else (sanitize.BUILD, sanitize.LOCK)
+    )
     build_dir.parent.mkdir(parents=True, exist_ok=True)
-    # Two pytest processes (e.g. both backends at once) must not build the same tree together.
-    with filelock.FileLock(str(build_dir.parent / f"{build_dir.name}.lock"), timeout=3600):
-        _build_and_test(build_dir, extra)
-        with_bridge = "-DPACKEDFUN_WITH_TVM_FFI=OFF" not in extra
+    # Two pytest processes (e.g. both backends at once, or this test and the sanitized Python run)
+    # must not build the same tree together.
+    with filelock.FileLock(str(lock), timeout=3600):
+        _build_and_test(variant, build_dir)
+        with_bridge = variant != "plain"
         assert _has_tvm_ffi_bridge(build_dir / "libpackedfun.so") == with_bridge, (
             f"PACKEDFUN_WITH_TVM_FFI={'ON' if with_bridge else 'OFF'} not honoured"
         )

@@ -44,7 +44,7 @@ def test_python_suite_is_clean_under_asan_and_ubsan():
     filelock = suite.require("filelock")
     (REPO / "build").mkdir(exist_ok=True)
     limit = float(os.environ.get("PACKEDFUN_SANITIZE_TIMEOUT", "2400")) + 1200  # + the build
-    with filelock.FileLock(str(REPO / "build" / "sanitize.lock"), timeout=limit):
+    with filelock.FileLock(str(sanitize.LOCK), timeout=limit):
         args = ["--subset"] if MODE == "subset" else []
         proc = subprocess.run(
             [sys.executable, str(RUNNER), *args],

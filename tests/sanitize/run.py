@@ -37,6 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 BUILD = REPO / "build" / "sanitize"
+LOCK = REPO / "build" / "sanitize.lock"  # held by whoever builds or uses BUILD (filelock)
 STAGE = BUILD / "python"
 REPORTS = BUILD / "reports"  # one file per process that reported (pytest would hide stderr)
 SKIP_STATUS = 77
@@ -56,7 +57,10 @@ SUBSET = [
 EXCLUDED = {
     "test_sanitized_suite.py": "starts this runner: it would recurse",
     "test_cpp_unit.py": "the C++ unit tests (CTest, no Python): the main run already runs them "
-    "plain and in their own ASan+UBSan build",
+    "plain and under ASan+UBSan (in this build tree, with the tests added)",
+    "test_tvm_ffi_cpp_conformance.py": "compiles apache-tvm-ffi's C++ tests (no Python) without "
+    "the sanitizers, so their header code would run uninstrumented: the main run runs them, and "
+    "packedfun's own C++ unit tests run under ASan+UBSan",
     "test_python_versions.py": "re-runs the whole suite on a second CPython with its own "
     "unsanitized pip build: no code of its own to check",
     "test_ci_script.py": "checks the text of .ci/run and README.md (no packedfun code runs)",
@@ -127,20 +131,28 @@ def _run(cmd: list, **kwargs) -> None:
     subprocess.run([str(c) for c in cmd], check=True, **kwargs)
 
 
-def build() -> None:
+def configure_args(*, cpp_tests: bool = False) -> list:
+    """The CMake configure command of ``build/sanitize``. tests/python/test_cpp_unit.py configures
+    the same tree with ``cpp_tests=True`` and builds the C++ unit tests there, so the sanitized
+    runtime is compiled once for both (each configure only adds or drops the test targets; the
+    runtime's compile lines are the same)."""
     # -O1: what the sanitizers' authors recommend (-O2 takes longer to compile for no more
     # findings); line tables (-g1) for file:line in the reports (full -g costs a third more compile
     # time for variable and type information no report prints); no compiler launcher, so a fresh
     # CI machine and this one build alike.
     gen = ["-G", "Ninja"] if shutil.which("ninja") else []
     flags = "-O1 -g1 -DNDEBUG"
-    _run([
+    return [
         "cmake", "-S", REPO, "-B", BUILD, *gen, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
         f"-DCMAKE_C_FLAGS_RELWITHDEBINFO={flags}", f"-DCMAKE_CXX_FLAGS_RELWITHDEBINFO={flags}",
-        "-DPACKEDFUN_SANITIZE=ON", "-DPACKEDFUN_BUILD_TESTS=OFF",
+        "-DPACKEDFUN_SANITIZE=ON", f"-DPACKEDFUN_BUILD_TESTS={'ON' if cpp_tests else 'OFF'}",
         "-DPACKEDFUN_MIRROR_INPLACE=OFF", "-DCMAKE_C_COMPILER=gcc", "-DCMAKE_CXX_COMPILER=g++",
         f"-DPython_EXECUTABLE={sys.executable}",
-    ])  # fmt: skip
+    ]  # fmt: skip
+
+
+def build() -> None:
+    _run(configure_args())
     _run(["cmake", "--build", BUILD, "-j", os.environ.get("PACKEDFUN_SANITIZE_JOBS", "2")])
 
 
