@@ -229,7 +229,7 @@ def _mirrors_tvm_ffi_type(type_index: int) -> bool:
 
 
 def _is_tvm_ffi_object(obj: Any) -> bool:
-    return _tvm_ffi_members is not None and _mirrors_tvm_ffi_type(obj.type_index)
+    return _mirrors_tvm_ffi_type(obj.type_index)
 
 
 def _copy_tvm_ffi_object(self: Any) -> Any:
