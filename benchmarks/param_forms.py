@@ -11,7 +11,9 @@ written as its library's users write it (``benchmarks/forms/*.cc``):
   functions=[...])``, made ``hold`` with ``mod.f.gil_policy = "hold"``, called as ``mod.f``;
 - **nanobind**: nanobind's natural equivalent (``std::string_view``, ``const char*``,
   ``std::string``, ``nb::callable``, ``std::function``, ``nb::ndarray<>``, a bound class,
-  ``std::vector``);
+  ``std::vector``); the C++ error row twice, its body a named function (bound and registered by
+  pointer: packedfun's global and nanobind alike) and a lambda (packedfun's global registers
+  one, nanobind binds one; ``load_inline`` exports a named function either way);
 - **tvm-ffi**: apache-tvm-ffi's equivalent where it has one, compiled by
   ``tvm_ffi.cpp.load_inline``.
 
@@ -87,14 +89,15 @@ ROWS = [
     ("list[int] of 10: `const std::vector<int64_t>&`", "vec_sum", (LIST10,)),
 ]
 ERROR_ROWS = [
-    ("error: C++ `ValueError` caught in Python", "raise_value_error", (1,)),
+    ("error: C++ `ValueError` caught in Python (named function)", "raise_value_error", (1,)),
+    ("error: C++ `ValueError` caught in Python (lambda)", "raise_value_error_lambda", (1,)),
     ("error: Python callback raises, caught by the outer caller", "call_raiser", (raiser,)),
 ]
 # nanobind's natural form for a packedfun-only spelling (its by-value and const& forms are one).
 NB_ALIASES = {"str_cref_size": "str_size", "tensor": "tview", "obj_cref": "obj",
               "arr_sum": "vec_sum", "view0": "fn0", "view1": "fn1", "view3": "fn3"}  # fmt: skip
-TVM_ALIASES = {"sv_size": "str_size", "view0": "fn0",
-               "view1": "fn1", "view3": "fn3", "vec_sum": "arr_sum"}  # fmt: skip
+TVM_ALIASES = {"sv_size": "str_size", "view0": "fn0", "view1": "fn1", "view3": "fn3",
+               "vec_sum": "arr_sum", "raise_value_error_lambda": "raise_value_error"}  # fmt: skip
 PF_EXPORTS = sorted({name for _, name, _ in ROWS + ERROR_ROWS} | {"make_pair"})
 
 

@@ -19,6 +19,11 @@ struct Pair {
   int64_t a = 0, b = 0;
 };
 
+int64_t raise_value_error(int64_t x) {
+  if (x >= 0) throw nb::value_error("benchmark error");
+  return x;
+}
+
 NB_MODULE(pf_bench_nb_forms, m) {
   nb::class_<Pair>(m, "Pair").def(nb::init<int64_t, int64_t>());
   // Strings: nanobind hands a borrowed view (std::string_view, const char*) or a copy.
@@ -53,8 +58,9 @@ NB_MODULE(pf_bench_nb_forms, m) {
     for (int64_t x : v) s += x;
     return s;
   });
-  // Errors.
-  m.def("raise_value_error", [](int64_t x) -> int64_t {
+  // Errors: the body as a named function bound by pointer, and as a lambda.
+  m.def("raise_value_error", &raise_value_error);
+  m.def("raise_value_error_lambda", [](int64_t x) -> int64_t {
     if (x >= 0) throw nb::value_error("benchmark error");
     return x;
   });

@@ -69,8 +69,13 @@ int64_t vec_sum(const std::vector<int64_t>& v) {
   return s;
 }
 
-// Errors: a C++ exception of a registered kind.
+// Errors: a C++ exception of a registered kind, in a named function (registered by pointer, as
+// nanobind's row binds it) and in a lambda (the global below; load_inline exports the named twin).
 int64_t raise_value_error(int64_t x) {
+  if (x >= 0) throw pf::Error("ValueError", "benchmark error");
+  return x;
+}
+int64_t raise_value_error_lambda(int64_t x) {
   if (x >= 0) throw pf::Error("ValueError", "benchmark error");
   return x;
 }
@@ -105,4 +110,10 @@ BENCH_GLOBAL(make_pair);
 BENCH_GLOBAL(arr_sum);
 BENCH_GLOBAL(vec_sum);
 BENCH_GLOBAL(raise_value_error);
+PACKEDFUN_REGISTER_GLOBAL("bench_forms.raise_value_error_lambda")
+    .set_body_typed([](int64_t x) -> int64_t {
+      if (x >= 0) throw pf::Error("ValueError", "benchmark error");
+      return x;
+    })
+    .gil(pf::GILPolicy::kHold);
 BENCH_GLOBAL(call_raiser);
