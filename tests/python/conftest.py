@@ -29,6 +29,7 @@ should is never green."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -120,6 +121,9 @@ _DESELECTED: dict[str, int] = {}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The second process's files leave first: it deselects (and counts) their tests itself.
+    if _splits_quick_run(config):
+        _split_quick_run(config, items)
     keep, drop = [], []
     for item in items:
         reason = _deselection_reason(item)
@@ -144,6 +148,75 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )  # fmt: skip
 
 
+# ---- the quick run on two processes -------------------------------------------------------------
+# The quick run (the default `python -m pytest`, whole suite) runs every other test file in a second
+# pytest process started when collection ends, so that both cores of a 2-core machine work (most of
+# the suite is one Python process waiting on itself). The full run does not split: its alongside
+# children and sanitized passes keep the cores busy already. The second process is a plain pytest
+# run of its files (same conftest, same rules); the main run waits for it at the end, takes its
+# deselections and skips into the closing list, prints its summary, and fails when it failed.
+# PACKEDFUN_QUICK_SPLIT=0 runs the quick run in one process.
+QUICK_PART = os.environ.get("PACKEDFUN_QUICK_PART", "")  # "2" in the second process
+_QUICK_SECOND: list = []  # the second process's _Alongside, once started
+
+
+def _splits_quick_run(config: pytest.Config) -> bool:
+    return (
+        not suite.FULL
+        and not SUITE_RERUN
+        and not suite.ALONGSIDE_CHILD
+        and not QUICK_PART
+        and os.environ.get("PACKEDFUN_QUICK_SPLIT", "1") != "0"
+        and config.args_source == pytest.Config.ArgsSource.TESTPATHS  # no files named
+        and not config.option.keyword
+        and not config.option.markexpr
+        and not config.option.collectonly
+        and not config.option.maxfail  # -x, --maxfail: one process stops where it should
+    )
+
+
+def _split_quick_run(config: pytest.Config, items: list[pytest.Item]) -> None:
+    files = sorted({item.path for item in items})
+    second = set(files[1::2])
+    items[:] = [item for item in items if item.path not in second]
+    config.stash[_SECOND_FILES] = sorted(second)
+
+
+_SECOND_FILES = pytest.StashKey[list]()
+
+
+def _start_second_process(session: pytest.Session) -> None:
+    files = session.config.stash.get(_SECOND_FILES, None)
+    if files:
+        _QUICK_SECOND.append(_Alongside(session.config, [str(f) for f in files], "second process"))
+
+
+def _merge_second_process(session: pytest.Session) -> None:
+    """Waits for the second process; its deselections and skips join this run's, and its failure
+    fails this run."""
+    for job in _QUICK_SECOND:
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            job.kill()
+            continue
+        job.result()
+        try:
+            summary = json.loads((job.folder / "summary.json").read_text())
+        except (OSError, ValueError):
+            summary = {"deselected": {}, "skipped": {}}
+        for reason, count in summary["deselected"].items():
+            _DESELECTED[reason] = _DESELECTED.get(reason, 0) + count
+        for reason, ids in summary["skipped"].items():
+            _SKIPPED.setdefault(reason, []).extend(ids)
+        if job.proc.returncode != 0 and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _write_summary_for_the_main_run() -> None:
+    path = os.environ.get("PACKEDFUN_QUICK_PART_SUMMARY")
+    if QUICK_PART and path:
+        Path(path).write_text(json.dumps({"deselected": _DESELECTED, "skipped": _SKIPPED}))
+
+
 # ---- tests run alongside the others (suite.alongside) -------------------------------------------
 ALONGSIDE_LIMIT = 2 * 3600  # s; the tests' own subprocess timeouts are shorter
 
@@ -151,17 +224,23 @@ ALONGSIDE_LIMIT = 2 * 3600  # s; the tests' own subprocess timeouts are shorter
 class _Alongside:
     """The child pytest that runs one alongside test; its outcome, wall and CPU seconds."""
 
-    def __init__(self, item: pytest.Item) -> None:
-        self.nodeid = item.nodeid
+    def __init__(self, config: pytest.Config, targets: list[str], name: str) -> None:
+        """Runs pytest on `targets`: one alongside test (its node id), or the quick run's second
+        process (its files, `name` "second process")."""
+        self.nodeid = name
         self.folder = Path(tempfile.mkdtemp(prefix="packedfun-alongside-"))
         self.xml, self.log = self.folder / "report.xml", self.folder / "output.log"
-        env = dict(os.environ, PACKEDFUN_ALONGSIDE_CHILD=item.nodeid)
-        cmd = [sys.executable, "-m", "pytest", item.nodeid, "-q", "-rfEs", "-p", "no:cacheprovider",
+        if name == "second process":
+            env = dict(os.environ, PACKEDFUN_QUICK_PART="2",
+                       PACKEDFUN_QUICK_PART_SUMMARY=str(self.folder / "summary.json"))  # fmt: skip
+        else:
+            env = dict(os.environ, PACKEDFUN_ALONGSIDE_CHILD=name)
+        cmd = [sys.executable, "-m", "pytest", *targets, "-q", "-rfEs", "-p", "no:cacheprovider",
                "-o", "addopts=", f"--junitxml={self.xml}"]  # fmt: skip
         self.began = time.monotonic()
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(
-                cmd, cwd=item.config.rootpath, env=env, stdout=out, stderr=subprocess.STDOUT,
+                cmd, cwd=config.rootpath, env=env, stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )  # fmt: skip
         self.outcome: tuple[str, str] | None = None
@@ -222,7 +301,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     for item in session.items:
         if item.get_closest_marker("alongside"):
-            _ALONGSIDE[item.nodeid] = _Alongside(item)
+            _ALONGSIDE[item.nodeid] = _Alongside(session.config, [item.nodeid], item.nodeid)
+    _start_second_process(session)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _merge_second_process(session)
+    _write_summary_for_the_main_run()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -240,7 +326,7 @@ def pytest_pyfunc_call(pyfuncitem):  # noqa: ANN001, ANN201 - pytest hook
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for job in _ALONGSIDE.values():
+    for job in [*_ALONGSIDE.values(), *_QUICK_SECOND]:
         job.kill()
         shutil.rmtree(job.folder, ignore_errors=True)
 
@@ -305,3 +391,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
     for nodeid, job in _ALONGSIDE.items():
         state = job.outcome[0] if job.outcome else "not waited for"
         write(f"ALONGSIDE {nodeid}: {state}, {job.wall:.0f} s wall, {job.cpu:.0f} s CPU")
+    for job in _QUICK_SECOND:
+        output = job.log.read_text(errors="replace") if job.log.exists() else ""
+        lines = [line for line in output.splitlines() if line.strip()]
+        last = lines[-1].strip("= ") if lines else "no output"
+        terminalreporter.write_sep("-", "the quick run's second process (every other test file)")
+        if job.proc.returncode != 0:
+            write(output[-12000:])
+        write(f"SECOND PROCESS: {last}; {job.wall:.0f} s wall, {job.cpu:.0f} s CPU "
+              f"(PACKEDFUN_QUICK_SPLIT=0 runs the quick run in one process)")  # fmt: skip

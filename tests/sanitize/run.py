@@ -66,6 +66,8 @@ EXCLUDED = {
     "test_ci_script.py": "checks the text of .ci/run and README.md (no packedfun code runs)",
     "test_skip_policy.py": "runs pytest on a small generated suite to check the skip policy of "
     "conftest.py (no packedfun code runs)",
+    "test_quick_split.py": "runs pytest on small generated suites to check the quick run's second "
+    "process (conftest.py; no packedfun code runs)",
     "test_lint.py": "runs ruff, mypy and clang-format on the source text",
     "test_packaging.py": "pip-installs packedfun and an example project (an unsanitized build); "
     "the example's calls are covered by the suite's own tests",
