@@ -91,11 +91,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "alongside(reason): runs in a child pytest started when collection ends, beside the other "
         "tests; the test takes its outcome at the end of the run (tests/python/conftest.py)",
     )
-    config.addinivalue_line(
-        "markers",
-        "last(reason): runs after every other test of the main run but the alongside tests "
-        "(tests/python/conftest.py)",
-    )
     # The full run ends with its slowest tests, so CI's output shows where its budget goes.
     if suite.FULL and not config.option.durations:
         config.option.durations = 30
@@ -135,17 +130,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
-    # The alongside tests wait at the end; their children run meanwhile. Before them, the tests
-    # marked `last` (one that keeps both cores busy itself: then no test of the main run is left
-    # to run on one core while the other has nothing to do, once the alongside children are done).
+    # The alongside tests wait at the end; their children run meanwhile.
     if not suite.ALONGSIDE_CHILD:
-        items[:] = sorted(
-            items,
-            key=lambda item: (
-                2 if item.get_closest_marker("alongside") else 1 if item.get_closest_marker("last")
-                else 0
-            ),
-        )  # fmt: skip
+        late = [item for item in items if item.get_closest_marker("alongside")]
+        if late:
+            items[:] = [item for item in items if not item.get_closest_marker("alongside")] + late
 
 
 # ---- the quick run on two processes -------------------------------------------------------------

@@ -38,7 +38,6 @@ __all__ = [
     "allowed_skip",
     "alongside",
     "full_only",
-    "last",
     "require",
 ]
 
@@ -95,12 +94,6 @@ def alongside(reason: str) -> pytest.MarkDecorator:
     """Marks a long test that only drives a child run of the suite: the run starts it in a child
     pytest when collection ends, beside the other tests, and reports its outcome at the end."""
     return pytest.mark.alongside(reason=reason)
-
-
-def last(reason: str) -> pytest.MarkDecorator:
-    """Marks a test that keeps both cores busy by itself (the sanitized run's two passes): the
-    main run runs it after its other tests, so that no single-core test is left for the end."""
-    return pytest.mark.last(reason=reason)
 
 
 def _extra_markers() -> dict[str, str]:

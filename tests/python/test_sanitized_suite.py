@@ -36,7 +36,6 @@ MODE = os.environ.get("PACKEDFUN_SANITIZE", "")
     "both backends under ASan+UBSan",
 )
 @pytest.mark.skipif(MODE == "0", reason="PACKEDFUN_SANITIZE=0 turns the sanitized run off")
-@suite.last("its two passes keep both cores busy: the main run ends with it")
 def test_python_suite_is_clean_under_asan_and_ubsan():
     if sanitize.asan_runtime() is None:
         pytest.skip("gcc's ASan/UBSan runtimes (gcc -print-file-name=libasan.so) are not installed")
