@@ -5,9 +5,8 @@ under it (the runner lists the few files it leaves out, and why; docs/reliabilit
 sanitizer reports and zero failures, with leak checking shown to be live (the runner's deliberate
 leak is reported). gcc's sanitizer runtimes (``gcc -print-file-name=libasan.so`` and
 ``libubsan.so``) are needed: without them the test skips, which the full run's skip policy makes a
-failure (``suite.py``). ``PACKEDFUN_SANITIZE=subset`` runs the runner's short subset instead. On
-the 2-core CI machine it takes about 10 minutes of the full run (docs/reliability.md has the
-measured figures).
+failure (``suite.py``). ``PACKEDFUN_SANITIZE=subset`` runs the runner's short subset instead. It
+runs alongside (``suite.alongside``): its child starts when collection ends, beside the main run.
 
 The re-runs of this suite (the ctypes pass, the sanitized passes themselves, the second-Python
 run) do not collect this file: the main run already covers both backends from here
@@ -36,23 +35,22 @@ MODE = os.environ.get("PACKEDFUN_SANITIZE", "")
     "both backends under ASan+UBSan",
 )
 @pytest.mark.skipif(MODE == "0", reason="PACKEDFUN_SANITIZE=0 turns the sanitized run off")
+@suite.alongside("child runs of the whole suite, one per backend: they run beside the main run")
 def test_python_suite_is_clean_under_asan_and_ubsan():
     if sanitize.asan_runtime() is None:
         pytest.skip("gcc's ASan/UBSan runtimes (gcc -print-file-name=libasan.so) are not installed")
     if not (REPO / "CMakeLists.txt").is_file():
         pytest.skip("not running from a source checkout")
-    filelock = suite.require("filelock")
-    (REPO / "build").mkdir(exist_ok=True)
+    suite.require("filelock")  # the runner holds build/sanitize.lock while it builds
     limit = float(os.environ.get("PACKEDFUN_SANITIZE_TIMEOUT", "2400")) + 1200  # + the build
-    with filelock.FileLock(str(sanitize.LOCK), timeout=limit):
-        args = ["--subset"] if MODE == "subset" else []
-        proc = subprocess.run(
-            [sys.executable, str(RUNNER), *args],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=limit,
-        )
+    args = ["--subset"] if MODE == "subset" else []
+    proc = subprocess.run(
+        [sys.executable, str(RUNNER), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=limit,
+    )
     output = proc.stdout + proc.stderr
     summaries = [line for line in output.splitlines() if line.startswith("== backend ")]
     print("\n".join(line for line in output.splitlines() if line.startswith("== ")))

@@ -25,6 +25,7 @@ Exit status: 0 clean, 1 failures or reports, 77 no sanitizer runtime.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import resource
@@ -37,7 +38,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 BUILD = REPO / "build" / "sanitize"
-LOCK = REPO / "build" / "sanitize.lock"  # held by whoever builds or uses BUILD (filelock)
+# Held (filelock) by whoever builds in BUILD: this runner while it builds and stages, and
+# tests/python/test_cpp_unit.py while it builds and runs the C++ unit tests there. The passes run
+# from the staged copy, so the C++ unit tests may build in the tree while they run.
+LOCK = REPO / "build" / "sanitize.lock"
 STAGE = BUILD / "python"
 REPORTS = BUILD / "reports"  # one file per process that reported (pytest would hide stderr)
 SKIP_STATUS = 77
@@ -151,6 +155,17 @@ def configure_args(*, cpp_tests: bool = False) -> list:
         "-DPACKEDFUN_MIRROR_INPLACE=OFF", "-DCMAKE_C_COMPILER=gcc", "-DCMAKE_CXX_COMPILER=g++",
         f"-DPython_EXECUTABLE={sys.executable}",
     ]  # fmt: skip
+
+
+def build_lock():  # noqa: ANN201 - a filelock.FileLock, or a null context without filelock
+    """LOCK, for building in BUILD and staging from it (the test extra installs filelock; a
+    manual run without it builds unguarded)."""
+    try:
+        import filelock
+    except ImportError:
+        return contextlib.nullcontext()
+    BUILD.parent.mkdir(parents=True, exist_ok=True)
+    return filelock.FileLock(str(LOCK), timeout=3600)
 
 
 def build() -> None:
@@ -407,9 +422,10 @@ def main(argv: list) -> int:
         print("no ASan/UBSan runtime (gcc -print-file-name=libasan.so found none): skipped")
         return SKIP_STATUS
     began = time.monotonic()
-    build()
-    stage()
-    preload += ":" + str(build_forced_unwind_shim(BUILD))
+    with build_lock():
+        build()
+        stage()
+        preload += ":" + str(build_forced_unwind_shim(BUILD))
     print(f"== sanitized build and staging: {time.monotonic() - began:.0f} s", flush=True)
     backends = ["_core", "ctypes"]
     if os.environ.get("PACKEDFUN_SANITIZE_BACKEND"):
