@@ -42,7 +42,7 @@ def test_python_suite_is_clean_under_asan_and_ubsan():
     if not (REPO / "CMakeLists.txt").is_file():
         pytest.skip("not running from a source checkout")
     suite.require("filelock")  # the runner holds build/sanitize.lock while it builds
-    limit = float(os.environ.get("PACKEDFUN_SANITIZE_TIMEOUT", "2400")) + 1200  # + the build
+    limit = float(os.environ.get("PACKEDFUN_SANITIZE_TIMEOUT", "3600")) + 1200  # + the build
     args = ["--subset"] if MODE == "subset" else []
     proc = subprocess.run(
         [sys.executable, str(RUNNER), *args],

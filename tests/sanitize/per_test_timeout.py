@@ -1,6 +1,6 @@
 # pytest plugin of the sanitized runs: a test past its time limit fails instead of hanging.
 """Loaded by tests/sanitize/run.py (``-p per_test_timeout``). ``PACKEDFUN_SANITIZE_TEST_TIMEOUT``
-seconds (default 300) after a test starts, every thread's Python stack is written to stderr and
+seconds (default 600) after a test starts, every thread's Python stack is written to stderr and
 ``SIGALRM`` raises in the main thread, which interrupts a blocking wait (a pipe, a lock, a
 ``Pool`` result): the test fails with a message that names the limit, and the run goes on. The
 runner's whole-run limit (``PACKEDFUN_SANITIZE_TIMEOUT``) still catches what a signal cannot.
@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-LIMIT = int(os.environ.get("PACKEDFUN_SANITIZE_TEST_TIMEOUT", "300"))
+LIMIT = int(os.environ.get("PACKEDFUN_SANITIZE_TEST_TIMEOUT", "600"))
 
 
 class TimeLimitExceeded(Exception):

@@ -14,8 +14,8 @@ Python allocation) and leak checking on, with the reviewed suppressions of ``lsa
 own allocations only). Before the passes, a child on each backend leaks a packedfun object on
 purpose: the run fails unless the leak check reports it (so a clean run means the check was on).
 Any sanitizer report fails the run; a test that runs past
-``PACKEDFUN_SANITIZE_TEST_TIMEOUT`` seconds (300) fails (``per_test_timeout.py``), and a backend's
-pass still running after ``PACKEDFUN_SANITIZE_TIMEOUT`` seconds (2400) is killed and fails. The
+``PACKEDFUN_SANITIZE_TEST_TIMEOUT`` seconds (600) fails (``per_test_timeout.py``), and a backend's
+pass still running after ``PACKEDFUN_SANITIZE_TIMEOUT`` seconds (3600) is killed and fails. The
 files of ``EXCLUDED`` are not run, each for its reason, nor those of ``EXCLUDED_ON`` in one
 backend's pass (unless ``--files`` names only such files). ``--files`` takes file names of
 ``tests/python`` (with or without the directory) and runs only those, on both backends
@@ -433,7 +433,7 @@ def main(argv: list) -> int:
     live = [leak_check_is_live(preload, b) for b in backends]
     print(f"== leak check canary: a deliberately leaked object was reported on "
           f"{sum(live)} of {len(backends)} backends", flush=True)  # fmt: skip
-    limit = float(os.environ.get("PACKEDFUN_SANITIZE_TIMEOUT", "2400"))
+    limit = float(os.environ.get("PACKEDFUN_SANITIZE_TIMEOUT", "3600"))
     start, codes = time.monotonic(), {}
     if os.environ.get("PACKEDFUN_SANITIZE_SERIAL") == "1":
         for backend in backends:
