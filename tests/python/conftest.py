@@ -188,7 +188,7 @@ def _merge_second_process(session: pytest.Session) -> None:
         if session.exitstatus == pytest.ExitCode.INTERRUPTED:
             job.kill()
             continue
-        job.result()
+        job.wait()  # its exit code and summary.json are its outcome (no junit report to read)
         try:
             summary = json.loads((job.folder / "summary.json").read_text())
         except (OSError, ValueError):
@@ -236,9 +236,11 @@ class _Alongside:
         self.outcome: tuple[str, str] | None = None
         self.wall = self.cpu = 0.0
 
-    def _wait(self) -> int | None:
+    def wait(self) -> int | None:
         """The child's exit code (None when it ran past ALONGSIDE_LIMIT and was killed); records
         its wall time and the CPU time of its whole process tree."""
+        if self.proc.returncode is not None:
+            return self.proc.returncode
         while True:
             pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
             if pid:
@@ -254,7 +256,7 @@ class _Alongside:
     def result(self) -> tuple[str, str]:
         """("passed" | "failed" | "skipped", message), waiting for the child."""
         if self.outcome is None:
-            self.outcome = self._outcome(self._wait())
+            self.outcome = self._outcome(self.wait())
         return self.outcome
 
     def _outcome(self, code: int | None) -> tuple[str, str]:
