@@ -6,9 +6,9 @@ sanitizer reports and zero failures, with leak checking shown to be live (the ru
 leak is reported). gcc's sanitizer runtimes (``gcc -print-file-name=libasan.so`` and
 ``libubsan.so``) are needed: without them the test skips, which the full run's skip policy makes a
 failure (``suite.py``). ``PACKEDFUN_SANITIZE=subset`` runs the runner's short subset instead. It
-runs in its turn in the main run, not alongside: run beside the main run and its other children
-(ci57, ci58), it gave no measurable gain on the 2-core machine (the full run is CPU-bound) and
-stretched every sanitized test (apache-tvm-ffi's suite took 250 s in the ``_core`` pass).
+runs in its turn in the main run, not alongside: run beside the main run and its other children,
+it gave no measurable gain on the 2-core machine (the full run is CPU-bound) and stretched every
+sanitized test (apache-tvm-ffi's suite took 250 s in the ``_core`` pass).
 
 The re-runs of this suite (the ctypes pass, the sanitized passes themselves, the second-Python
 run) do not collect this file: the main run already covers both backends from here
@@ -43,7 +43,7 @@ def test_python_suite_is_clean_under_asan_and_ubsan():
     if not (REPO / "CMakeLists.txt").is_file():
         pytest.skip("not running from a source checkout")
     suite.require("filelock")  # the runner holds build/sanitize.lock while it builds
-    limit = float(os.environ.get("PACKEDFUN_SANITIZE_TIMEOUT", "3600")) + 1200  # + the build
+    limit = sanitize.PASS_TIMEOUT + 1200  # + the build
     args = ["--subset"] if MODE == "subset" else []
     proc = subprocess.run(
         [sys.executable, str(RUNNER), *args],

@@ -17,7 +17,8 @@ Any sanitizer report fails the run; a test that runs past
 ``PACKEDFUN_SANITIZE_TEST_TIMEOUT`` seconds (600) fails (``per_test_timeout.py``), and a backend's
 pass still running after ``PACKEDFUN_SANITIZE_TIMEOUT`` seconds (3600) is killed and fails. The
 files of ``EXCLUDED`` are not run, each for its reason, nor those of ``EXCLUDED_ON`` in one
-backend's pass (unless ``--files`` names only such files). ``--files`` takes file names of
+backend's pass (unless ``--files`` names only such files), nor the single tests of
+``DESELECTED``. ``--files`` takes file names of
 ``tests/python`` (with or without the directory) and runs only those, on both backends
 (``PACKEDFUN_SANITIZE_BACKEND=_core`` or ``ctypes`` for one).
 Exit status: 0 clean, 1 failures or reports, 77 no sanitizer runtime.
@@ -45,6 +46,8 @@ LOCK = REPO / "build" / "sanitize.lock"
 STAGE = BUILD / "python"
 REPORTS = BUILD / "reports"  # one file per process that reported (pytest would hide stderr)
 SKIP_STATUS = 77
+#: Seconds a backend's pass may run before it is killed (PACKEDFUN_SANITIZE_TIMEOUT).
+PASS_TIMEOUT = float(os.environ.get("PACKEDFUN_SANITIZE_TIMEOUT", "3600"))
 # The subset of ``--subset`` (a quick check while developing): the native surface (calls,
 # conversion, errors, callbacks, objects, containers, tensors, modules, the JIT cache) and the
 # property tests.
@@ -445,7 +448,7 @@ def main(argv: list) -> int:
     live = [leak_check_is_live(preload, b) for b in backends]
     print(f"== leak check canary: a deliberately leaked object was reported on "
           f"{sum(live)} of {len(backends)} backends", flush=True)  # fmt: skip
-    limit = float(os.environ.get("PACKEDFUN_SANITIZE_TIMEOUT", "3600"))
+    limit = PASS_TIMEOUT
     start, codes = time.monotonic(), {}
     if os.environ.get("PACKEDFUN_SANITIZE_SERIAL") == "1":
         for backend in backends:
