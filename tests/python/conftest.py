@@ -11,6 +11,10 @@ so that a skip always means something is missing (a GPU):
 * In the second-Python run, the tests whose subject does not depend on the Python version
   (``VERSION_INDEPENDENT``), which the main run covers, so that the second interpreter costs CI
   minutes only where it can find something new.
+* In the full run's ctypes re-run, when the sanitized run also runs the whole suite on the ctypes
+  backend (``suite.sanitized_run_covers_ctypes()``): the tests that pass runs
+  (``suite.in_sanitized_ctypes_pass``), so the plain re-run runs only what it leaves out (files its
+  runner excludes, files whose sizes change under the sanitizers, tests of the installed files).
 
 * In the quick run (the default), the tests of the full run only (``@suite.full_only``): the
   ctypes re-run, the second Python, the sanitized runs, the cluster tests (``suite.py``).
@@ -52,6 +56,11 @@ SUITE_RERUN = (
     or os.environ.get("PACKEDFUN_CTYPES_SUITE") == "1"
     or bool(os.environ.get("PACKEDFUN_SANITIZE_PRELOAD"))
 )
+
+
+# The full run's ctypes re-run, when the sanitized run's ctypes pass runs the whole suite on the
+# same backend: it runs only what that pass leaves out (suite.in_sanitized_ctypes_pass says which).
+CTYPES_REMAINDER = suite.CTYPES_REMAINDER and os.environ.get("PACKEDFUN_CTYPES_SUITE") == "1"
 
 
 def pytest_ignore_collect(collection_path, config):  # noqa: ANN001, ANN201 - pytest hook
@@ -104,6 +113,11 @@ def _deselection_reason(item: pytest.Item) -> str | None:
     for mark in item.iter_markers("deselect_if"):
         if mark.args[0]:
             return mark.kwargs["reason"]
+    if CTYPES_REMAINDER and suite.in_sanitized_ctypes_pass(item):
+        return (
+            "ctypes re-run: the sanitized run's ctypes pass runs it in this full run (the same "
+            "backend, under ASan+UBSan)"
+        )
     if SECOND_PYTHON_RUN:
         key = item.path.name
         reason = VERSION_INDEPENDENT.get(key) or VERSION_INDEPENDENT.get(f"{key}::{item.name}")

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import re
 import sys
@@ -33,7 +34,9 @@ __all__ = [
     "ALONGSIDE_CHILD",
     "FULL",
     "IN_CI",
+    "CTYPES_REMAINDER",
     "LONG_SOAK",
+    "SANITIZE_MODE",
     "STRICT",
     "allowed_skip",
     "alongside",
@@ -55,6 +58,12 @@ IN_CI = _flag("CI")
 LONG_SOAK = os.environ.get("PACKEDFUN_SOAK", "").strip().lower() == "full"
 #: A skip outside ALLOWED_SKIPS fails the test.
 STRICT = FULL or IN_CI
+#: PACKEDFUN_SANITIZE: "0" turns the full run's sanitized run off, "1" (or "all") adds it to the
+#: quick run, "subset" runs the runner's short subset instead of the whole suite.
+SANITIZE_MODE = os.environ.get("PACKEDFUN_SANITIZE", "").strip().lower()
+#: In the ctypes re-run: only the tests that the sanitized run's ctypes pass does not run
+#: (PACKEDFUN_CTYPES_REMAINDER=1, set by the main run when `sanitized_run_covers_ctypes()`).
+CTYPES_REMAINDER = _flag("PACKEDFUN_CTYPES_REMAINDER")
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,6 +86,70 @@ def allowed_skip(reason: str) -> str | None:
         if re.search(pattern, reason):
             return why
     return None
+
+
+def sanitized_run_planned() -> bool:
+    """Whether this run drives the sanitized run of the whole suite (test_sanitized_suite.py):
+    the full run, or PACKEDFUN_SANITIZE=1 in a quick one; never with PACKEDFUN_SANITIZE=0 or
+    =subset. Whether it can run (gcc's sanitizer runtimes) is that test's to check."""
+    if SANITIZE_MODE in ("0", "subset"):
+        return False
+    return FULL or SANITIZE_MODE in ("1", "all")
+
+
+def sanitized_run_covers_ctypes() -> bool:
+    """Whether the sanitized run this run drives will run the whole suite on the ctypes backend
+    too, so that the plain ctypes re-run need only run what that pass leaves out. When it
+    cannot run (no sanitizer runtime, not a source checkout) the full run fails on its skip, so
+    the ctypes re-run's narrowing never hides a test silently; it is not narrowed then anyway."""
+    if not sanitized_run_planned():
+        return False
+    if os.environ.get("PACKEDFUN_SANITIZE_BACKEND", "") not in ("", "ctypes"):
+        return False
+    runner = _sanitize_runner()
+    return runner.asan_runtime() is not None and (REPO / "CMakeLists.txt").is_file()
+
+
+def _sanitize_runner() -> ModuleType:
+    """tests/sanitize/run.py, imported once (its lists of what each pass leaves out)."""
+    name = "packedfun_tests_sanitize_run"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "tests" / "sanitize" / "run.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+#: Test files whose behaviour or sizes change under the sanitizers (they read
+#: PACKEDFUN_SANITIZE_PRELOAD or LD_PRELOAD): the plain ctypes re-run keeps them whole, as
+#: test_sanitized_suite.py checks.
+SANITIZER_SENSITIVE = {
+    "test_gc_cycles.py": "its append race runs 6,000 times plain, 1,200 under the sanitizers",
+    "test_object_names.py": "its child runs on pymalloc's debug hooks plain, malloc's sanitized",
+    "test_soak.py": "its sizes, and its growth checks (which the sanitizers' memory would blur)",
+    "test_structural_toolkit.py": "its deep chain (shallower under the sanitizers)",
+    "test_tvm_ffi_kernels.py": "its 100,000-call growth check (10,000 calls, unchecked, sanitized)",
+}
+
+
+def in_sanitized_ctypes_pass(item: pytest.Item) -> bool:
+    """Whether the sanitized run's ctypes pass runs this test as the plain ctypes re-run would:
+    not a file or test its runner leaves out (on every backend or on ctypes), not a file of
+    SANITIZER_SENSITIVE, not a test of the installed package's files (the sanitized passes run a
+    staged copy, so they deselect it)."""
+    if item.path.parent != REPO / "tests" / "python":  # a generated suite of a test's child
+        return False
+    runner = _sanitize_runner()
+    name = item.path.name
+    if name in runner.EXCLUDED or name in runner.EXCLUDED_ON.get("ctypes", {}):
+        return False
+    if name in SANITIZER_SENSITIVE:
+        return False
+    if f"{name}::{getattr(item, 'originalname', item.name)}" in runner.DESELECTED:
+        return False
+    marks = item.iter_markers("deselect_if")
+    return not any(mark.kwargs.get("reason") == NOT_IN_SITE_DIR for mark in marks)
 
 
 def full_only(reason: str) -> pytest.MarkDecorator:

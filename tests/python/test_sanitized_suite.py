@@ -28,7 +28,7 @@ RUNNER = REPO / "tests" / "sanitize" / "run.py"
 sys.path.insert(0, str(RUNNER.parent))
 import run as sanitize  # noqa: E402
 
-MODE = os.environ.get("PACKEDFUN_SANITIZE", "")
+MODE = suite.SANITIZE_MODE
 
 
 @pytest.mark.deselect_if(
@@ -59,3 +59,57 @@ def test_python_suite_is_clean_under_asan_and_ubsan():
     clean = [s for s in summaries if re.search(r" 0 sanitizer reports .* \d+ passed", s)]
     assert len(clean) == 2 and not any(" failed" in s for s in summaries), output[-6000:]
     assert "reported on 2 of 2 backends" in output, output[-6000:]  # leak checking was live
+
+
+# ---- the plain ctypes re-run keeps what the sanitized ctypes pass leaves out --------------------
+_READS_SANITIZER = re.compile(r"PACKEDFUN_SANITIZE_PRELOAD|\bLD_PRELOAD\b")
+
+
+def test_files_that_change_under_the_sanitizers_stay_in_the_plain_ctypes_rerun():
+    """A test file that reads whether it runs sanitized (and so runs smaller or checks less there)
+    is run whole by the plain ctypes re-run too: it is listed in suite.SANITIZER_SENSITIVE or
+    left out of the sanitized passes altogether."""
+    support = {"conftest.py", "suite.py"}
+    left_out = set(sanitize.EXCLUDED) | set(sanitize.EXCLUDED_ON["ctypes"])
+    readers = {
+        p.name
+        for p in (REPO / "tests" / "python").glob("*.py")
+        if p.name not in support and _READS_SANITIZER.search(p.read_text())
+    }
+    assert "test_soak.py" in readers  # the pattern finds the suite's way of asking
+    assert readers - left_out <= set(suite.SANITIZER_SENSITIVE), sorted(
+        readers - left_out - set(suite.SANITIZER_SENSITIVE)
+    )
+    assert set(suite.SANITIZER_SENSITIVE) <= readers, "an entry that no longer reads it"
+
+
+def _collected_by_ctypes_rerun(remainder: str) -> tuple[set, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PACKEDFUN_ALONGSIDE")}
+    env.update(PACKEDFUN_BACKEND="ctypes", PACKEDFUN_CTYPES_SUITE="1", PACKEDFUN_TEST_FULL="1")
+    env.update(PACKEDFUN_CTYPES_REMAINDER=remainder, PACKEDFUN_QUICK_SPLIT="0")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/python", "--collect-only", "-q",
+         "-p", "no:cacheprovider", "-o", "addopts="],
+        capture_output=True, text=True, timeout=600, cwd=REPO, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return {line for line in proc.stdout.splitlines() if "::" in line}, proc.stdout
+
+
+@suite.full_only("collects the suite twice as the full run's ctypes re-run does")
+def test_the_plain_ctypes_rerun_runs_only_what_the_sanitized_ctypes_pass_leaves_out():
+    narrowed, output = _collected_by_ctypes_rerun("1")
+    files = {node.split("::")[0].rsplit("/", 1)[-1] for node in narrowed}
+    # what the sanitized ctypes pass leaves out, and the files that run differently there
+    assert "test_tvm_ffi_conformance.py" in files  # EXCLUDED_ON["ctypes"]
+    assert "test_skip_policy.py" in files  # EXCLUDED
+    assert {"test_soak.py", "test_gc_cycles.py"} <= files  # SANITIZER_SENSITIVE
+    # a test of the installed package's files (the sanitized passes run a staged copy), which
+    # runs wherever packedfun is pip-installed (CI), not from a dev tree
+    pth_test = any("test_environment_variable_through_the_pth_file" in n for n in narrowed)
+    assert pth_test == suite.packedfun_in_site_dir()
+    # and nothing else: the sanitized ctypes pass runs the rest on the same backend
+    assert "test_function.py" not in files and "test_container.py" not in files
+    assert "the sanitized run's ctypes pass runs it" in output  # the reason, counted at the end
+    whole, _ = _collected_by_ctypes_rerun("0")
+    assert narrowed < whole and len(whole) > 5 * len(narrowed), (len(narrowed), len(whole))
