@@ -93,6 +93,13 @@ _DTYPE_CONSTANTS = frozenset(
 )
 
 
+#: Submodules that apache-tvm-ffi's ``import tvm_ffi`` imports, so code reaches them as attributes
+#: (``tvm_ffi.serialization.to_json_graph_str``): here imported on first access.
+_SUBMODULES = frozenset(
+    ("cpp", "testing", "libinfo", "access_path", "serialization", "dataclasses", "structural")
+)
+
+
 def __getattr__(name: str) -> object:
     # Names whose modules cost more to import than they are used: loaded on first access, so
     # `import packedfun` imports no more of the standard library than its calls need (enum, json,
@@ -107,7 +114,7 @@ def __getattr__(name: str) -> object:
         from .dataclasses import method
 
         return method
-    if name in ("cpp", "testing", "libinfo", "access_path"):  # as `import tvm_ffi` gives them
+    if name in _SUBMODULES:  # as `import tvm_ffi` gives them
         import importlib
 
         return importlib.import_module(f".{name}", __name__)  # binds packedfun.<name> too

@@ -994,10 +994,10 @@ def _pending_init(self: typing.Any, *args: typing.Any, **kwargs: typing.Any) -> 
     _try_pending()
     if "__pf_type_index__" not in cls.__dict__:
         spec = cls.__dict__["__pf_py_spec__"]
-        missing = [f"{f.name}: {f.type!r}" for f in spec.own if isinstance(f.type, str)]
+        missing = [f"{f.name}: {f.type}" for f in spec.own if isinstance(f.type, str)]
         raise TypeError(
-            f"py_class {cls.__qualname__} cannot be instantiated: its annotations name classes "
-            f"that are not defined (yet): {', '.join(missing)}"
+            f"Cannot instantiate {cls.__qualname__}: its py_class annotations could not be "
+            f"resolved (a class not defined yet, or an expression that fails): {'; '.join(missing)}"
         )
     cls.__init__(self, *args, **kwargs)
 
