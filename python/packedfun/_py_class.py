@@ -767,11 +767,57 @@ class FieldProperty(core.FieldDescriptor):
         _func("packedfun.slot_object_set_field")(obj, self.__name__, value)
 
 
+class PayloadEnumField(FieldProperty):
+    """The descriptor of a field declared with a :class:`packedfun.IntEnum` or
+    :class:`packedfun.StrEnum` class: a store (assignment, ``set``, the constructor) also takes a
+    variant's payload (``Priority``'s ``20``, ``Opcode``'s ``"*"``) and stores that variant. A
+    payload no variant has, or any other value, is refused by the field's type check as before."""
+
+    __slots__ = ("enum",)  # the IntEnum or StrEnum class, set once made
+
+    def __set__(self, obj: typing.Any, value: typing.Any) -> None:
+        super().__set__(obj, _payload_variant(self.enum, value))
+
+    def set(self, obj: typing.Any, value: typing.Any) -> None:
+        super().set(obj, _payload_variant(self.enum, value))
+
+
+def _payload_enum(schema: tuple) -> typing.Any:
+    """The IntEnum/StrEnum class that a field of this schema holds, or None."""
+    index = schema[0]
+    cls = _object._registered.get(index) if isinstance(index, int) else None
+    if cls is None or "__pf_enum__" not in cls.__dict__:
+        return None
+    from . import _py_enum
+
+    return cls if issubclass(cls, (_py_enum.IntEnum, _py_enum.StrEnum)) else None
+
+
+def _payload_variant(enum: typing.Any, value: typing.Any) -> typing.Any:
+    """``value`` as the variant of ``enum`` whose payload it is (an ``int`` for an IntEnum, a
+    ``str`` for a StrEnum); any other value unchanged, for the field's check to judge."""
+    from . import _py_enum
+
+    kind = int if issubclass(enum, _py_enum.IntEnum) else str
+    if type(value) is kind or (isinstance(value, kind) and not isinstance(value, (bool, enum))):
+        try:
+            return enum.get(value)
+        except KeyError:
+            return value
+    return value
+
+
 def _install(spec: _Spec, index: int) -> None:
     cls = spec.cls
     _object._infos.pop(index, None)
     for f in spec.own:
-        setattr(cls, f.name, FieldProperty(index, f.name))
+        enum = _payload_enum(f._schema)
+        if enum is None:
+            setattr(cls, f.name, FieldProperty(index, f.name))
+        else:
+            descriptor = PayloadEnumField(index, f.name)
+            descriptor.enum = enum
+            setattr(cls, f.name, descriptor)
     cls.__pf_type_index__ = index
     structural = _TYPE_STRUCTURAL[spec.params.get("structural_eq", "tree")]
     _func("packedfun.type_set_structural_kind")(index, structural)
@@ -908,6 +954,10 @@ def _make_init(cls: typing.Any, ctor: typing.Any) -> typing.Any:
         if f.default_factory is not MISSING:
             env[f"_f{i}"] = f.default_factory
         if f.init:
+            enum = _payload_enum(f._schema)
+            if enum is not None:  # a variant's payload stands for the variant
+                env[f"_n{i}"], env[f"_t{i}"] = _payload_variant, enum
+                lines.append(f"    {f.name} = _n{i}(_t{i}, {f.name})")
             if f.default is not MISSING:
                 param = f"{f.name}=_d{i}"
                 if not _value_fits(f._schema, f.default):  # only under late_default_check

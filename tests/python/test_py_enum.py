@@ -118,8 +118,38 @@ def test_a_field_declared_with_an_enum_checks_its_values():
     assert job.color is Color.GREEN
     with pytest.raises(TypeError, match=r"test_pe\.Job\.color"):
         job.color = Level.LOW
+
+
+def test_a_payload_enum_field_takes_a_variants_payload_and_holds_the_variant():
+    # an IntEnum/StrEnum field: a variant's integer or string stands for the variant, in the
+    # constructor, in an assignment and in a frozen field's set()
+    job = Job("slow", 5, Color.RED)
+    assert job.mode is Mode.SLOW and job.level is Level.HIGH
+    job.level, job.mode = 1, "fast"
+    assert job.level is Level.LOW and job.mode is Mode.FAST
+    assert type(Job.__dict__["level"]).__name__ == "PayloadEnumField"
+    # a payload no variant has, a bool, the other kind of payload, a name: refused as before
+    for field, value in (("level", 2), ("level", True), ("level", "LOW"), ("mode", "FAST"),
+                         ("mode", 0), ("mode", "medium")):  # fmt: skip
+        with pytest.raises(TypeError, match=rf"test_pe\.Job\.{field}: expected"):
+            setattr(job, field, value)
+        assert job.level is Level.LOW and job.mode is Mode.FAST  # unchanged
     with pytest.raises(TypeError, match=r"test_pe\.Job\.level"):
-        job.level = 1  # an IntEnum field holds a variant, not its integer
+        Job("fast", 3, Color.RED)
+    # a plain Enum has no payload: its field takes variants only
+    with pytest.raises(TypeError, match=r"test_pe\.Job\.color"):
+        job.color = "RED"
+
+    @py_class("test_pe.FrozenJob", frozen=True)
+    class FrozenJob(pf.Object):
+        level: Level | None = None
+
+    frozen = FrozenJob(5)
+    assert frozen.level is Level.HIGH and FrozenJob().level is None  # Optional: None stays
+    with pytest.raises(AttributeError):
+        frozen.level = 1
+    FrozenJob.level.set(frozen, 1)
+    assert frozen.level is Level.LOW
 
 
 def test_attribute_maps():
