@@ -120,6 +120,9 @@ class TypeField:
     readonly: bool
     metadata: dict
     offset: int = 0  #: byte offset of the field from the start of the object
+    #: bytes the field takes: a Python-defined type's field is one Any slot (16 bytes); None for a
+    #: C++ type's field, whose size the type table does not record
+    size: int | None = None
     ty: TypeSchema | None = None
     c_init: bool = True
     c_kw_only: bool = False
@@ -220,6 +223,12 @@ class TypeInfo:
             )
             for f in info["fields"]
         ]
+        layout = _backend.get_global_func("packedfun.slot_type_layout")(self.type_index)
+        #: bytes from the start of an instance to the end of its last field, for a Python-defined
+        #: type; None for a C++ type (the type table does not record its size)
+        self.total_size: int | None = int(layout[0]) if layout is not None else None
+        for field in self.fields if layout is not None else ():
+            field.size = int(layout[1])
         records = _bridge_query("packedfun.tvm_ffi_field_flags", self.type_index)
         if records is not None:  # a tvm-ffi type: its own fields, in the same order
             for field, (_, flags, default) in zip(self.fields, records):

@@ -90,6 +90,7 @@ class _PyClassTypeInfo(_core.TypeInfo):
         _core._reserved.pop(self.type_key, None)
         fresh = _core.TypeInfo(self.type_index, cls)
         self.fields, self.methods = fresh.fields, fresh.methods
+        self.total_size = fresh.total_size
 
     def _register_py_methods(self, py_methods: typing.Any = None, **kwargs: typing.Any) -> None:
         """Re-reads the type's methods (``py_methods``: ``(name, function, is_static)`` entries

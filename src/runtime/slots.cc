@@ -859,6 +859,31 @@ int MethodCall(void*, const PFAny* args, int32_t n, PFAny* result) {
   });
 }
 
+/*! (type_index) -> [size, slot_size] for a slot type: the byte size of its instances' layout
+ *  (from the start of the object to the end of its last slot; a type with no slots ends where its
+ *  slots would start) and of one slot; None for any other type (a C++ type's size is not recorded
+ *  in the type table). */
+int LayoutCall(void*, const PFAny* args, int32_t n, PFAny* result) {
+  return Guard([&] {
+    if (n != 1) Throw("TypeError", "packedfun.slot_type_layout: expected 1 argument");
+    const SlotType* st = Find(static_cast<int32_t>(IntArg(args[0], "type_index")));
+    if (st == nullptr) {
+      *result = NoneAny();
+      return 0;
+    }
+    int64_t slot = static_cast<int64_t>(sizeof(PFAny));
+    int64_t size = st->tail_offset + kTailSlots + slot * static_cast<int64_t>(st->fields.size());
+    PFAny items[2];
+    for (int i = 0; i < 2; ++i) {
+      items[i].type_index = kPFTypeInt;
+      items[i].zero_padding = 0;
+      items[i].v_int64 = i == 0 ? size : slot;
+    }
+    CheckCall(PFArrayCreate(items, 2, result));
+    return 0;
+  });
+}
+
 /*! (type_key, parent_index) -> index: reserves a key (PFTypeRegister) for a slot type whose
  *  fields come later (classes that refer to each other). */
 int ReserveCall(void*, const PFAny* args, int32_t n, PFAny* result) {
@@ -934,6 +959,7 @@ int SetFieldCall(void*, const PFAny* args, int32_t n, PFAny* result) {
 
 const int kRegistered = [] {
   RegisterBuiltin("packedfun.slot_object_set_field", &SetFieldCall);
+  RegisterBuiltin("packedfun.slot_type_layout", &LayoutCall);
   RegisterBuiltin("packedfun.slot_type_release", &ReleaseCall);
   RegisterBuiltin("packedfun.slot_type_reserve", &ReserveCall);
   RegisterBuiltin("packedfun.type_register_method", &MethodCall);

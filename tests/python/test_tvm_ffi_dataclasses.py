@@ -9,6 +9,7 @@ runs once per backend, and the child inherits ``PACKEDFUN_BACKEND``."""
 from __future__ import annotations
 
 import copy
+import importlib
 from typing import Optional
 
 import packedfun
@@ -627,3 +628,42 @@ def test_repr_print_of_a_py_class_is_tvm_ffis_form():
     loop.next = loop  # met again inside itself: "..."
     assert ReprPrint(loop).endswith("next=...)")
     loop.next = None
+
+
+def test_type_info_gives_field_sizes_and_total_size_of_python_defined_types():
+    """tvm-ffi's ``TypeField.size`` and ``TypeInfo.total_size`` from the runtime's slot layout
+    (``packedfun.slot_type_layout``): a Python-defined field is one Any slot; a C++ type's sizes
+    are not in the type table, so they are None rather than guessed."""
+    from packedfun._tvm_ffi_core import TypeInfo
+
+    @dc.py_class("test_tdc.LayoutA")
+    class LayoutA(packedfun.Object):
+        x: int
+        y: bool
+
+    @dc.py_class("test_tdc.LayoutB")
+    class LayoutB(LayoutA):  # no fields of its own
+        pass
+
+    @dc.py_class("test_tdc.LayoutC")
+    class LayoutC(LayoutB):
+        z: str
+
+    a, b, c = (TypeInfo(k.__pf_type_index__, k) for k in (LayoutA, LayoutB, LayoutC))
+    assert [f.size for f in a.fields] == [16, 16] and [f.size for f in c.fields] == [16]
+    assert a.fields[1].offset == a.fields[0].offset + 16
+    assert a.total_size == a.fields[1].offset + 16
+    assert b.total_size == a.total_size and b.fields == []
+    assert c.fields[0].offset == b.total_size and c.total_size == b.total_size + 16
+    layout = packedfun.get_global_func("packedfun.slot_type_layout")
+    assert list(layout(LayoutC.__pf_type_index__)) == [c.total_size, 16]
+    # a C++ type (and a POD index): not recorded, so None
+    importlib.import_module("packedfun.testing")  # registers testing.TestIntPair
+    pair = packedfun.core.type_key_to_index("testing.TestIntPair")
+    native = TypeInfo(pair)
+    assert native.total_size is None and all(f.size is None for f in native.fields)
+    assert layout(pair) is None and layout(1) is None
+    with pytest.raises(TypeError, match="type_index"):
+        layout("LayoutA")
+    with pytest.raises(TypeError, match="expected 1 argument"):
+        layout()
