@@ -652,7 +652,10 @@ def get_registered_type_keys() -> list[str]:
     """tvm-ffi's ``registry.get_registered_type_keys`` under the switch: every key of the one type
     table, tvm-ffi's (when its library is in the process) and packedfun's, built-in types under
     tvm-ffi's names (``ffi.Array``). packedfun's own value kinds that tvm-ffi lacks (``StrView``,
-    ``uint64``, ...) are left out: keys name what both sides know."""
+    ``uint64``, ...) are left out: keys name what both sides know. So are the abstract bases of
+    packedfun's Python-defined enums (``packedfun.Enum``, ``IntEnum``, ``StrEnum``), types of the
+    table only so that enums can derive from them: tvm-ffi's enum bases are plain Python classes,
+    so no tvm-ffi code names a type of theirs. A concrete enum's own key is listed."""
     keys: dict[str, None] = {}
     tvm_ffi_keys = _backend.get_global_func("ffi.GetRegisteredTypeKeys")
     if tvm_ffi_keys is not None:
@@ -660,7 +663,10 @@ def get_registered_type_keys() -> list[str]:
     # The kinds 0-8 mean the same in both ABIs; object types from kPFTypeObject on, densely.
     for run in (range(0, 9), range(64, 128), itertools.count(128)):
         keys.update(dict.fromkeys(_type_keys_of(run)))
-    return list(keys)
+    return [k for k in keys if k not in _ENUM_BASE_KEYS]
+
+
+_ENUM_BASE_KEYS = frozenset(("packedfun.Enum", "packedfun.IntEnum", "packedfun.StrEnum"))
 
 
 #: tvm-ffi's per-type attribute names (its ``TypeAttrColumn``s) that a ``py_class`` body fills

@@ -134,8 +134,6 @@ KNOWN_FAILING: dict[str, str] = {
     "test_object.py::test_type_info_attachment[AccessPath-ffi.reflection.AccessPath-Object]": (
         _ACCESS_PATH
     ),
-    "test_object.py::test_get_registered_type_keys": "the one type table lists packedfun's own "
-    "enum base types (packedfun.Enum, packedfun.IntEnum, packedfun.StrEnum) beside tvm-ffi's",
     "test_string.py::test_bytes": _STRING_CLS,
     "test_string.py::test_string": _STRING_CLS,
     "test_dataclass_copy.py": (

@@ -163,6 +163,12 @@ def test_type_info_names_builtin_types_as_tvm_ffi_does():
         assert len(keys) == len(set(keys))
         assert {"ffi.Object", "ffi.Array", "int", "Device", "testing.SchemaAllTypes"} <= set(keys)
         assert not {"packedfun.Object", "packedfun.Array", "StrView", "uint64"} & set(keys), keys
+        # packedfun's abstract enum bases are left out, a concrete enum's key is listed
+        from packedfun.dataclasses import IntEnum
+        class Level(IntEnum, type_key="test_md.Level"):
+            LOW = 1
+        keys = set(tvm_ffi.registry.get_registered_type_keys())
+        assert "test_md.Level" in keys and not {"packedfun.Enum", "packedfun.IntEnum"} & keys
         compat.uninstall()
         assert not hasattr(packedfun.registry, "get_registered_type_keys")
         """
