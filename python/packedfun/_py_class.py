@@ -305,7 +305,7 @@ def _schema(spec: _Spec, f: Field, tp: typing.Any) -> tuple:
         if len(args) == 1:
             index, _ = _schema(spec, f, args[0])
             return (index, nullable and index != _ANY)
-        return (_ANY, False)  # a union of several types: any value, checked by nobody
+        return (_ANY, nullable)  # a union of several types: its members in _elements
     if origin is typing.ClassVar:
         raise _Unresolved  # never reached: ClassVar fields are skipped before
     base = origin if origin is not None else tp
@@ -336,7 +336,7 @@ def _schema(spec: _Spec, f: Field, tp: typing.Any) -> tuple:
     raise TypeError(
         f"py_class {spec.cls.__qualname__}: field {f.name!r}: cannot map the annotation {tp!r} "
         "to a packedfun type (use int, float, bool, str, bytes, dtype, Device, Any, a packedfun "
-        "Object class, list, dict, Callable, or Optional of one of these)"
+        "Object class, list, dict, Callable, or Optional or Union of these)"
     )
 
 
@@ -350,7 +350,11 @@ def _elements(spec: _Spec, f: Field, tp: typing.Any) -> list:
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is typing.Union or (origin is not None and type(tp).__name__ == "UnionType"):
         members = [a for a in args if a is not type(None)]
-        return _elements(spec, f, members[0]) if len(members) == 1 else []
+        if len(members) == 1:
+            return _elements(spec, f, members[0])
+        # the runtime checks that a value fits one member (in order; an int stays an int when
+        # int comes before float); a member packedfun has no check for makes the union Any
+        return [_UNION, *(_element(spec, f, m) for m in members)]
     import collections.abc
 
     if origin in (list, collections.abc.Sequence) and len(args) == 1:
@@ -367,13 +371,20 @@ def _element(spec: _Spec, f: Field, tp: typing.Any) -> list:
         index, nullable = _schema(spec, f, tp)
     except TypeError:
         return [_ANY, 1, []]  # an element type packedfun has no check for: any value
-    return [index, int(nullable or index == _ANY), _elements(spec, f, tp)]
+    elems = _elements(spec, f, tp)
+    union = elems[:1] == [_UNION]  # Any with members: None only when declared Optional
+    return [index, int(nullable or (index == _ANY and not union)), elems]
+
+
+#: The first entry of a union's element schema (``[_UNION, member, ...]``, each member
+#: ``[type index, nullable, elements]``), which the runtime reads as "one of these".
+_UNION = "union"
 
 
 def _element_classes(elems: list) -> list:
     """The pending py_class classes an element schema names (registered with the field's)."""
     out: list = []
-    for index, _, inner in elems:
+    for index, _, inner in elems[1:] if elems[:1] == [_UNION] else elems:
         if isinstance(index, type):
             out.append(index)
         out.extend(_element_classes(inner))
@@ -619,8 +630,8 @@ def _parent_index(spec: _Spec) -> int:
 
 def _indexed(elems: list, index_of: dict) -> list:
     """An element schema with its pending classes replaced by their type indices."""
-    out = []
-    for index, nullable, inner in elems:
+    out: list = [_UNION] if elems[:1] == [_UNION] else []
+    for index, nullable, inner in elems[len(out) :]:
         if isinstance(index, type):
             index = index_of.get(id(index), index.__dict__.get("__pf_type_index__", _OBJECT))
         out.append([index, nullable, _indexed(inner, index_of)])

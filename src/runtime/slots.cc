@@ -8,6 +8,7 @@
 #include <packedfun/c_api.h>
 #include <packedfun/dtype.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -63,13 +64,17 @@ struct SlotCheck {
   const SlotElems* elems = nullptr;  // element types of a container field, or NULL: unchecked
 };
 
-/*! The declared element types of a container field (`list[T]`, `dict[K, V]`), interned: equal
+/*! The declared element types of a container field (`list[T]`, `dict[K, V]`), or the members of
+ *  a union (`Union[int, str]`, on a check whose type_index is kPFTypeAny), interned: equal
  *  schemas are one object, so checks compare by pointer. Never freed. */
 struct SlotElems {
   bool is_map;      // false: an Array/List of `value`; true: a Map/Dict of `key` to `value`
   SlotCheck key;    // is_map only
   SlotCheck value;  // the elements (a map's values)
+  std::vector<SlotCheck> alts;  // a union's members, in declared order (empty: not a union)
 };
+
+bool IsUnion(const SlotCheck& c) { return c.elems != nullptr && !c.elems->alts.empty(); }
 
 struct SlotField {
   std::string name;
@@ -236,8 +241,12 @@ bool Remake(const SlotCheck& c, PFAny* v) {
 /*! Whether the owned value `v` fits `c`; converts int to float in place for a float field, a
  *  dtype's or device's name to the dtype or device for such a field, and an Array or Map to a
  *  new List or Dict for a List or Dict field. */
+bool FitsUnion(const SlotCheck& c, PFAny* v);
+
 bool Fits(const SlotCheck& c, PFAny* v) {
   int32_t t = v->type_index;
+  if (t == kPFTypeNone && IsUnion(c)) return c.nullable != 0;
+  if (IsUnion(c)) return FitsUnion(c, v);
   if (c.type_index == kPFTypeAny) return true;
   if (t == kPFTypeNone) return c.nullable != 0;
   switch (c.type_index) {
@@ -286,14 +295,31 @@ std::string ElemsName(const SlotElems& e) {
 
 std::string CheckName(const SlotCheck& c) {
   std::string name = TypeName(c.type_index);
-  if (c.elems != nullptr) name += ElemsName(*c.elems);
+  if (IsUnion(c)) {
+    name = "Union[";
+    for (size_t i = 0; i < c.elems->alts.size(); ++i)
+      name += (i > 0 ? ", " : "") + CheckName(c.elems->alts[i]);
+    name += "]";
+  } else if (c.elems != nullptr) {
+    name += ElemsName(*c.elems);
+  }
   return c.nullable ? "Optional[" + name + "]" : name;
 }
 
 /*! Whether an element (borrowed, owned by its container) fits `c`, as Fits but without
  *  converting it (an int fits a float element, a dtype's name a dtype element). */
+std::string ElementMismatch(const SlotCheck& c, const PFAny& v);
+
 bool ElementFits(const SlotCheck& c, const PFAny& e) {
   int32_t t = e.type_index;
+  if (IsUnion(c)) {  // some member fits, its own element types included
+    if (t == kPFTypeNone) return c.nullable != 0;
+    for (const SlotCheck& alt : c.elems->alts) {
+      if (!ElementFits(alt, e)) continue;
+      if (alt.elems == nullptr || t == kPFTypeNone || ElementMismatch(alt, e).empty()) return true;
+    }
+    return false;
+  }
   if (c.type_index == kPFTypeFloat && (t == kPFTypeInt || t == kPFTypeBool)) return true;
   if (c.type_index == kPFTypeDataType && (t == kPFTypeString || t == kPFTypeSmallStr)) {
     PFAny copy = NoneAny();
@@ -312,18 +338,17 @@ bool ElementFits(const SlotCheck& c, const PFAny& e) {
 
 /*! "" when the elements of `v` (a container that fits `c`'s type) fit `c.elems`; else where the
  *  first mismatch is and what it is ("element [1]: expected int, got None"). */
-std::string ElementMismatch(const SlotCheck& c, const PFAny& v);
-
 std::string ElementError(const SlotCheck& c, const PFAny& e, const std::string& where) {
   if (!ElementFits(c, e))
     return where + "expected " + CheckName(c) + ", got " + TypeName(e.type_index);
-  if (c.elems == nullptr || e.type_index == kPFTypeNone) return "";
+  if (c.elems == nullptr || e.type_index == kPFTypeNone || IsUnion(c)) return "";
   std::string inner = ElementMismatch(c, e);
   return inner.empty() ? "" : where + inner;
 }
 
 std::string ElementMismatch(const SlotCheck& c, const PFAny& v) {
-  if (c.elems == nullptr || !IsObjectIndex(v.type_index)) return "";
+  // a union's member was checked with its elements when it was chosen (FitsUnion, ElementFits)
+  if (c.elems == nullptr || IsUnion(c) || !IsObjectIndex(v.type_index)) return "";
   int32_t t = v.type_index;
   if (!c.elems->is_map && (t == kPFTypeArray || t == kPFTypeList)) {
     const PFSeqObject* seq = reinterpret_cast<const PFSeqObject*>(v.v_obj);
@@ -343,6 +368,25 @@ std::string ElementMismatch(const SlotCheck& c, const PFAny& v) {
     }
   }
   return "";
+}
+
+/*! Whether the owned value `v` fits a member of the union `c`, its element types included; the
+ *  first member that does decides, and its conversion (an int to a float, a name to a dtype, an
+ *  Array to a List) is kept. Each member is tried on its own reference, so a member that converts
+ *  and then fails leaves `v` as it was. */
+bool FitsUnion(const SlotCheck& c, PFAny* v) {
+  for (const SlotCheck& alt : c.elems->alts) {
+    PFAny probe = *v;
+    if (IsObjectIndex(probe.type_index)) IncRef(probe.v_obj);
+    if (Fits(alt, &probe) && (alt.elems == nullptr || probe.type_index == kPFTypeNone ||
+                              ElementMismatch(alt, probe).empty())) {
+      ReleaseAny(v);
+      *v = probe;
+      return true;
+    }
+    ReleaseAny(&probe);
+  }
+  return false;
 }
 
 /*! `view` (borrowed) made owned and checked against `c`. Throws TypeError naming the field of
@@ -416,7 +460,7 @@ const std::array<PFFieldSetter, kPoolSize> kPool =
 
 /*! The setter for `c` (caller holds the table lock). Throws when the pool is exhausted. */
 PFFieldSetter SetterFor(SlotTable& t, const SlotCheck& c) {
-  if (c.type_index == kPFTypeAny) return &AnySetter;
+  if (c.type_index == kPFTypeAny && !IsUnion(c)) return &AnySetter;
   for (int i = 0; i < t.num_checks; ++i) {
     if (g_checks[i].type_index == c.type_index && g_checks[i].nullable == c.nullable &&
         g_checks[i].elems == c.elems)
@@ -757,10 +801,11 @@ const SlotElems* Intern(const SlotElems& e) {
   static std::deque<SlotElems>* all = new std::deque<SlotElems>();  // leaked: setters point in
   std::lock_guard<std::mutex> lock(mu);
   for (const SlotElems& x : *all) {
-    if (x.is_map == e.is_map && x.key.type_index == e.key.type_index &&
-        x.key.nullable == e.key.nullable && x.key.elems == e.key.elems &&
-        x.value.type_index == e.value.type_index && x.value.nullable == e.value.nullable &&
-        x.value.elems == e.value.elems) {
+    auto same = [](const SlotCheck& a, const SlotCheck& b) {
+      return a.type_index == b.type_index && a.nullable == b.nullable && a.elems == b.elems;
+    };
+    if (x.is_map == e.is_map && same(x.key, e.key) && same(x.value, e.value) &&
+        std::equal(x.alts.begin(), x.alts.end(), e.alts.begin(), e.alts.end(), same)) {
       return &x;
     }
   }
@@ -771,17 +816,32 @@ const SlotElems* Intern(const SlotElems& e) {
 SlotCheck CheckArg(const PFAny& v);
 
 /*! A field's element schema: [] (none), [value] (a list's elements) or [key, value] (a dict's),
- *  each [type_index, nullable, elements]. NULL when nothing is checked (every element type Any). */
+ *  each [type_index, nullable, elements]; or, on a check of type Any, ["union", member, ...]: the
+ *  value is one of the members (two or more, each [type_index, nullable, elements]). NULL when
+ *  nothing is checked (every element type Any, or a union with an Any member). */
 const SlotElems* ElemsArg(const PFAny& v) {
   const PFSeqObject* list = ArrayArg(v, "a field's element types");
   if (list->size == 0) return nullptr;
+  int32_t first = list->data[0].type_index;
+  if (first == kPFTypeString || first == kPFTypeSmallStr) {
+    if (StringArg(list->data[0], "a union's marker") != "union" || list->size < 3)
+      Throw("TypeError", "a union's element types are [\"union\", member, member, ...]");
+    SlotElems e{false, SlotCheck{kPFTypeAny, 1}, SlotCheck{kPFTypeAny, 1}, {}};
+    for (int64_t i = 1; i < list->size; ++i) {
+      SlotCheck alt = CheckArg(list->data[i]);
+      if (alt.type_index == kPFTypeAny && !IsUnion(alt)) return nullptr;  // any value fits
+      e.alts.push_back(alt);
+    }
+    return Intern(e);
+  }
   if (list->size > 2)
     Throw("TypeError", "a field's element types are [] or [value] or [key, value]");
   SlotElems e;
   e.is_map = list->size == 2;
   e.key = e.is_map ? CheckArg(list->data[0]) : SlotCheck{kPFTypeAny, 1};
   e.value = CheckArg(list->data[list->size - 1]);
-  if (e.key.type_index == kPFTypeAny && e.value.type_index == kPFTypeAny) return nullptr;
+  auto any = [](const SlotCheck& c) { return c.type_index == kPFTypeAny && !IsUnion(c); };
+  if (any(e.key) && any(e.value)) return nullptr;
   return Intern(e);
 }
 
@@ -792,8 +852,10 @@ SlotCheck CheckArg(const PFAny& v) {
   if (!KnownDeclaredType(ti)) {
     Throw("TypeError", "unsupported declared element type index " + std::to_string(ti));
   }
-  int32_t nullable = IntArg(c->data[1], "nullable") != 0 || ti == kPFTypeAny ? 1 : 0;
-  return SlotCheck{ti, nullable, ElemsArg(c->data[2])};
+  const SlotElems* elems = ElemsArg(c->data[2]);
+  bool any = ti == kPFTypeAny && (elems == nullptr || elems->alts.empty());  // None fits Any
+  int32_t nullable = IntArg(c->data[1], "nullable") != 0 || any ? 1 : 0;
+  return SlotCheck{ti, nullable, elems};
 }
 
 /*! (type_key, parent_index, [[name, doc, flags, static_type_index, nullable(, elements)], ...])

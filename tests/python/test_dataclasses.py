@@ -955,3 +955,66 @@ def test_field_named_self():
     assert list(inspect.signature(Holder.__init__).parameters) == ["__pf_self__", "self", "other"]
     with pytest.raises(TypeError, match="expected int, got str"):
         Holder(self="no")
+
+
+# ---- Union fields -------------------------------------------------------------------------------
+def test_a_union_field_takes_a_value_of_one_member_and_refuses_the_rest():
+    from typing import Union
+
+    @py_class("test_dc.UnionFields")
+    class UnionFields(pf.Object):
+        v: Union[int, str]
+        opt: Optional[Union[int, str]] = None
+        pipe: "int | bytes" = 0
+        num: Union[float, str] = 0.0  # an int is stored as a float (the first member that fits)
+        keep: Union[int, float] = 0  # an int stays an int
+        items: list[Union[int, str]] = field(default_factory=list)
+        table: dict[str, Optional[Union[int, list[int]]]] = field(default_factory=dict)
+
+    u = UnionFields("a")
+    assert u.v == "a"
+    u.v, u.pipe, u.opt = 1, b"x", "s"
+    assert (u.v, u.pipe, u.opt) == (1, b"x", "s")
+    u.opt = None
+    assert u.opt is None
+    u.num, u.keep = 2, 2
+    assert type(u.num) is float and u.num == 2.0 and type(u.keep) is int
+    u.items = [1, "x"]
+    u.table = {"a": 1, "b": None, "c": [1, 2]}
+    assert list(u.items) == [1, "x"] and list(u.table["c"]) == [1, 2]
+    for name, bad, got in (("v", 3.5, "float"), ("v", None, "None"), ("pipe", "s", "str"),
+                           ("v", [1], "packedfun.Array")):  # fmt: skip
+        with pytest.raises(
+            TypeError, match=rf"test_dc\.UnionFields\.{name}: expected .*, got {got}"
+        ):
+            setattr(u, name, bad)
+    assert u.v == 1  # unchanged by a refused store
+    with pytest.raises(TypeError, match=r"\.v: expected Union\[int, str\], got float"):
+        UnionFields(2.5)
+    with pytest.raises(TypeError, match=r"\.items: element \[1\]: expected Union\[int, str\]"):
+        u.items = [1, 2.5]
+    with pytest.raises(TypeError, match=r"\.items: element \[0\]: expected Union"):
+        u.items = [None]  # not Optional
+    with pytest.raises(TypeError, match=r"\.table: value: expected Optional\[Union\[int, "):
+        u.table = {"a": [1, "x"]}  # the list member's own element type is checked too
+    assert list(u.items) == [1, "x"]
+
+
+def test_a_union_with_a_member_packedfun_cannot_check_takes_any_value():
+    from typing import Union
+
+    class Plain:  # not a packedfun type: no check exists for it
+        pass
+
+    @py_class("test_dc.LooseUnion")
+    class LooseUnion(pf.Object):
+        v: Union[int, Plain] = 0
+        w: Union[int, Any] = 0
+
+    u = LooseUnion()
+    for value in (1, "s", 2.5, None):
+        u.v = u.w = value
+        assert u.v == value and u.w == value
+    plain = Plain()
+    u.v = plain
+    assert u.v is plain
