@@ -155,7 +155,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # The quick run (the default `python -m pytest`, whole suite) runs every other test file in a second
 # pytest process started when collection ends, so that both cores of a 2-core machine work (most of
 # the suite is one Python process waiting on itself). The full run does not split: its alongside
-# children (the ctypes re-run, the second Python) and the sanitized passes keep the cores busy. The
+# children (the ctypes re-run, the second Python, the sanitized passes) keep the cores busy. The
 # second process is a plain pytest run of its files (same conftest, same rules); the main run waits
 # for it at the end, takes its deselections and skips into the closing list, prints its summary, and
 # fails when it failed.

@@ -6,9 +6,10 @@ sanitizer reports and zero failures, with leak checking shown to be live (the ru
 leak is reported). gcc's sanitizer runtimes (``gcc -print-file-name=libasan.so`` and
 ``libubsan.so``) are needed: without them the test skips, which the full run's skip policy makes a
 failure (``suite.py``). ``PACKEDFUN_SANITIZE=subset`` runs the runner's short subset instead. It
-runs in its turn in the main run, not alongside: run beside the main run and its other children,
-it gave no measurable gain on the 2-core machine (the full run is CPU-bound) and stretched every
-sanitized test (apache-tvm-ffi's suite took 250 s in the ``_core`` pass).
+runs alongside (``suite.alongside``): its child starts when collection ends, beside the main run.
+In its turn it left the main run's last third to one core (ci60: load average 1.0 there); tried
+alongside before (ci58), it gained little while the plain ctypes re-run still ran the whole suite
+again, which the ctypes remainder (``conftest.py``) no longer does.
 
 The re-runs of this suite (the ctypes pass, the sanitized passes themselves, the second-Python
 run) do not collect this file: the main run already covers both backends from here
@@ -37,6 +38,7 @@ MODE = suite.SANITIZE_MODE
     "both backends under ASan+UBSan",
 )
 @pytest.mark.skipif(MODE == "0", reason="PACKEDFUN_SANITIZE=0 turns the sanitized run off")
+@suite.alongside("child runs of the whole suite, one per backend: they run beside the main run")
 def test_python_suite_is_clean_under_asan_and_ubsan():
     if sanitize.asan_runtime() is None:
         pytest.skip("gcc's ASan/UBSan runtimes (gcc -print-file-name=libasan.so) are not installed")
@@ -106,7 +108,7 @@ def test_the_plain_ctypes_rerun_runs_only_what_the_sanitized_ctypes_pass_leaves_
     assert {"test_soak.py", "test_gc_cycles.py"} <= files  # SANITIZER_SENSITIVE
     # a test of the installed package's files (the sanitized passes run a staged copy), which
     # runs wherever packedfun is pip-installed (CI), not from a dev tree
-    pth_test = any("test_environment_variable_through_the_pth_file" in n for n in narrowed)
+    pth_test = any("test_installed_wheel_carries_the_pth_file" in n for n in narrowed)
     assert pth_test == suite.packedfun_in_site_dir()
     # and nothing else: the sanitized ctypes pass runs the rest on the same backend
     assert "test_function.py" not in files and "test_container.py" not in files
