@@ -784,7 +784,8 @@ class PayloadEnumField(FieldProperty):
     variant's payload (``Priority``'s ``20``, ``Opcode``'s ``"*"``) and stores that variant. A
     payload no variant has, or any other value, is refused by the field's type check as before."""
 
-    __slots__ = ("enum",)  # the IntEnum or StrEnum class, set once made
+    __slots__ = ("enum",)
+    enum: typing.Any  #: the IntEnum or StrEnum class, set once made
 
     def __set__(self, obj: typing.Any, value: typing.Any) -> None:
         super().__set__(obj, _payload_variant(self.enum, value))
@@ -794,22 +795,19 @@ class PayloadEnumField(FieldProperty):
 
 
 def _payload_enum(schema: tuple) -> typing.Any:
-    """The IntEnum/StrEnum class that a field of this schema holds, or None."""
+    """The IntEnum/StrEnum class that a field of this schema holds, or None (``_py_enum`` marks
+    such a class with the type of its variants' values, ``__pf_enum_payload__``)."""
     index = schema[0]
     cls = _object._registered.get(index) if isinstance(index, int) else None
-    if cls is None or "__pf_enum__" not in cls.__dict__:
+    if cls is None or cls.__dict__.get("__pf_enum_payload__") is None:
         return None
-    from . import _py_enum
-
-    return cls if issubclass(cls, (_py_enum.IntEnum, _py_enum.StrEnum)) else None
+    return cls
 
 
 def _payload_variant(enum: typing.Any, value: typing.Any) -> typing.Any:
     """``value`` as the variant of ``enum`` whose payload it is (an ``int`` for an IntEnum, a
     ``str`` for a StrEnum); any other value unchanged, for the field's check to judge."""
-    from . import _py_enum
-
-    kind = int if issubclass(enum, _py_enum.IntEnum) else str
+    kind = enum.__dict__["__pf_enum_payload__"]
     if type(value) is kind or (isinstance(value, kind) and not isinstance(value, (bool, enum))):
         try:
             return enum.get(value)

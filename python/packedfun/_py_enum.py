@@ -177,6 +177,8 @@ class Enum(core.Object, metaclass=_EnumMeta):
                 f"enum {cls.__qualname__}: its field annotations name classes not defined yet"
             )
         setattr(cls, "__pf_enum_key__", type_key)  # noqa: B010 (mypy refuses the assignment)
+        # a field declared with this class also takes a variant's value (py_class reads it)
+        setattr(cls, "__pf_enum_payload__", payload)  # noqa: B010
         # A variant is its class's one object: pickling names it, copying gives it back.
         cls.__reduce_ex__ = _reduce_variant  # type: ignore[method-assign,assignment]
         cls.__copy__ = Enum.__copy__  # type: ignore[method-assign]
