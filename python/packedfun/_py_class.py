@@ -372,7 +372,7 @@ def _element(spec: _Spec, f: Field, tp: typing.Any) -> list:
     except TypeError:
         return [_ANY, 1, []]  # an element type packedfun has no check for: any value
     elems = _elements(spec, f, tp)
-    union = elems[:1] == [_UNION]  # Any with members: None only when declared Optional
+    union = bool(_union_head(elems))  # Any with members: None only when declared Optional
     return [index, int(nullable or (index == _ANY and not union)), elems]
 
 
@@ -381,10 +381,16 @@ def _element(spec: _Spec, f: Field, tp: typing.Any) -> list:
 _UNION = "union"
 
 
+def _union_head(elems: list) -> list:
+    """``[_UNION]`` when ``elems`` lists a union's members after that marker, else ``[]``: what
+    precedes the ``[type index, nullable, elements]`` entries."""
+    return elems[:1] if elems[:1] == [_UNION] else []
+
+
 def _element_classes(elems: list) -> list:
     """The pending py_class classes an element schema names (registered with the field's)."""
     out: list = []
-    for index, _, inner in elems[1:] if elems[:1] == [_UNION] else elems:
+    for index, _, inner in elems[len(_union_head(elems)) :]:
         if isinstance(index, type):
             out.append(index)
         out.extend(_element_classes(inner))
@@ -630,7 +636,7 @@ def _parent_index(spec: _Spec) -> int:
 
 def _indexed(elems: list, index_of: dict) -> list:
     """An element schema with its pending classes replaced by their type indices."""
-    out: list = [_UNION] if elems[:1] == [_UNION] else []
+    out: list = _union_head(elems)
     for index, nullable, inner in elems[len(out) :]:
         if isinstance(index, type):
             index = index_of.get(id(index), index.__dict__.get("__pf_type_index__", _OBJECT))

@@ -76,6 +76,11 @@ struct SlotElems {
 
 bool IsUnion(const SlotCheck& c) { return c.elems != nullptr && !c.elems->alts.empty(); }
 
+/*! Whether two checks are the same (element schemas are interned, so compared by pointer). */
+bool SameCheck(const SlotCheck& a, const SlotCheck& b) {
+  return a.type_index == b.type_index && a.nullable == b.nullable && a.elems == b.elems;
+}
+
 struct SlotField {
   std::string name;
   std::string doc;
@@ -245,8 +250,7 @@ bool FitsUnion(const SlotCheck& c, PFAny* v);
 
 bool Fits(const SlotCheck& c, PFAny* v) {
   int32_t t = v->type_index;
-  if (t == kPFTypeNone && IsUnion(c)) return c.nullable != 0;
-  if (IsUnion(c)) return FitsUnion(c, v);
+  if (IsUnion(c)) return t == kPFTypeNone ? c.nullable != 0 : FitsUnion(c, v);
   if (c.type_index == kPFTypeAny) return true;
   if (t == kPFTypeNone) return c.nullable != 0;
   switch (c.type_index) {
@@ -316,7 +320,7 @@ bool ElementFits(const SlotCheck& c, const PFAny& e) {
     if (t == kPFTypeNone) return c.nullable != 0;
     for (const SlotCheck& alt : c.elems->alts) {
       if (!ElementFits(alt, e)) continue;
-      if (alt.elems == nullptr || t == kPFTypeNone || ElementMismatch(alt, e).empty()) return true;
+      if (alt.elems == nullptr || ElementMismatch(alt, e).empty()) return true;
     }
     return false;
   }
@@ -462,9 +466,7 @@ const std::array<PFFieldSetter, kPoolSize> kPool =
 PFFieldSetter SetterFor(SlotTable& t, const SlotCheck& c) {
   if (c.type_index == kPFTypeAny && !IsUnion(c)) return &AnySetter;
   for (int i = 0; i < t.num_checks; ++i) {
-    if (g_checks[i].type_index == c.type_index && g_checks[i].nullable == c.nullable &&
-        g_checks[i].elems == c.elems)
-      return kPool[i];
+    if (SameCheck(g_checks[i], c)) return kPool[i];
   }
   if (t.num_checks == kPoolSize) {
     Throw("ValueError", "too many distinct declared field types (" + std::to_string(kPoolSize) +
@@ -801,11 +803,8 @@ const SlotElems* Intern(const SlotElems& e) {
   static std::deque<SlotElems>* all = new std::deque<SlotElems>();  // leaked: setters point in
   std::lock_guard<std::mutex> lock(mu);
   for (const SlotElems& x : *all) {
-    auto same = [](const SlotCheck& a, const SlotCheck& b) {
-      return a.type_index == b.type_index && a.nullable == b.nullable && a.elems == b.elems;
-    };
-    if (x.is_map == e.is_map && same(x.key, e.key) && same(x.value, e.value) &&
-        std::equal(x.alts.begin(), x.alts.end(), e.alts.begin(), e.alts.end(), same)) {
+    if (x.is_map == e.is_map && SameCheck(x.key, e.key) && SameCheck(x.value, e.value) &&
+        std::equal(x.alts.begin(), x.alts.end(), e.alts.begin(), e.alts.end(), SameCheck)) {
       return &x;
     }
   }
